@@ -1,0 +1,25 @@
+// config.h — one training configuration: model x hardware x training x layout.
+// Calculon's split (model, system, execution) as four plain structs; front ends only fill it in.
+#pragma once
+
+#include "gpu_catalog.h"
+#include "layout.h"
+#include "model_spec.h"
+#include "training_spec.h"
+
+namespace meshfit {
+
+struct Config {
+  ModelSpec model;
+  GpuSpec gpu;
+  ClusterSpec cluster;
+  TrainingSpec training;
+  Layout layout;
+};
+
+// dp as used by every formula: layout.dp, or gpus / (tp * pp * cp) when layout.dp == 0.
+int64_t effective_dp(const Config& config);
+// Micro-batches per DP rank per optimizer step: global_batch / (dp * micro_batch).
+int64_t num_microbatches(const Config& config);
+
+}  // namespace meshfit

@@ -1,0 +1,24 @@
+// layout.h — the parallel layout: degrees of data, tensor, pipeline and context parallelism.
+// Flag correspondence (Megatron-LM / torchtitan): dp = data parallel size (derived in Megatron;
+// torchtitan data_parallel_shard_degree), tp = --tensor-model-parallel-size / tensor_parallel_degree,
+// pp = --pipeline-model-parallel-size / pipeline_parallel_degree, cp = --context-parallel-size /
+// context_parallel_degree, vpp = --num-layers-per-virtual-pipeline-stage expressed as chunks per rank
+// (Megatron --virtual-pipeline-model-parallel-size), zero = optimizer/gradient/weight sharding stage.
+#pragma once
+
+#include <cstdint>
+
+namespace meshfit {
+
+struct Layout {
+  int64_t dp = 0;                     // data parallel; 0 = derive from gpus / (tp * pp * cp)
+  int64_t tp = 1;                     // tensor parallel
+  int64_t pp = 1;                     // pipeline stages
+  int64_t cp = 1;                     // context parallel
+  int64_t vpp = 1;                    // interleaved model chunks per pipeline rank (1 = plain 1F1B)
+  int64_t zero = 1;                   // 0-3; Megatron: 0 = no / 1 = distributed optimizer
+  int64_t pp_first_stage_layers = 0;  // uneven split: layers on the first stage (0 = even split)
+  int64_t pp_last_stage_layers = 0;   // uneven split: layers on the last stage (0 = even split)
+};
+
+}  // namespace meshfit

@@ -1,0 +1,306 @@
+// memory_model.cpp — per-rank memory from model states, activations and overheads.
+// Model states: Megatron-LM theoretical_memory_usage.py (bytes per parameter 18 or 6 + 12/d),
+// DeepSpeed estimate_zero2/zero3_model_states_mem_needs, torchtitan FSDP2 (16/(dp*cp) + unsharded
+// transients); activations: activation_memory.h; overheads: overheads.h.
+#include "memory_model.h"
+
+#include <algorithm>
+
+#include "overheads.h"
+#include "parameter_count.h"
+#include "validate.h"
+
+namespace meshfit {
+
+// [SECTION] Names
+
+const char* to_string(Component component) {
+  switch (component) {
+    case Component::kWeights: return "weights";
+    case Component::kGradients: return "gradients";
+    case Component::kOptimizerStates: return "optimizer_states";
+    case Component::kActivations: return "activations";
+    case Component::kLogitsLoss: return "logits_loss";
+    case Component::kCommBuffers: return "comm_buffers";
+    case Component::kWorkspace: return "workspace";
+    case Component::kFragmentation: return "fragmentation";
+    case Component::kNccl: return "nccl";
+    case Component::kCudaContext: return "cuda_context";
+  }
+  return "?";
+}
+
+const char* component_label(Component component) {
+  switch (component) {
+    case Component::kWeights: return "Weights";
+    case Component::kGradients: return "Gradients";
+    case Component::kOptimizerStates: return "Optimizer states";
+    case Component::kActivations: return "Activations";
+    case Component::kLogitsLoss: return "Logits & loss";
+    case Component::kCommBuffers: return "Comm buffers";
+    case Component::kWorkspace: return "Workspace";
+    case Component::kFragmentation: return "Fragmentation";
+    case Component::kNccl: return "NCCL";
+    case Component::kCudaContext: return "CUDA context";
+  }
+  return "?";
+}
+
+const char* to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kFits: return "fits";
+    case Verdict::kTight: return "tight";
+    case Verdict::kOutOfMemory: return "oom";
+  }
+  return "?";
+}
+
+// [SECTION] Framework profiles (data, not branches in the formulas)
+
+FrameworkProfile framework_profile(Framework framework) {
+  FrameworkProfile profile;
+  profile.framework = framework;
+  switch (framework) {
+    case Framework::kMegatron:
+      profile.source = "Megatron-LM (mcore DDP contiguous buffers, --use-distributed-optimizer)";
+      profile.vocab_pad_multiple = 128;  // --make-vocab-size-divisible-by 128 (times tp)
+      profile.bytes_per_logit = kMegatronBytesPerLogit;
+      profile.fp8_weight_cache_bytes = 1;  // Transformer Engine keeps an fp8 copy of GEMM weights
+      break;
+    case Framework::kFsdp:
+      profile.source = "PyTorch FSDP2 fully_shard as configured by torchtitan (bf16 params, fp32 reduce)";
+      profile.vocab_pad_multiple = 1;
+      profile.bytes_per_logit = kPyTorchBytesPerLogit;
+      profile.fp8_weight_cache_bytes = 0;  // torchtitan float8 casts per step, no cache
+      profile.selective = SelectiveKind::kAlternateMatmuls;  // torchtitan ac_mode selective, op
+      break;
+    case Framework::kDeepSpeed:
+      profile.source = "DeepSpeed ZeRO (Megatron-DeepSpeed), estimate_zero*_model_states_mem_needs";
+      profile.vocab_pad_multiple = 128;
+      profile.bytes_per_logit = kMegatronBytesPerLogit;  // Megatron's vocab-parallel cross-entropy
+      profile.fp8_weight_cache_bytes = 1;
+      break;
+  }
+  return profile;
+}
+
+ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_grad_buffer) {
+  ModelStateRule rule;
+  switch (framework) {
+    case Framework::kMegatron:
+      // theoretical_memory_usage.py: 18 B/param, or 6 + 12/d with the distributed optimizer.
+      // The fp32 main-grad buffer (4) is not sharded; without it gradients are bf16 (2).
+      rule.weight_bytes = 2;
+      rule.grad_fp32_bytes = fp32_grad_buffer ? 4 : 0;
+      rule.grad_bytes = fp32_grad_buffer ? 0 : 2;
+      rule.master_bytes = 4;
+      rule.master_sharded = rule.moments_sharded = zero >= 1;
+      break;
+    case Framework::kDeepSpeed:
+      // ZeRO paper (Rajbhandari 2020) stage 0: 2 + 2 + 12. Stages 1-2 follow
+      // estimate_zero2_model_states_mem_needs: 4*P + 16*P/N (bf16 weights and gradients
+      // replicated; fp32 gradients, master and moments partitioned). Stage 3 follows
+      // estimate_zero3_model_states_mem_needs: 18*P/N (+ the largest layer, in comm buffers).
+      rule.weight_bytes = 2;
+      rule.weights_sharded = zero >= 3;
+      rule.grad_bytes = zero >= 3 ? 0 : 2;
+      rule.grad_fp32_bytes = (zero >= 1 && fp32_grad_buffer) ? 4 : 0;
+      if (zero >= 3 && !fp32_grad_buffer) rule.grad_bytes = 2;
+      rule.grads_sharded = zero >= 3;
+      rule.grads_fp32_sharded = zero >= 1;
+      rule.master_bytes = 4;
+      rule.master_sharded = rule.moments_sharded = zero >= 1;
+      break;
+    case Framework::kFsdp:
+      // FSDP2: the fp32 parameters are the master copy; fp32 gradients; 16/(dp*cp) B/param
+      // sharded (torchtitan docs). zero 0 = DDP: everything replicated.
+      rule.weight_bytes = 4;
+      rule.weights_sharded = zero >= 2;
+      rule.grad_fp32_bytes = 4;
+      rule.grads_fp32_sharded = zero >= 2;
+      rule.master_bytes = 0;
+      rule.moments_sharded = zero >= 2;
+      break;
+  }
+  return rule;
+}
+
+double optimizer_moment_bytes(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::kAdamW: return 8;     // fp32 m and v
+    case Optimizer::kSgd: return 4;       // fp32 momentum
+    case Optimizer::kAdam8bit: return 2;  // bitsandbytes: 1-byte m and v (block scales negligible)
+  }
+  return 8;
+}
+
+// [SECTION] Estimation
+
+namespace {
+
+std::string role_name(int64_t stage, int64_t pp) {
+  if (pp == 1) return "only";
+  if (stage == 0) return "first";
+  if (stage == pp - 1) return "last";
+  return "middle";
+}
+
+int64_t count_communicators(const Layout& layout, int64_t dp) {
+  int64_t count = 0;
+  if (dp > 1) ++count;
+  if (layout.tp > 1) ++count;
+  if (layout.pp > 1) ++count;
+  if (layout.cp > 1) ++count;
+  if (dp > 1 && layout.cp > 1) ++count;  // the combined dp x cp group that reduces gradients
+  return count;
+}
+
+// Transient buffers for sharded or bucketed gradient/parameter communication on one rank.
+double comm_buffer_bytes(const Config& config, const RankIntermediates& rank) {
+  const int64_t zero = config.layout.zero;
+  const double layer = rank.layer_parameters;
+  const double largest = rank.largest_unit_parameters;
+  switch (config.training.framework) {
+    case Framework::kMegatron:
+      return 0;  // mcore DDP reduces and gathers in place in its contiguous buffers
+    case Framework::kDeepSpeed:
+      if (zero >= 3) {
+        // estimate_zero3: 4 * largest layer (its 16-bit params + grads unsharded), plus the
+        // prefetch bucket and the reduce bucket.
+        return 4.0 * largest + 2.0 * std::min(layer, kDeepSpeedPrefetchBucketElements) +
+               2.0 * kDeepSpeedReduceBucketElements;
+      }
+      return 2.0 * kDeepSpeedReduceBucketElements;  // one 16-bit reduce bucket
+    case Framework::kFsdp:
+      if (zero == 0) return 4.0 * rank.parameters;  // DDP bucket copies of the fp32 gradients
+      // Unit being computed + prefetched unit (bf16 all-gathered, 2 + 2), its unsharded bf16
+      // gradient (2) and the fp32 reduce-scatter input (4): 10 B per parameter of the largest
+      // unit; SHARD_GRAD_OP (zero 2) also keeps every unit unsharded between forward and backward.
+      return 10.0 * largest + (zero == 2 ? 2.0 * rank.parameters : 0.0);
+  }
+  return 0;
+}
+
+}  // namespace
+
+MemoryReport estimate_memory(const Config& config) {
+  MemoryReport report;
+  report.issues = validate(config);
+  report.capacity_bytes = config.gpu.memory_bytes;
+  report.headroom = config.training.headroom;
+  if (!report.valid()) return report;
+
+  const ModelSpec& model = config.model;
+  const TrainingSpec& training = config.training;
+  const Layout& layout = config.layout;
+  const FrameworkProfile profile = framework_profile(training.framework);
+  const ModelStateRule rule = model_state_rule(training.framework, layout.zero, training.fp32_grad_buffer);
+
+  report.dp = effective_dp(config);
+  report.num_microbatches = num_microbatches(config);
+  report.optimizer_shard_ranks = report.dp * layout.cp;
+  report.total_parameters = total_parameters(model);
+  report.padded_vocab = padded_vocab(model.vocab, profile.vocab_pad_multiple, layout.tp);
+
+  ActivationSettings settings;
+  settings.seq = training.seq;
+  settings.micro_batch = training.micro_batch;
+  settings.tp = layout.tp;
+  settings.cp = layout.cp;
+  settings.sp = training.sp;
+  settings.flash = training.flash;
+  settings.recompute = training.recompute;
+  settings.selective = profile.selective;
+  report.layer_activations = layer_activations(model, settings);
+
+  const double shard = double(report.optimizer_shard_ranks);
+  const auto per_param = [shard](double bytes, bool sharded) { return sharded ? bytes / shard : bytes; };
+  const double weight_bpp = per_param(rule.weight_bytes, rule.weights_sharded) +
+                            (training.precision == Precision::kFp8 ? profile.fp8_weight_cache_bytes : 0.0);
+  const double grad_bpp = per_param(rule.grad_bytes, rule.grads_sharded) +
+                          per_param(rule.grad_fp32_bytes, rule.grads_fp32_sharded);
+  const double optimizer_bpp = per_param(rule.master_bytes, rule.master_sharded) +
+                               per_param(optimizer_moment_bytes(training.optimizer), rule.moments_sharded);
+
+  const double layer_params = layer_parameters_on_tp_rank(model, layout.tp);
+  const double vocab_params = double(report.padded_vocab) * double(model.hidden) / double(layout.tp);
+  const int64_t communicators = count_communicators(layout, report.dp);
+  const bool sequence_parallel = training.sp && layout.tp > 1;
+
+  for (const StagePlacement& stage : place_stages(model.layers, layout)) {
+    RankMemory rank;
+    rank.role = role_name(stage.stage, layout.pp);
+    rank.pp_stage = stage.stage;
+    rank.chunks = stage.chunks;
+    RankIntermediates& in = rank.intermediates;
+    in.layers = stage.layers;
+    in.layer_parameters = layer_params;
+    in.embedding_parameters = stage.has_embedding ? vocab_params : 0.0;
+    // The LM head: its own matrix when untied; when tied and split over stages, Megatron keeps a
+    // copy of the embedding on the last stage (synchronised by the embedding group).
+    const bool head_matrix = !model.tied_embeddings || layout.pp > 1;
+    in.lm_head_parameters = stage.has_lm_head
+                                ? (head_matrix ? vocab_params : 0.0) + final_norm_parameters(model)
+                                : 0.0;
+    in.parameters = double(stage.layers) * layer_params + in.embedding_parameters + in.lm_head_parameters;
+    // The unit that ZeRO-3 gathers whole: FSDP2 wraps each block (torchtitan apply_fsdp);
+    // DeepSpeed gathers leaf modules, the largest being a projection or the (un)embedding.
+    const double largest_projection = double(model.hidden) * double(std::max(model.ffn, model.hidden)) / double(layout.tp);
+    const double unit = training.framework == Framework::kFsdp ? layer_params : largest_projection;
+    in.largest_unit_parameters = std::max({unit, in.embedding_parameters, in.lm_head_parameters});
+    in.weight_bytes_per_param = weight_bpp;
+    in.grad_bytes_per_param = grad_bpp;
+    in.optimizer_bytes_per_param = optimizer_bpp;
+    in.activations = stage_activations(model, settings, stage, layout.pp, layout.vpp, report.num_microbatches);
+    in.in_flight_microbatches = in.activations.in_flight;
+    in.nccl_communicators = communicators;
+
+    double logits = 0;
+    if (stage.has_lm_head) {
+      in.logits_elements = double(training.seq) / double(layout.cp) * double(training.micro_batch) *
+                           double(report.padded_vocab) / double(layout.tp);
+      logits = logits_loss_bytes(training.seq, training.micro_batch, report.padded_vocab, layout.tp,
+                                 layout.cp, profile.bytes_per_logit);
+    }
+
+    // Backward temporaries of one layer: the f-wide gradients (SwiGLU: d(gate), d(up), d(product);
+    // GeLU: two) and the gradients of the block input/output, plus SP's all-gathered input.
+    const double s_local = double(training.seq) / double(layout.cp);
+    const double sb = s_local * double(training.micro_batch);
+    const double f_grads = model.mlp == MlpKind::kSwiGlu ? 3.0 : 2.0;
+    const double t_sp = sequence_parallel ? double(layout.tp) : 1.0;
+    const double backward_temporaries = f_grads * 2.0 * sb * double(model.ffn) / double(layout.tp) +
+                                        2.0 * 2.0 * sb * double(model.hidden) / t_sp;
+    const double sp_gather = sequence_parallel ? 2.0 * sb * double(model.hidden) : 0.0;
+
+    auto& c = rank.component_bytes;
+    c[size_t(Component::kWeights)] = in.parameters * weight_bpp;
+    c[size_t(Component::kGradients)] = in.parameters * grad_bpp;
+    c[size_t(Component::kOptimizerStates)] = in.parameters * optimizer_bpp;
+    c[size_t(Component::kActivations)] = in.activations.total;
+    c[size_t(Component::kLogitsLoss)] = logits;
+    c[size_t(Component::kCommBuffers)] = comm_buffer_bytes(config, in);
+    c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes + backward_temporaries + sp_gather;
+    const double dynamic = c[size_t(Component::kActivations)] + logits + c[size_t(Component::kCommBuffers)] +
+                           c[size_t(Component::kWorkspace)];
+    c[size_t(Component::kFragmentation)] = kFragmentationFraction * dynamic;
+    c[size_t(Component::kNccl)] = double(communicators) * kNcclBytesPerCommunicator;
+    c[size_t(Component::kCudaContext)] = kCudaContextBytes;
+
+    for (int i = 0; i <= int(Component::kWorkspace); ++i) rank.peak_allocated_bytes += c[size_t(i)];
+    rank.peak_reserved_bytes = rank.peak_allocated_bytes + c[size_t(Component::kFragmentation)];
+    rank.device_bytes = rank.peak_reserved_bytes + c[size_t(Component::kNccl)] + c[size_t(Component::kCudaContext)];
+    report.ranks.push_back(std::move(rank));
+  }
+
+  for (size_t i = 1; i < report.ranks.size(); ++i)
+    if (report.ranks[i].device_bytes > report.ranks[size_t(report.worst_rank)].device_bytes)
+      report.worst_rank = int64_t(i);
+  const double worst = report.worst().device_bytes;
+  if (worst > report.capacity_bytes) report.verdict = Verdict::kOutOfMemory;
+  else if (worst >= report.headroom * report.capacity_bytes) report.verdict = Verdict::kTight;
+  else report.verdict = Verdict::kFits;
+  return report;
+}
+
+}  // namespace meshfit

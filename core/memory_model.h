@@ -1,0 +1,115 @@
+// memory_model.h — per-rank training memory: every pipeline stage's breakdown into named
+// components, three figures per rank (peak allocated / peak reserved / device), and a verdict.
+// Sources per term in memory_model.cpp; framework differences are data (FrameworkProfile).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "activation_memory.h"
+#include "config.h"
+#include "issue.h"
+
+namespace meshfit {
+
+// Fixed order: charts and JSON keep every component, zero or not.
+enum class Component {
+  kWeights,          // compute-precision (or FSDP's sharded fp32) weights, fp8 caches
+  kGradients,        // gradient buffers (bf16 and/or fp32 main grads)
+  kOptimizerStates,  // fp32 master weights + optimizer moments
+  kActivations,      // saved for backward, all in-flight micro-batches
+  kLogitsLoss,       // last stage: logits and cross-entropy buffers
+  kCommBuffers,      // ZeRO-3/FSDP unsharded layers and prefetch, reduce buckets
+  kWorkspace,        // cuBLAS workspace, backward gradient temporaries, SP all-gather buffer
+  kFragmentation,    // caching-allocator reserve beyond allocations
+  kNccl,             // NCCL buffers per communicator (outside PyTorch's allocator)
+  kCudaContext,      // CUDA context and kernels (outside PyTorch's allocator)
+};
+constexpr int kComponentCount = 10;
+const char* to_string(Component component);  // snake_case JSON key ("optimizer_states", ...)
+const char* component_label(Component component);  // display label ("Optimizer states")
+
+enum class Verdict { kFits, kTight, kOutOfMemory };
+const char* to_string(Verdict verdict);  // "fits" | "tight" | "oom"
+
+// How a framework lays out model states, as bytes per parameter (bf16 mixed precision).
+// "sharded" states are divided over the dp*cp ranks of the optimizer group.
+struct ModelStateRule {
+  double weight_bytes = 2;        bool weights_sharded = false;
+  double grad_bytes = 0;          bool grads_sharded = false;     // 16-bit gradients
+  double grad_fp32_bytes = 0;     bool grads_fp32_sharded = false;
+  double master_bytes = 4;        bool master_sharded = false;    // fp32 master copy
+  bool moments_sharded = false;                                    // optimizer moments
+};
+
+struct FrameworkProfile {
+  Framework framework = Framework::kMegatron;
+  const char* source = "";
+  int64_t vocab_pad_multiple = 1;    // vocabulary padded to a multiple of this * tp
+  double bytes_per_logit = 6;        // see overheads.h
+  double fp8_weight_cache_bytes = 0; // extra bytes per parameter kept for FP8 GEMMs
+  SelectiveKind selective = SelectiveKind::kAttentionCore;  // meaning of recompute=selective
+};
+
+FrameworkProfile framework_profile(Framework framework);
+// The rule for a framework and ZeRO stage (validated: the stage exists for the framework).
+ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_grad_buffer);
+double optimizer_moment_bytes(Optimizer optimizer);  // AdamW 8, SGD momentum 4, 8-bit Adam 2
+
+// The quantities behind one rank's numbers, so a front end can show each formula filled in.
+struct RankIntermediates {
+  int64_t layers = 0;                   // transformer layers on this rank (all chunks)
+  double parameters = 0;                // parameters on this rank (after tp and pp split)
+  double layer_parameters = 0;          // one layer on one TP rank
+  double embedding_parameters = 0;      // v_pad*h/tp if the rank holds the embedding
+  double lm_head_parameters = 0;        // v_pad*h/tp (+ final norm) if the rank holds the head
+  double weight_bytes_per_param = 0;    // after sharding
+  double grad_bytes_per_param = 0;      // after sharding
+  double optimizer_bytes_per_param = 0; // master + moments, after sharding
+  int64_t in_flight_microbatches = 0;   // micro-batches (interleaved: chunk-micro-batches) live
+  StageActivations activations;         // the activation terms of this stage
+  double logits_elements = 0;           // s*b*v_pad/(tp*cp) on the last stage, else 0
+  double largest_unit_parameters = 0;   // largest unit gathered whole (FSDP: block; DeepSpeed: module)
+  int64_t nccl_communicators = 0;
+};
+
+struct RankMemory {
+  std::string role;                     // "only" | "first" | "middle" | "last"
+  int64_t pp_stage = 0;
+  std::vector<ChunkLayers> chunks;      // interleaved chunks held by this rank
+  std::array<double, kComponentCount> component_bytes{};  // indexed by Component
+  double peak_allocated_bytes = 0;      // ~ torch.cuda.max_memory_allocated
+  double peak_reserved_bytes = 0;       // ~ torch.cuda.max_memory_reserved
+  double device_bytes = 0;              // ~ nvidia-smi used memory
+  RankIntermediates intermediates;
+
+  double bytes(Component component) const { return component_bytes[size_t(component)]; }
+};
+
+struct MemoryReport {
+  std::vector<RankMemory> ranks;       // one per pipeline stage
+  int64_t worst_rank = 0;              // index into ranks with the largest device_bytes
+  double capacity_bytes = 0;
+  double headroom = 0.8;               // "tight" threshold as a fraction of capacity
+  Verdict verdict = Verdict::kFits;
+  std::vector<Issue> issues;           // validation issues; errors leave ranks empty
+  // Model-level quantities.
+  double total_parameters = 0;
+  int64_t padded_vocab = 0;
+  int64_t dp = 0;
+  int64_t num_microbatches = 0;
+  int64_t optimizer_shard_ranks = 0;   // dp * cp: the group that shards optimizer states
+  LayerActivations layer_activations;  // one layer, one micro-batch
+  bool optimizer_state_after_first_step = true;  // Adam moments are created lazily at step 1
+
+  bool valid() const { return !has_errors(issues); }
+  bool fits() const { return valid() && verdict != Verdict::kOutOfMemory; }
+  const RankMemory& worst() const { return ranks[size_t(worst_rank)]; }
+};
+
+// Validates, then estimates every pipeline stage. Invalid input: ranks empty, issues filled.
+MemoryReport estimate_memory(const Config& config);
+
+}  // namespace meshfit

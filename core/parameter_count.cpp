@@ -1,0 +1,92 @@
+// parameter_count.cpp — see parameter_count.h.
+#include "parameter_count.h"
+
+#include <algorithm>
+
+namespace meshfit {
+
+namespace {
+double norm_width(const ModelSpec& model) { return model.norm == NormKind::kRmsNorm ? 1.0 : 2.0; }
+}  // namespace
+
+LayerParameters layer_parameters(const ModelSpec& model) {
+  const double h = double(model.hidden);
+  const double head_dim = h / double(model.heads);
+  const double q_width = double(model.heads) * head_dim;
+  const double kv_width = double(model.kv_heads) * head_dim;
+  const double f = double(model.ffn);
+  const double matrices = model.mlp == MlpKind::kSwiGlu ? 3.0 : 2.0;
+  LayerParameters params;
+  params.attention = h * q_width + 2.0 * h * kv_width + q_width * h;  // Wq, Wk, Wv, Wo
+  params.mlp = matrices * h * f;                                      // gate?, up, down
+  if (model.linear_bias) {
+    params.attention += q_width + 2.0 * kv_width + h;                   // bq, bk, bv, bo
+    params.mlp += (matrices - 1.0) * f + h;                             // up(/gate) and down biases
+  }
+  params.norms = 2.0 * norm_width(model) * h;                         // two norms per block
+  return params;
+}
+
+double layer_parameters_on_tp_rank(const ModelSpec& model, int64_t tp) {
+  const LayerParameters full = layer_parameters(model);
+  const double t = double(tp);
+  const double h = double(model.hidden);
+  // Row-parallel biases (attention out, MLP down: h each) are replicated, not split.
+  const double replicated_bias = model.linear_bias ? 2.0 * h : 0.0;
+  return (full.attention + full.mlp - replicated_bias) / t + replicated_bias + full.norms;
+}
+
+int64_t padded_vocab(int64_t vocab, int64_t pad_multiple, int64_t tp) {
+  const int64_t multiple = std::max<int64_t>(1, pad_multiple) * std::max<int64_t>(1, tp);
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
+double final_norm_parameters(const ModelSpec& model) { return norm_width(model) * double(model.hidden); }
+
+double total_parameters(const ModelSpec& model) {
+  const double embedding = double(model.vocab) * double(model.hidden);
+  const double head = model.tied_embeddings ? 0.0 : embedding;
+  return double(model.layers) * layer_parameters(model).total() + embedding + head +
+         final_norm_parameters(model);
+}
+
+std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout) {
+  const int64_t chunks = layout.pp * layout.vpp;
+  std::vector<int64_t> counts(size_t(chunks), 0);
+  int64_t first = layout.pp_first_stage_layers;
+  int64_t last = layout.pp_last_stage_layers;
+  if (chunks == 1) {
+    counts[0] = layers;
+    return counts;
+  }
+  int64_t remaining = layers - first - last;
+  int64_t begin = first > 0 ? 1 : 0;
+  int64_t end = last > 0 ? chunks - 1 : chunks;
+  if (first > 0) counts[0] = first;
+  if (last > 0) counts[size_t(chunks - 1)] = last;
+  const int64_t middle = end - begin;
+  if (middle <= 0) return counts;  // validation guarantees first + last == layers here
+  for (int64_t j = begin; j < end; ++j) {
+    const int64_t index = j - begin;
+    counts[size_t(j)] = remaining / middle + (index < remaining % middle ? 1 : 0);
+  }
+  return counts;
+}
+
+std::vector<StagePlacement> place_stages(int64_t layers, const Layout& layout) {
+  const std::vector<int64_t> counts = virtual_stage_layers(layers, layout);
+  std::vector<StagePlacement> stages(size_t(layout.pp));
+  int64_t next_layer = 0;
+  for (int64_t j = 0; j < int64_t(counts.size()); ++j) {
+    StagePlacement& stage = stages[size_t(j % layout.pp)];
+    stage.stage = j % layout.pp;
+    stage.chunks.push_back({j / layout.pp, next_layer, counts[size_t(j)]});
+    stage.layers += counts[size_t(j)];
+    next_layer += counts[size_t(j)];
+  }
+  stages.front().has_embedding = true;
+  stages.back().has_lm_head = true;
+  return stages;
+}
+
+}  // namespace meshfit

@@ -1,0 +1,369 @@
+// serialize.cpp — see serialize.h. Field names here are the schema shared by the CLI flags,
+// config files and (later) the JS API and URL state.
+#include "serialize.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "units.h"
+
+namespace meshfit {
+
+using nlohmann::json;
+
+Config default_config() {
+  Config config;
+  config.gpu = *find_gpu_preset("h100-sxm");
+  return config;
+}
+
+namespace {
+
+// [SECTION] Field readers: each reports its own type problems and leaves the target unchanged.
+
+class Reader {
+ public:
+  explicit Reader(std::vector<Issue>& issues) : issues_(issues) {}
+
+  void integer(const std::string& field, const json& value, int64_t& out) {
+    if (value.is_number_integer()) {
+      out = value.get<int64_t>();
+      if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(INT64_MAX)) out = INT64_MAX;
+      return;
+    }
+    if (value.is_number_float()) {
+      const double number = value.get<double>();
+      if (std::isfinite(number) && number == std::floor(number)) {
+        if (std::fabs(number) > 9.0e18) {
+          issues_.push_back({IssueCode::kOutOfRange, Severity::kError, field,
+                             field + "=" + value.dump() + " is too large to be a count."});
+        } else {
+          out = int64_t(number);
+        }
+        return;
+      }
+    }
+    issues_.push_back({IssueCode::kNotInteger, Severity::kError, field,
+                       field + " must be an integer, got " + value.dump() + "."});
+  }
+
+  void number(const std::string& field, const json& value, double& out) {
+    if (value.is_number() && std::isfinite(value.get<double>())) {
+      out = value.get<double>();
+      return;
+    }
+    issues_.push_back({IssueCode::kNotPositive, Severity::kError, field,
+                       field + " must be a number, got " + value.dump() + "."});
+  }
+
+  void boolean(const std::string& field, const json& value, bool& out) {
+    if (value.is_boolean()) {
+      out = value.get<bool>();
+      return;
+    }
+    issues_.push_back({IssueCode::kUnknownValue, Severity::kError, field,
+                       field + " must be true or false, got " + value.dump() + "."});
+  }
+
+  template <typename Enum>
+  void word(const std::string& field, const json& value, Enum& out,
+            std::optional<Enum> (*from_string)(const std::string&), const char* allowed) {
+    if (value.is_string()) {
+      if (auto parsed = from_string(value.get<std::string>())) {
+        out = *parsed;
+        return;
+      }
+    }
+    issues_.push_back({IssueCode::kUnknownValue, Severity::kError, field,
+                       field + " must be one of " + allowed + ", got " + value.dump() + "."});
+  }
+
+ private:
+  std::vector<Issue>& issues_;
+};
+
+std::string preset_list(bool models) {
+  std::string list;
+  if (models) {
+    for (const ModelPreset& preset : model_presets()) list += (list.empty() ? "" : ", ") + std::string(preset.id);
+  } else {
+    for (const GpuPreset& preset : gpu_presets()) list += (list.empty() ? "" : ", ") + std::string(preset.id);
+  }
+  return list;
+}
+
+}  // namespace
+
+ParsedConfig parse_config(const json& object) {
+  ParsedConfig parsed;
+  parsed.config = default_config();
+  Config& c = parsed.config;
+  std::vector<Issue>& issues = parsed.issues;
+  Reader read(issues);
+  if (!object.is_object()) {
+    issues.push_back({IssueCode::kUnknownField, Severity::kError, "config",
+                      "a config must be a JSON object of fields, got " + std::string(object.type_name()) + "."});
+    return parsed;
+  }
+
+  // Presets first, so that individual fields override them whatever the key order.
+  bool have_model_preset = false;
+  if (object.contains("model")) {
+    const json& value = object["model"];
+    const std::string id = value.is_string() ? value.get<std::string>() : value.dump();
+    if (auto spec = value.is_string() ? find_model_preset(id) : std::nullopt) {
+      c.model = *spec;
+      have_model_preset = true;
+    } else if (id != "custom") {
+      issues.push_back({IssueCode::kUnknownModelPreset, Severity::kError, "model",
+                        "model \"" + id + "\" is not a preset; known: " + preset_list(true) + "."});
+    }
+  }
+  if (object.contains("gpu")) {
+    const json& value = object["gpu"];
+    const std::string id = value.is_string() ? value.get<std::string>() : value.dump();
+    if (auto spec = value.is_string() ? find_gpu_preset(id) : std::nullopt) {
+      c.gpu = *spec;
+    } else if (id == "custom") {
+      c.gpu = GpuSpec{};
+    } else {
+      issues.push_back({IssueCode::kUnknownGpuPreset, Severity::kError, "gpu",
+                        "gpu \"" + id + "\" is not a preset; known: " + preset_list(false) + "."});
+    }
+  }
+
+  using Handler = std::function<void(const json&)>;
+  const std::map<std::string, Handler> handlers = {
+      {"model", [](const json&) {}},
+      {"gpu", [](const json&) {}},
+      {"hidden", [&](const json& v) { read.integer("hidden", v, c.model.hidden); }},
+      {"layers", [&](const json& v) { read.integer("layers", v, c.model.layers); }},
+      {"heads", [&](const json& v) { read.integer("heads", v, c.model.heads); }},
+      {"kv_heads", [&](const json& v) { read.integer("kv_heads", v, c.model.kv_heads); }},
+      {"ffn", [&](const json& v) { read.integer("ffn", v, c.model.ffn); }},
+      {"vocab", [&](const json& v) { read.integer("vocab", v, c.model.vocab); }},
+      {"tied_embeddings", [&](const json& v) { read.boolean("tied_embeddings", v, c.model.tied_embeddings); }},
+      {"linear_bias", [&](const json& v) { read.boolean("linear_bias", v, c.model.linear_bias); }},
+      {"dropout", [&](const json& v) { read.boolean("dropout", v, c.model.dropout); }},
+      {"norm", [&](const json& v) { read.word("norm", v, c.model.norm, norm_kind_from_string, "rmsnorm, layernorm"); }},
+      {"mlp", [&](const json& v) { read.word("mlp", v, c.model.mlp, mlp_kind_from_string, "swiglu, gelu"); }},
+      {"gpu_memory_gib",
+       [&](const json& v) {
+         double gib = 0;
+         read.number("gpu_memory_gib", v, gib);
+         c.gpu.memory_bytes = gib_to_bytes(gib);
+       }},
+      {"gpus", [&](const json& v) { read.integer("gpus", v, c.cluster.gpus); }},
+      {"gpus_per_node", [&](const json& v) { read.integer("gpus_per_node", v, c.cluster.gpus_per_node); }},
+      {"seq", [&](const json& v) { read.integer("seq", v, c.training.seq); }},
+      {"global_batch", [&](const json& v) { read.integer("global_batch", v, c.training.global_batch); }},
+      {"micro_batch", [&](const json& v) { read.integer("micro_batch", v, c.training.micro_batch); }},
+      {"precision", [&](const json& v) { read.word("precision", v, c.training.precision, precision_from_string, "bf16, fp8"); }},
+      {"optimizer",
+       [&](const json& v) { read.word("optimizer", v, c.training.optimizer, optimizer_from_string, "adamw, adam, sgd, adam8bit"); }},
+      {"recompute",
+       [&](const json& v) { read.word("recompute", v, c.training.recompute, recompute_from_string, "none, selective, full"); }},
+      {"flash", [&](const json& v) { read.boolean("flash", v, c.training.flash); }},
+      {"sp", [&](const json& v) { read.boolean("sp", v, c.training.sp); }},
+      {"framework",
+       [&](const json& v) { read.word("framework", v, c.training.framework, framework_from_string, "megatron, fsdp, deepspeed"); }},
+      {"fp32_grad_buffer", [&](const json& v) { read.boolean("fp32_grad_buffer", v, c.training.fp32_grad_buffer); }},
+      {"headroom", [&](const json& v) { read.number("headroom", v, c.training.headroom); }},
+      {"dp", [&](const json& v) { read.integer("dp", v, c.layout.dp); }},
+      {"tp", [&](const json& v) { read.integer("tp", v, c.layout.tp); }},
+      {"pp", [&](const json& v) { read.integer("pp", v, c.layout.pp); }},
+      {"cp", [&](const json& v) { read.integer("cp", v, c.layout.cp); }},
+      {"vpp", [&](const json& v) { read.integer("vpp", v, c.layout.vpp); }},
+      {"zero", [&](const json& v) { read.integer("zero", v, c.layout.zero); }},
+      {"pp_first_stage_layers", [&](const json& v) { read.integer("pp_first_stage_layers", v, c.layout.pp_first_stage_layers); }},
+      {"pp_last_stage_layers", [&](const json& v) { read.integer("pp_last_stage_layers", v, c.layout.pp_last_stage_layers); }},
+  };
+  for (const auto& [key, value] : object.items()) {
+    const auto handler = handlers.find(key);
+    if (handler == handlers.end()) {
+      issues.push_back({IssueCode::kUnknownField, Severity::kError, key, "\"" + key + "\" is not a meshfit config field."});
+      continue;
+    }
+    if (value.is_null()) continue;  // null = keep the default
+    handler->second(value);
+  }
+
+  // A custom model (no preset) must name its whole architecture; kv_heads defaults to heads.
+  if (!have_model_preset) {
+    c.model.name = "custom";
+    if (c.model.kv_heads == 0) c.model.kv_heads = c.model.heads;
+    std::string missing;
+    for (const char* field : {"hidden", "layers", "heads", "ffn", "vocab"})
+      if (!object.contains(field)) missing += (missing.empty() ? "" : ", ") + std::string(field);
+    if (!missing.empty() && !has_errors(issues))
+      issues.push_back({IssueCode::kMissingModel, Severity::kError, "model",
+                        "no model: give a preset (model) or every architecture field (missing: " + missing + ")."});
+  } else if (object.contains("hidden") || object.contains("layers") || object.contains("heads") ||
+             object.contains("kv_heads") || object.contains("ffn") || object.contains("vocab")) {
+    c.model.name += "+custom";  // a preset with overridden dimensions is no longer that preset
+  }
+  if (c.gpu.id == "custom" && c.gpu.memory_bytes <= 0 && !object.contains("gpu_memory_gib"))
+    issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu_memory_gib",
+                      "a custom GPU needs gpu_memory_gib (its memory capacity in GiB)."});
+  return parsed;
+}
+
+json config_to_json(const Config& c) {
+  return json{
+      {"model", c.model.name},
+      {"hidden", c.model.hidden},
+      {"layers", c.model.layers},
+      {"heads", c.model.heads},
+      {"kv_heads", c.model.kv_heads},
+      {"ffn", c.model.ffn},
+      {"vocab", c.model.vocab},
+      {"tied_embeddings", c.model.tied_embeddings},
+      {"norm", to_string(c.model.norm)},
+      {"mlp", to_string(c.model.mlp)},
+      {"linear_bias", c.model.linear_bias},
+      {"dropout", c.model.dropout},
+      {"gpu", c.gpu.id},
+      {"gpu_memory_gib", bytes_to_gib(c.gpu.memory_bytes)},
+      {"gpus", c.cluster.gpus},
+      {"gpus_per_node", c.cluster.gpus_per_node},
+      {"seq", c.training.seq},
+      {"global_batch", c.training.global_batch},
+      {"micro_batch", c.training.micro_batch},
+      {"precision", to_string(c.training.precision)},
+      {"optimizer", to_string(c.training.optimizer)},
+      {"recompute", to_string(c.training.recompute)},
+      {"flash", c.training.flash},
+      {"sp", c.training.sp},
+      {"framework", to_string(c.training.framework)},
+      {"fp32_grad_buffer", c.training.fp32_grad_buffer},
+      {"headroom", c.training.headroom},
+      {"dp", effective_dp(c)},
+      {"tp", c.layout.tp},
+      {"pp", c.layout.pp},
+      {"cp", c.layout.cp},
+      {"vpp", c.layout.vpp},
+      {"zero", c.layout.zero},
+      {"pp_first_stage_layers", c.layout.pp_first_stage_layers},
+      {"pp_last_stage_layers", c.layout.pp_last_stage_layers},
+  };
+}
+
+json issues_to_json(const std::vector<Issue>& issues) {
+  json out = json::array();
+  for (const Issue& issue : issues)
+    out.push_back({{"code", to_string(issue.code)},
+                   {"severity", to_string(issue.severity)},
+                   {"field", issue.field},
+                   {"message", issue.message}});
+  return out;
+}
+
+namespace {
+
+json stage_activations_to_json(const StageActivations& a) {
+  return {{"in_flight", a.in_flight},
+          {"layers_per_in_flight", a.layers_per_in_flight},
+          {"layer_bytes", a.layer_bytes},
+          {"layers_bytes", a.layers_bytes},
+          {"recompute_working_bytes", a.recompute_working_bytes},
+          {"embedding_bytes", a.embedding_bytes},
+          {"head_input_bytes", a.head_input_bytes},
+          {"total_bytes", a.total}};
+}
+
+json rank_to_json(const RankMemory& rank) {
+  json components = json::object();
+  for (int i = 0; i < kComponentCount; ++i) components[to_string(Component(i))] = rank.component_bytes[size_t(i)];
+  json chunks = json::array();
+  for (const ChunkLayers& chunk : rank.chunks)
+    chunks.push_back({{"chunk", chunk.chunk}, {"first_layer", chunk.first_layer}, {"layers", chunk.layers}});
+  const RankIntermediates& in = rank.intermediates;
+  return {{"role", rank.role},
+          {"pp_stage", rank.pp_stage},
+          {"chunks", chunks},
+          {"components", components},
+          {"peak_allocated_bytes", rank.peak_allocated_bytes},
+          {"peak_reserved_bytes", rank.peak_reserved_bytes},
+          {"device_bytes", rank.device_bytes},
+          {"intermediates",
+           {{"layers", in.layers},
+            {"parameters", in.parameters},
+            {"layer_parameters", in.layer_parameters},
+            {"embedding_parameters", in.embedding_parameters},
+            {"lm_head_parameters", in.lm_head_parameters},
+            {"weight_bytes_per_param", in.weight_bytes_per_param},
+            {"grad_bytes_per_param", in.grad_bytes_per_param},
+            {"optimizer_bytes_per_param", in.optimizer_bytes_per_param},
+            {"in_flight_microbatches", in.in_flight_microbatches},
+            {"activations", stage_activations_to_json(in.activations)},
+            {"logits_elements", in.logits_elements},
+            {"largest_unit_parameters", in.largest_unit_parameters},
+            {"nccl_communicators", in.nccl_communicators}}}};
+}
+
+}  // namespace
+
+json memory_report_to_json(const MemoryReport& report) {
+  json out = {{"issues", issues_to_json(report.issues)}, {"capacity_bytes", report.capacity_bytes},
+              {"headroom", report.headroom}};
+  if (!report.valid()) {
+    out["fits"] = false;
+    out["verdict"] = "invalid";
+    return out;
+  }
+  const RankMemory& worst = report.worst();
+  out["peak_allocated_bytes"] = worst.peak_allocated_bytes;
+  out["peak_reserved_bytes"] = worst.peak_reserved_bytes;
+  out["device_bytes"] = worst.device_bytes;
+  out["fits"] = report.fits();
+  out["verdict"] = to_string(report.verdict);
+  out["worst_rank"] = report.worst_rank;
+  out["total_parameters"] = report.total_parameters;
+  out["padded_vocab"] = report.padded_vocab;
+  out["dp"] = report.dp;
+  out["num_microbatches"] = report.num_microbatches;
+  out["optimizer_shard_ranks"] = report.optimizer_shard_ranks;
+  out["optimizer_state_after_first_step"] = report.optimizer_state_after_first_step;
+  const LayerActivations& layer = report.layer_activations;
+  out["layer_activations"] = {{"sequence_terms_bytes", layer.sequence_terms},
+                              {"tp_split_terms_bytes", layer.tp_split_terms},
+                              {"attention_scores_bytes", layer.attention_scores},
+                              {"no_recompute_bytes", layer.no_recompute},
+                              {"stored_bytes", layer.stored}};
+  out["ranks"] = json::array();
+  for (const RankMemory& rank : report.ranks) out["ranks"].push_back(rank_to_json(rank));
+  return out;
+}
+
+json presets_to_json() {
+  json models = json::array();
+  for (const ModelPreset& preset : model_presets()) {
+    Config config;
+    config.model = preset.spec;
+    json fields = config_to_json(config);
+    json entry = {{"id", preset.id}, {"source", preset.source}, {"total_parameters", total_parameters(preset.spec)}};
+    for (const char* key : {"hidden", "layers", "heads", "kv_heads", "ffn", "vocab", "tied_embeddings", "norm", "mlp",
+                            "linear_bias", "dropout"})
+      entry[key] = fields[key];
+    models.push_back(entry);
+  }
+  json gpus = json::array();
+  for (const GpuPreset& preset : gpu_presets()) {
+    const GpuSpec& g = preset.spec;
+    gpus.push_back({{"id", preset.id},
+                    {"name", g.name},
+                    {"source", preset.source},
+                    {"memory_bytes", g.memory_bytes},
+                    {"memory_gib", bytes_to_gib(g.memory_bytes)},
+                    {"bf16_flops", g.bf16_flops},
+                    {"fp8_flops", g.fp8_flops},
+                    {"hbm_bytes_per_s", g.hbm_bytes_per_s},
+                    {"nvlink_bytes_per_s", g.nvlink_bytes_per_s},
+                    {"internode_bytes_per_s", g.internode_bytes_per_s},
+                    {"nvlink_domain", g.nvlink_domain}});
+  }
+  return {{"models", models}, {"gpus", gpus}};
+}
+
+}  // namespace meshfit

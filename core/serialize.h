@@ -1,0 +1,33 @@
+// serialize.h — the one schema: a flat snake_case JSON object for configs (CLI --config files,
+// CLI flags, later the JS API and URL state) and the JSON form of reports and presets.
+// JSON via nlohmann-json (Debian nlohmann-json3-dev), header-only.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "issue.h"
+#include "memory_model.h"
+
+namespace meshfit {
+
+struct ParsedConfig {
+  Config config;
+  std::vector<Issue> issues;  // parse problems (unknown keys, wrong types, unknown presets)
+};
+
+// The defaults every front end starts from: no model, H100 SXM, 8 GPUs, TrainingSpec/Layout defaults.
+Config default_config();
+// Reads a flat JSON object over default_config(). Presets ("model", "gpu") are applied before the
+// individual fields, whatever the key order. Never throws.
+ParsedConfig parse_config(const nlohmann::json& object);
+// Every field of a config, resolved (model dimensions written out even when a preset named them).
+nlohmann::json config_to_json(const Config& config);
+
+nlohmann::json issues_to_json(const std::vector<Issue>& issues);
+nlohmann::json memory_report_to_json(const MemoryReport& report);
+nlohmann::json presets_to_json();
+
+}  // namespace meshfit

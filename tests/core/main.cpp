@@ -1,0 +1,3 @@
+// main.cpp — doctest entry point only.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>

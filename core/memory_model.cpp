@@ -97,16 +97,17 @@ ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_gra
       rule.master_sharded = rule.moments_sharded = zero >= 1;
       break;
     case Framework::kDeepSpeed:
-      // ZeRO paper (Rajbhandari 2020) stage 0: 2 + 2 + 12. Stages 1-2 follow
+      // ZeRO paper (Rajbhandari 2020) stage 0: 2 + 2 + 12. Stage 1 follows
       // estimate_zero2_model_states_mem_needs: 4*P + 16*P/N (bf16 weights and gradients
-      // replicated; fp32 gradients, master and moments partitioned). Stage 3 follows
-      // estimate_zero3_model_states_mem_needs: 18*P/N (+ the largest layer, in comm buffers).
+      // replicated; fp32 gradients, master and moments partitioned). Stage 2 keeps only its
+      // gradient partition (stage_1_and_2.py frees other grads after each reduce bucket; the
+      // Polaris log's 13.83 GiB at rest = 2 + 12/dp B/param). Stage 3 follows
+      // estimate_zero3_model_states_mem_needs: 18*P/N (+ the largest module, in comm buffers).
       rule.weight_bytes = 2;
       rule.weights_sharded = zero >= 3;
-      rule.grad_bytes = zero >= 3 ? 0 : 2;
+      rule.grad_bytes = (zero >= 3 && fp32_grad_buffer) ? 0 : 2;
+      rule.grads_sharded = zero >= 2;  // stage 2 frees .grad outside the rank's partition after each bucket
       rule.grad_fp32_bytes = (zero >= 1 && fp32_grad_buffer) ? 4 : 0;
-      if (zero >= 3 && !fp32_grad_buffer) rule.grad_bytes = 2;
-      rule.grads_sharded = zero >= 3;
       rule.grads_fp32_sharded = zero >= 1;
       rule.master_bytes = 4;
       rule.master_sharded = rule.moments_sharded = zero >= 1;
@@ -273,16 +274,27 @@ MemoryReport estimate_memory(const Config& config) {
                                         2.0 * 2.0 * sb * double(model.hidden) / t_sp;
     const double sp_gather = sequence_parallel ? 2.0 * sb * double(model.hidden) : 0.0;
 
+    // A stage peaks either at the end of a forward (logits and loss buffers live) or inside a
+    // layer's backward (recomputed layer + gradient temporaries live); never both at once, since
+    // the loss buffers are freed before any layer's backward runs.
+    const double forward_end_extra = logits;
+    const double backward_extra = in.activations.recompute_working_bytes + backward_temporaries;
+    in.peak_at_backward = backward_extra >= forward_end_extra;
+    in.logits_bytes = logits;
+    in.backward_working_bytes = backward_extra;
+
     auto& c = rank.component_bytes;
     c[size_t(Component::kWeights)] = in.parameters * weight_bpp;
     c[size_t(Component::kGradients)] = in.parameters * grad_bpp;
     c[size_t(Component::kOptimizerStates)] = in.parameters * optimizer_bpp;
-    c[size_t(Component::kActivations)] = in.activations.total;
-    c[size_t(Component::kLogitsLoss)] = logits;
+    c[size_t(Component::kActivations)] =
+        in.activations.total - (in.peak_at_backward ? 0.0 : in.activations.recompute_working_bytes);
+    c[size_t(Component::kLogitsLoss)] = in.peak_at_backward ? 0.0 : logits;
     c[size_t(Component::kCommBuffers)] = comm_buffer_bytes(config, in);
-    c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes + backward_temporaries + sp_gather;
-    const double dynamic = c[size_t(Component::kActivations)] + logits + c[size_t(Component::kCommBuffers)] +
-                           c[size_t(Component::kWorkspace)];
+    c[size_t(Component::kWorkspace)] =
+        kCublasWorkspaceBytes + sp_gather + (in.peak_at_backward ? backward_temporaries : 0.0);
+    const double dynamic = c[size_t(Component::kActivations)] + c[size_t(Component::kLogitsLoss)] +
+                           c[size_t(Component::kCommBuffers)] + c[size_t(Component::kWorkspace)];
     c[size_t(Component::kFragmentation)] = kFragmentationFraction * dynamic;
     c[size_t(Component::kNccl)] = double(communicators) * kNcclBytesPerCommunicator;
     c[size_t(Component::kCudaContext)] = kCudaContextBytes;

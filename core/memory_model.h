@@ -71,6 +71,9 @@ struct RankIntermediates {
   int64_t in_flight_microbatches = 0;   // micro-batches (interleaved: chunk-micro-batches) live
   StageActivations activations;         // the activation terms of this stage
   double logits_elements = 0;           // s*b*v_pad/(tp*cp) on the last stage, else 0
+  double logits_bytes = 0;              // logits and loss buffers at the end of a forward
+  double backward_working_bytes = 0;    // recomputed layer + gradient temporaries in a backward
+  bool peak_at_backward = true;         // which of the two moments is the stage's peak
   double largest_unit_parameters = 0;   // largest unit gathered whole (FSDP: block; DeepSpeed: module)
   int64_t nccl_communicators = 0;
 };

@@ -298,6 +298,9 @@ json rank_to_json(const RankMemory& rank) {
             {"in_flight_microbatches", in.in_flight_microbatches},
             {"activations", stage_activations_to_json(in.activations)},
             {"logits_elements", in.logits_elements},
+            {"logits_bytes", in.logits_bytes},
+            {"backward_working_bytes", in.backward_working_bytes},
+            {"peak_phase", in.peak_at_backward ? "backward" : "forward_end"},
             {"largest_unit_parameters", in.largest_unit_parameters},
             {"nccl_communicators", in.nccl_communicators}}}};
 }

@@ -107,18 +107,23 @@ std::vector<Issue> validate(const Config& config) {
                 "sharding); choose framework megatron or deepspeed for stage 1.");
   }
 
-  const bool degrees_ok = tp_ok && pp_ok && cp_ok && dp_ok && gpus_ok;
+  bool degrees_ok = tp_ok && pp_ok && cp_ok && dp_ok && gpus_ok;
   if (degrees_ok) {
-    const int64_t model_parallel = l.tp * l.pp * l.cp;  // each <= 2^22 before this product
+    // Each degree is <= 2^22, so the product could pass int64: compare in double first.
+    const double product = double(l.tp) * double(l.pp) * double(l.cp);
+    const int64_t model_parallel = product > double(c.gpus) ? c.gpus + 1 : l.tp * l.pp * l.cp;
     if (model_parallel > c.gpus) {
+      degrees_ok = false;
       check.error(IssueCode::kLayoutProductMismatch, "gpus",
                   "tp*pp*cp = " + to_string(l.tp) + "*" + to_string(l.pp) + "*" + to_string(l.cp) + " = " +
-                      to_string(model_parallel) + " exceeds gpus=" + to_string(c.gpus) + ".");
+                      to_string(int64_t(product)) + " exceeds gpus=" + to_string(c.gpus) + ".");
     } else if (l.dp == 0 && c.gpus % model_parallel != 0) {
+      degrees_ok = false;
       check.error(IssueCode::kLayoutProductMismatch, "gpus",
                   "gpus=" + to_string(c.gpus) + " is not divisible by tp*pp*cp = " + to_string(model_parallel) +
                       ", so no whole data-parallel degree exists.");
     } else if (l.dp != 0 && l.dp * model_parallel != c.gpus) {
+      degrees_ok = false;
       check.error(IssueCode::kLayoutProductMismatch, "dp",
                   "dp*tp*pp*cp = " + to_string(l.dp) + "*" + to_string(l.tp) + "*" + to_string(l.pp) + "*" +
                       to_string(l.cp) + " = " + to_string(l.dp * model_parallel) + " does not equal gpus=" +

@@ -1,0 +1,173 @@
+// test_validate.cpp — one test per IssueCode: the field named and the numbers in the sentence;
+// every problem reported at once; no crash, NaN or silent clamp on hostile input.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "memory_model.h"
+#include "serialize.h"
+#include "validate.h"
+
+using namespace meshfit;
+using nlohmann::json;
+
+namespace {
+
+json base() { return {{"model", "llama3-8b"}, {"gpus", 8}, {"seq", 4096}, {"global_batch", 64}}; }
+
+std::vector<Issue> issues_for(const json& object) {
+  ParsedConfig parsed = parse_config(object);
+  if (has_errors(parsed.issues)) return parsed.issues;
+  std::vector<Issue> issues = validate(parsed.config);
+  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  return issues;
+}
+
+json with(json object, const json& changes) {
+  object.update(changes);
+  return object;
+}
+
+// The issue with `code`, checking its field and that its message contains each of `parts`.
+void expect_issue(const json& object, IssueCode code, const std::string& field, std::initializer_list<const char*> parts) {
+  const std::vector<Issue> issues = issues_for(object);
+  CAPTURE(object.dump());
+  const Issue* found = nullptr;
+  for (const Issue& issue : issues)
+    if (issue.code == code) found = &issue;
+  REQUIRE_MESSAGE(found != nullptr, "expected " << to_string(code));
+  CHECK(found->field == field);
+  for (const char* part : parts) CHECK_MESSAGE(found->message.find(part) != std::string::npos, found->message);
+}
+
+}  // namespace
+
+TEST_CASE("the base config is valid") { CHECK(issues_for(base()).empty()); }
+
+TEST_CASE("not_positive") { expect_issue(with(base(), {{"seq", 0}}), IssueCode::kNotPositive, "seq", {"seq", "0"}); }
+TEST_CASE("not_integer") { expect_issue(with(base(), {{"tp", 2.5}}), IssueCode::kNotInteger, "tp", {"2.5"}); }
+TEST_CASE("not_integer for text") { expect_issue(with(base(), {{"gpus", "eight"}}), IssueCode::kNotInteger, "gpus", {"eight"}); }
+TEST_CASE("out_of_range") {
+  expect_issue(with(base(), {{"seq", 1LL << 40}}), IssueCode::kOutOfRange, "seq", {"1099511627776", "33554432"});
+  expect_issue(with(base(), {{"zero", 4}}), IssueCode::kOutOfRange, "zero", {"4"});
+}
+TEST_CASE("unknown_model_preset") {
+  expect_issue(with(base(), {{"model", "llama9-1t"}}), IssueCode::kUnknownModelPreset, "model", {"llama9-1t", "llama3.1-405b"});
+}
+TEST_CASE("unknown_gpu_preset") { expect_issue(with(base(), {{"gpu", "v100"}}), IssueCode::kUnknownGpuPreset, "gpu", {"v100", "h100-sxm"}); }
+TEST_CASE("unknown_value") {
+  expect_issue(with(base(), {{"recompute", "most"}}), IssueCode::kUnknownValue, "recompute", {"most", "selective"});
+}
+TEST_CASE("unknown_field") { expect_issue(with(base(), {{"tensor_parallel", 2}}), IssueCode::kUnknownField, "tensor_parallel", {"tensor_parallel"}); }
+TEST_CASE("missing_model") {
+  expect_issue({{"hidden", 4096}, {"layers", 32}}, IssueCode::kMissingModel, "model", {"heads", "ffn", "vocab"});
+}
+TEST_CASE("heads_not_divide_hidden") {
+  expect_issue(with(base(), {{"heads", 30}, {"kv_heads", 10}}), IssueCode::kHeadsNotDivideHidden, "heads", {"30", "4096"});
+}
+TEST_CASE("kv_heads_not_divide_heads") {
+  expect_issue(with(base(), {{"kv_heads", 5}}), IssueCode::kKvHeadsNotDivideHeads, "kv_heads", {"5", "32"});
+}
+TEST_CASE("layout_product_mismatch") {
+  expect_issue(with(base(), {{"dp", 3}, {"tp", 2}}), IssueCode::kLayoutProductMismatch, "dp", {"3*2*1*1 = 6", "gpus=8"});
+  expect_issue(with(base(), {{"gpus", 12}, {"tp", 8}}), IssueCode::kLayoutProductMismatch, "gpus", {"12", "8"});
+}
+TEST_CASE("tp_not_divide_heads") {
+  expect_issue(with(base(), {{"model", "llama3.2-3b"}, {"gpus", 16}, {"tp", 16}, {"global_batch", 16}}),
+               IssueCode::kTpNotDivideHeads, "tp", {"tp=16", "24 attention heads"});
+}
+TEST_CASE("tp_not_divide_kv_heads") {
+  expect_issue(with(base(), {{"gpus", 16}, {"tp", 16}}), IssueCode::kTpNotDivideKvHeads, "tp", {"tp=16", "8 key/value heads"});
+}
+TEST_CASE("tp_not_divide_ffn") {
+  expect_issue(with(base(), {{"ffn", 14337}, {"gpus", 2}, {"tp", 2}}), IssueCode::kTpNotDivideFfn, "tp", {"14337"});
+}
+TEST_CASE("pp_exceeds_layers") {
+  expect_issue(with(base(), {{"model", "llama3.2-1b"}, {"gpus", 32}, {"pp", 32}, {"global_batch", 32}}),
+               IssueCode::kPpExceedsLayers, "pp", {"32", "16 layers"});
+}
+TEST_CASE("pp_not_divide_layers (Megatron-LM only)") {
+  const json object = with(base(), {{"pp", 3}, {"gpus", 6}, {"global_batch", 60}});
+  expect_issue(object, IssueCode::kPpNotDivideLayers, "pp", {"pp=3", "32 layers"});
+  CHECK(issues_for(with(object, {{"framework", "fsdp"}, {"zero", 3}})).empty());  // torchtitan splits unevenly
+}
+TEST_CASE("vpp_not_divide_layers") {
+  expect_issue(with(base(), {{"pp", 4}, {"vpp", 3}}), IssueCode::kVppNotDivideLayers, "vpp", {"12", "32 layers"});
+}
+TEST_CASE("vpp_without_pp") { expect_issue(with(base(), {{"vpp", 2}}), IssueCode::kVppWithoutPp, "vpp", {"vpp=2"}); }
+TEST_CASE("vpp_microbatches") {
+  expect_issue(with(base(), {{"pp", 4}, {"vpp", 2}, {"global_batch", 6}}), IssueCode::kVppMicrobatches, "global_batch",
+               {"(3)", "pp=4"});
+}
+TEST_CASE("stage_layers_invalid") {
+  expect_issue(with(base(), {{"pp", 4}, {"pp_first_stage_layers", 20}, {"pp_last_stage_layers", 20}}),
+               IssueCode::kStageLayersInvalid, "pp_first_stage_layers", {"20+20"});
+}
+TEST_CASE("batch_not_divisible") {
+  expect_issue(with(base(), {{"global_batch", 100}, {"micro_batch", 2}}), IssueCode::kBatchNotDivisible, "global_batch",
+               {"100", "8*2 = 16"});
+}
+TEST_CASE("cp_not_divide_seq") {
+  expect_issue(with(base(), {{"seq", 4098}, {"cp", 4}, {"gpus", 8}}), IssueCode::kCpNotDivideSeq, "cp", {"4098", "2*cp = 8"});
+}
+TEST_CASE("zero_unsupported") {
+  expect_issue(with(base(), {{"zero", 3}}), IssueCode::kZeroUnsupported, "zero", {"Megatron-LM"});
+  expect_issue(with(base(), {{"zero", 1}, {"framework", "fsdp"}}), IssueCode::kZeroUnsupported, "zero", {"FSDP2"});
+}
+TEST_CASE("precision_unsupported") {
+  expect_issue(with(base(), {{"gpu", "a100-80gb"}, {"precision", "fp8"}}), IssueCode::kPrecisionUnsupported, "precision",
+               {"A100"});
+}
+TEST_CASE("threshold_out_of_range") {
+  expect_issue(with(base(), {{"headroom", 1.5}}), IssueCode::kThresholdOutOfRange, "headroom", {"1.5"});
+}
+TEST_CASE("gpus_per_node_mismatch is a warning, not an error") {
+  const json object = with(base(), {{"gpus", 12}, {"global_batch", 12}});
+  expect_issue(object, IssueCode::kGpusPerNodeMismatch, "gpus", {"12", "8"});
+  CHECK_FALSE(has_errors(issues_for(object)));
+}
+TEST_CASE("a custom GPU needs its memory") {
+  expect_issue(with(base(), {{"gpu", "custom"}}), IssueCode::kNotPositive, "gpu_memory_gib", {"custom GPU"});
+}
+
+TEST_CASE("every problem is reported at once") {
+  const std::vector<Issue> issues =
+      issues_for(with(base(), {{"tp", 3}, {"seq", 4097}, {"cp", 2}, {"global_batch", 7}, {"gpus", 12}, {"headroom", 0}}));
+  std::set<IssueCode> codes;
+  for (const Issue& issue : issues) codes.insert(issue.code);
+  CHECK(codes.count(IssueCode::kTpNotDivideHeads) == 1);
+  CHECK(codes.count(IssueCode::kTpNotDivideKvHeads) == 1);
+  CHECK(codes.count(IssueCode::kCpNotDivideSeq) == 1);
+  CHECK(codes.count(IssueCode::kThresholdOutOfRange) == 1);
+  CHECK(codes.count(IssueCode::kBatchNotDivisible) == 1);
+}
+
+TEST_CASE("hostile input never crashes and never yields NaN: 20000 random configs") {
+  std::mt19937_64 random(12345);
+  const std::vector<json> values = {0, -1, 1, 2, 3, 7, 8, 64, 1000, 1LL << 31, 1LL << 62, 0.5, -3.7, 1e300, "x", true, nullptr};
+  const std::vector<const char*> fields = {"hidden", "layers", "heads", "kv_heads", "ffn", "vocab", "gpus", "seq",
+                                           "global_batch", "micro_batch", "dp", "tp", "pp", "cp", "vpp", "zero",
+                                           "gpu_memory_gib", "headroom", "pp_first_stage_layers", "pp_last_stage_layers"};
+  int valid = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    json object = base();
+    const int changes = 1 + int(random() % 3);
+    for (int i = 0; i < changes; ++i) object[fields[random() % fields.size()]] = values[random() % values.size()];
+    ParsedConfig parsed = parse_config(object);
+    if (has_errors(parsed.issues)) continue;
+    const MemoryReport report = estimate_memory(parsed.config);
+    if (!report.valid()) {
+      CHECK(report.ranks.empty());
+      continue;
+    }
+    ++valid;
+    for (const RankMemory& rank : report.ranks) {
+      CAPTURE(object.dump());
+      REQUIRE(std::isfinite(rank.device_bytes));
+      REQUIRE(rank.device_bytes > 0);
+    }
+  }
+  CHECK(valid > 100);  // the sweep also exercised valid estimates
+}

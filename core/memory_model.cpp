@@ -174,10 +174,12 @@ double comm_buffer_bytes(const Config& config, const RankIntermediates& rank) {
       return 2.0 * kDeepSpeedReduceBucketElements;  // one 16-bit reduce bucket
     case Framework::kFsdp:
       if (zero == 0) return 4.0 * rank.parameters;  // DDP bucket copies of the fp32 gradients
-      // Unit being computed + prefetched unit (bf16 all-gathered, 2 + 2), its unsharded bf16
-      // gradient (2) and the fp32 reduce-scatter input (4): 10 B per parameter of the largest
-      // unit; SHARD_GRAD_OP (zero 2) also keeps every unit unsharded between forward and backward.
-      return 10.0 * largest + (zero == 2 ? 2.0 * rank.parameters : 0.0);
+      // In a block's backward: the block and the prefetched next one all-gathered in bf16 (2 + 2),
+      // its unsharded bf16 gradient (2) and the fp32 reduce-scatter input (4): 10 B per block
+      // parameter. At the start of backward on the last stage: the LM head kept unsharded after
+      // forward (2), its gradient (2) and fp32 reduce-scatter input (4): 8 B per head parameter.
+      // SHARD_GRAD_OP (zero 2) also keeps every unit unsharded between forward and backward.
+      return std::max(10.0 * layer, 8.0 * rank.lm_head_parameters) + (zero == 2 ? 2.0 * rank.parameters : 0.0);
   }
   return 0;
 }
@@ -247,8 +249,11 @@ MemoryReport estimate_memory(const Config& config) {
     // The unit that ZeRO-3 gathers whole: FSDP2 wraps each block (torchtitan apply_fsdp);
     // DeepSpeed gathers leaf modules, the largest being a projection or the (un)embedding.
     const double largest_projection = double(model.hidden) * double(std::max(model.ffn, model.hidden)) / double(layout.tp);
-    const double unit = training.framework == Framework::kFsdp ? layer_params : largest_projection;
-    in.largest_unit_parameters = std::max({unit, in.embedding_parameters, in.lm_head_parameters});
+    // FSDP: the input embedding's unsharded weight and gradient live only in its own backward,
+    // which runs last, after every activation is freed, so it never joins the peak.
+    in.largest_unit_parameters = training.framework == Framework::kFsdp
+                                     ? std::max(layer_params, in.lm_head_parameters)
+                                     : std::max({largest_projection, in.embedding_parameters, in.lm_head_parameters});
     in.weight_bytes_per_param = weight_bpp;
     in.grad_bytes_per_param = grad_bpp;
     in.optimizer_bytes_per_param = optimizer_bpp;

@@ -139,7 +139,7 @@ double optimizer_moment_bytes(Optimizer optimizer) {
 
 namespace {
 
-std::string role_name(int64_t stage, int64_t pp) {
+const char* role_name(int64_t stage, int64_t pp) {
   if (pp == 1) return "only";
   if (stage == 0) return "first";
   if (stage == pp - 1) return "last";
@@ -186,26 +186,20 @@ double comm_buffer_bytes(const Config& config, const RankIntermediates& rank) {
 
 }  // namespace
 
-MemoryReport estimate_memory(const Config& config) {
-  MemoryReport report;
-  report.issues = validate(config);
-  report.capacity_bytes = config.gpu.memory_bytes;
-  report.headroom = config.training.headroom;
-  if (!report.valid()) return report;
-
+MemoryPlan plan_memory(const Config& config) {
   const ModelSpec& model = config.model;
   const TrainingSpec& training = config.training;
   const Layout& layout = config.layout;
-  const FrameworkProfile profile = framework_profile(training.framework);
+  MemoryPlan plan;
+  plan.profile = framework_profile(training.framework);
   const ModelStateRule rule = model_state_rule(training.framework, layout.zero, training.fp32_grad_buffer);
+  plan.dp = effective_dp(config);
+  plan.num_microbatches = num_microbatches(config);
+  plan.optimizer_shard_ranks = plan.dp * layout.cp;
+  plan.padded_vocab = padded_vocab(model.vocab, plan.profile.vocab_pad_multiple, layout.tp);
+  plan.nccl_communicators = count_communicators(layout, plan.dp);
 
-  report.dp = effective_dp(config);
-  report.num_microbatches = num_microbatches(config);
-  report.optimizer_shard_ranks = report.dp * layout.cp;
-  report.total_parameters = total_parameters(model);
-  report.padded_vocab = padded_vocab(model.vocab, profile.vocab_pad_multiple, layout.tp);
-
-  ActivationSettings settings;
+  ActivationSettings& settings = plan.activation_settings;
   settings.seq = training.seq;
   settings.micro_batch = training.micro_batch;
   settings.tp = layout.tp;
@@ -213,110 +207,150 @@ MemoryReport estimate_memory(const Config& config) {
   settings.sp = training.sp;
   settings.flash = training.flash;
   settings.recompute = training.recompute;
-  settings.selective = profile.selective;
-  report.layer_activations = layer_activations(model, settings);
+  settings.selective = plan.profile.selective;
+  plan.layer_activations = layer_activations(model, settings);
 
-  const double shard = double(report.optimizer_shard_ranks);
+  const double shard = double(plan.optimizer_shard_ranks);
   const auto per_param = [shard](double bytes, bool sharded) { return sharded ? bytes / shard : bytes; };
-  const double weight_bpp = per_param(rule.weight_bytes, rule.weights_sharded) +
-                            (training.precision == Precision::kFp8 ? profile.fp8_weight_cache_bytes : 0.0);
-  const double grad_bpp = per_param(rule.grad_bytes, rule.grads_sharded) +
-                          per_param(rule.grad_fp32_bytes, rule.grads_fp32_sharded);
-  const double optimizer_bpp = per_param(rule.master_bytes, rule.master_sharded) +
-                               per_param(optimizer_moment_bytes(training.optimizer), rule.moments_sharded);
+  plan.weight_bytes_per_param = per_param(rule.weight_bytes, rule.weights_sharded) +
+                                (training.precision == Precision::kFp8 ? plan.profile.fp8_weight_cache_bytes : 0.0);
+  plan.grad_bytes_per_param = per_param(rule.grad_bytes, rule.grads_sharded) +
+                              per_param(rule.grad_fp32_bytes, rule.grads_fp32_sharded);
+  plan.optimizer_bytes_per_param = per_param(rule.master_bytes, rule.master_sharded) +
+                                   per_param(optimizer_moment_bytes(training.optimizer), rule.moments_sharded);
+  plan.layer_parameters = layer_parameters_on_tp_rank(model, layout.tp);
+  plan.vocab_parameters = double(plan.padded_vocab) * double(model.hidden) / double(layout.tp);
+  return plan;
+}
 
-  const double layer_params = layer_parameters_on_tp_rank(model, layout.tp);
-  const double vocab_params = double(report.padded_vocab) * double(model.hidden) / double(layout.tp);
-  const int64_t communicators = count_communicators(layout, report.dp);
-  const bool sequence_parallel = training.sp && layout.tp > 1;
+RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t stage_index, bool with_chunks) {
+  const ModelSpec& model = config.model;
+  const TrainingSpec& training = config.training;
+  const Layout& layout = config.layout;
+  StagePlacement stage = place_stage(model.layers, layout, stage_index);
 
-  for (const StagePlacement& stage : place_stages(model.layers, layout)) {
-    RankMemory rank;
-    rank.role = role_name(stage.stage, layout.pp);
-    rank.pp_stage = stage.stage;
-    rank.chunks = stage.chunks;
-    RankIntermediates& in = rank.intermediates;
-    in.layers = stage.layers;
-    in.layer_parameters = layer_params;
-    in.embedding_parameters = stage.has_embedding ? vocab_params : 0.0;
-    // The LM head: its own matrix when untied; when tied and split over stages, Megatron keeps a
-    // copy of the embedding on the last stage (synchronised by the embedding group).
-    const bool head_matrix = !model.tied_embeddings || layout.pp > 1;
-    in.lm_head_parameters = stage.has_lm_head
-                                ? (head_matrix ? vocab_params : 0.0) + final_norm_parameters(model)
-                                : 0.0;
-    in.parameters = double(stage.layers) * layer_params + in.embedding_parameters + in.lm_head_parameters;
-    // The unit that ZeRO-3 gathers whole: FSDP2 wraps each block (torchtitan apply_fsdp);
-    // DeepSpeed gathers leaf modules, the largest being a projection or the (un)embedding.
-    const double largest_projection = double(model.hidden) * double(std::max(model.ffn, model.hidden)) / double(layout.tp);
-    // FSDP: the input embedding's unsharded weight and gradient live only in its own backward,
-    // which runs last, after every activation is freed, so it never joins the peak.
-    in.largest_unit_parameters = training.framework == Framework::kFsdp
-                                     ? std::max(layer_params, in.lm_head_parameters)
-                                     : std::max({largest_projection, in.embedding_parameters, in.lm_head_parameters});
-    in.weight_bytes_per_param = weight_bpp;
-    in.grad_bytes_per_param = grad_bpp;
-    in.optimizer_bytes_per_param = optimizer_bpp;
-    in.activations = stage_activations(model, settings, stage, layout.pp, layout.vpp, report.num_microbatches);
-    in.in_flight_microbatches = in.activations.in_flight;
-    in.nccl_communicators = communicators;
-
-    double logits = 0;
-    if (stage.has_lm_head) {
-      in.logits_elements = double(training.seq) / double(layout.cp) * double(training.micro_batch) *
-                           double(report.padded_vocab) / double(layout.tp);
-      logits = logits_loss_bytes(training.seq, training.micro_batch, report.padded_vocab, layout.tp,
-                                 layout.cp, profile.bytes_per_logit);
+  RankMemory rank;
+  rank.role = role_name(stage.stage, layout.pp);
+  rank.pp_stage = stage.stage;
+  if (with_chunks) {
+    int64_t first_layer = 0;
+    const std::vector<int64_t> counts = virtual_stage_layers(model.layers, layout);
+    for (int64_t j = 0; j < int64_t(counts.size()); ++j) {
+      if (j % layout.pp == stage.stage) rank.chunks.push_back({j / layout.pp, first_layer, counts[size_t(j)]});
+      first_layer += counts[size_t(j)];
     }
-
-    // Backward temporaries of one layer: the f-wide gradients (SwiGLU: d(gate), d(up), d(product);
-    // GeLU: two) and the gradients of the block input/output, plus SP's all-gathered input.
-    const double s_local = double(training.seq) / double(layout.cp);
-    const double sb = s_local * double(training.micro_batch);
-    const double f_grads = model.mlp == MlpKind::kSwiGlu ? 3.0 : 2.0;
-    const double t_sp = sequence_parallel ? double(layout.tp) : 1.0;
-    const double backward_temporaries = f_grads * 2.0 * sb * double(model.ffn) / double(layout.tp) +
-                                        2.0 * 2.0 * sb * double(model.hidden) / t_sp;
-    const double sp_gather = sequence_parallel ? 2.0 * sb * double(model.hidden) : 0.0;
-
-    // A stage peaks either at the end of a forward (logits and loss buffers live) or inside a
-    // layer's backward (recomputed layer + gradient temporaries live); never both at once, since
-    // the loss buffers are freed before any layer's backward runs.
-    const double forward_end_extra = logits;
-    const double backward_extra = in.activations.recompute_working_bytes + backward_temporaries;
-    in.peak_at_backward = backward_extra >= forward_end_extra;
-    in.logits_bytes = logits;
-    in.backward_working_bytes = backward_extra;
-
-    auto& c = rank.component_bytes;
-    c[size_t(Component::kWeights)] = in.parameters * weight_bpp;
-    c[size_t(Component::kGradients)] = in.parameters * grad_bpp;
-    c[size_t(Component::kOptimizerStates)] = in.parameters * optimizer_bpp;
-    c[size_t(Component::kActivations)] =
-        in.activations.total - (in.peak_at_backward ? 0.0 : in.activations.recompute_working_bytes);
-    c[size_t(Component::kLogitsLoss)] = in.peak_at_backward ? 0.0 : logits;
-    c[size_t(Component::kCommBuffers)] = comm_buffer_bytes(config, in);
-    c[size_t(Component::kWorkspace)] =
-        kCublasWorkspaceBytes + sp_gather + (in.peak_at_backward ? backward_temporaries : 0.0);
-    const double dynamic = c[size_t(Component::kActivations)] + c[size_t(Component::kLogitsLoss)] +
-                           c[size_t(Component::kCommBuffers)] + c[size_t(Component::kWorkspace)];
-    c[size_t(Component::kFragmentation)] = kFragmentationFraction * dynamic;
-    c[size_t(Component::kNccl)] = double(communicators) * kNcclBytesPerCommunicator;
-    c[size_t(Component::kCudaContext)] = kCudaContextBytes;
-
-    for (int i = 0; i <= int(Component::kWorkspace); ++i) rank.peak_allocated_bytes += c[size_t(i)];
-    rank.peak_reserved_bytes = rank.peak_allocated_bytes + c[size_t(Component::kFragmentation)];
-    rank.device_bytes = rank.peak_reserved_bytes + c[size_t(Component::kNccl)] + c[size_t(Component::kCudaContext)];
-    report.ranks.push_back(std::move(rank));
   }
+  RankIntermediates& in = rank.intermediates;
+  in.layers = stage.layers;
+  in.layer_parameters = plan.layer_parameters;
+  in.embedding_parameters = stage.has_embedding ? plan.vocab_parameters : 0.0;
+  // The LM head: its own matrix when untied; when tied and split over stages, Megatron keeps a
+  // copy of the embedding on the last stage (synchronised by the embedding group).
+  const bool head_matrix = !model.tied_embeddings || layout.pp > 1;
+  in.lm_head_parameters =
+      stage.has_lm_head ? (head_matrix ? plan.vocab_parameters : 0.0) + final_norm_parameters(model) : 0.0;
+  in.parameters = double(stage.layers) * plan.layer_parameters + in.embedding_parameters + in.lm_head_parameters;
+  // The unit that ZeRO-3 gathers whole: FSDP2 wraps each block (torchtitan apply_fsdp); DeepSpeed
+  // gathers leaf modules, the largest being a projection or the (un)embedding. FSDP: the input
+  // embedding's unsharded weight and gradient live only in its own backward, which runs last,
+  // after every activation is freed, so it never joins the peak.
+  const double largest_projection =
+      double(model.hidden) * double(std::max(model.ffn, model.hidden)) / double(layout.tp);
+  in.largest_unit_parameters = training.framework == Framework::kFsdp
+                                   ? std::max(plan.layer_parameters, in.lm_head_parameters)
+                                   : std::max({largest_projection, in.embedding_parameters, in.lm_head_parameters});
+  in.weight_bytes_per_param = plan.weight_bytes_per_param;
+  in.grad_bytes_per_param = plan.grad_bytes_per_param;
+  in.optimizer_bytes_per_param = plan.optimizer_bytes_per_param;
+  in.activations = stage_activations(model, plan.activation_settings, stage, layout.pp, layout.vpp, plan.num_microbatches);
+  in.in_flight_microbatches = in.activations.in_flight;
+  in.nccl_communicators = plan.nccl_communicators;
+
+  double logits = 0;
+  if (stage.has_lm_head) {
+    in.logits_elements = double(training.seq) / double(layout.cp) * double(training.micro_batch) *
+                         double(plan.padded_vocab) / double(layout.tp);
+    logits = in.logits_elements * plan.profile.bytes_per_logit;
+  }
+
+  // Backward temporaries of one layer: the f-wide gradients (SwiGLU: d(gate), d(up), d(product);
+  // GeLU: two) and the gradients of the block input/output, plus SP's all-gathered input.
+  const bool sequence_parallel = training.sp && layout.tp > 1;
+  const double sb = double(training.seq) / double(layout.cp) * double(training.micro_batch);
+  const double f_grads = model.mlp == MlpKind::kSwiGlu ? 3.0 : 2.0;
+  const double t_sp = sequence_parallel ? double(layout.tp) : 1.0;
+  const double backward_temporaries =
+      f_grads * 2.0 * sb * double(model.ffn) / double(layout.tp) + 2.0 * 2.0 * sb * double(model.hidden) / t_sp;
+  const double sp_gather = sequence_parallel ? 2.0 * sb * double(model.hidden) : 0.0;
+
+  // A stage peaks either at the end of a forward (logits and loss buffers live) or inside a
+  // layer's backward (recomputed layer + gradient temporaries live); never both at once, since
+  // the loss buffers are freed before any layer's backward runs.
+  const double forward_end_extra = logits;
+  const double backward_extra = in.activations.recompute_working_bytes + backward_temporaries;
+  in.peak_at_backward = backward_extra >= forward_end_extra;
+  in.logits_bytes = logits;
+  in.backward_working_bytes = backward_extra;
+
+  auto& c = rank.component_bytes;
+  c[size_t(Component::kWeights)] = in.parameters * plan.weight_bytes_per_param;
+  c[size_t(Component::kGradients)] = in.parameters * plan.grad_bytes_per_param;
+  c[size_t(Component::kOptimizerStates)] = in.parameters * plan.optimizer_bytes_per_param;
+  c[size_t(Component::kActivations)] =
+      in.activations.total - (in.peak_at_backward ? 0.0 : in.activations.recompute_working_bytes);
+  c[size_t(Component::kLogitsLoss)] = in.peak_at_backward ? 0.0 : logits;
+  c[size_t(Component::kCommBuffers)] = comm_buffer_bytes(config, in);
+  c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes + sp_gather + (in.peak_at_backward ? backward_temporaries : 0.0);
+  const double dynamic = c[size_t(Component::kActivations)] + c[size_t(Component::kLogitsLoss)] +
+                         c[size_t(Component::kCommBuffers)] + c[size_t(Component::kWorkspace)];
+  c[size_t(Component::kFragmentation)] = kFragmentationFraction * dynamic;
+  c[size_t(Component::kNccl)] = double(plan.nccl_communicators) * kNcclBytesPerCommunicator;
+  c[size_t(Component::kCudaContext)] = kCudaContextBytes;
+
+  for (int i = 0; i <= int(Component::kWorkspace); ++i) rank.peak_allocated_bytes += c[size_t(i)];
+  rank.peak_reserved_bytes = rank.peak_allocated_bytes + c[size_t(Component::kFragmentation)];
+  rank.device_bytes = rank.peak_reserved_bytes + c[size_t(Component::kNccl)] + c[size_t(Component::kCudaContext)];
+  return rank;
+}
+
+RankMemory worst_stage_memory(const Config& config, const MemoryPlan& plan) {
+  const int64_t pp = config.layout.pp;
+  RankMemory worst = stage_memory(config, plan, 0, false);
+  for (int64_t stage : {int64_t(1), pp - 1}) {
+    if (stage <= 0 || stage >= pp) continue;
+    RankMemory candidate = stage_memory(config, plan, stage, false);
+    if (candidate.device_bytes > worst.device_bytes) worst = candidate;
+  }
+  return worst;
+}
+
+Verdict verdict_for(double device_bytes, double capacity_bytes, double headroom) {
+  if (device_bytes > capacity_bytes) return Verdict::kOutOfMemory;
+  if (device_bytes >= headroom * capacity_bytes) return Verdict::kTight;
+  return Verdict::kFits;
+}
+
+MemoryReport estimate_memory(const Config& config) {
+  MemoryReport report;
+  report.issues = validate(config);
+  report.capacity_bytes = config.gpu.memory_bytes;
+  report.headroom = config.training.headroom;
+  if (!report.valid()) return report;
+
+  const MemoryPlan plan = plan_memory(config);
+  report.dp = plan.dp;
+  report.num_microbatches = plan.num_microbatches;
+  report.optimizer_shard_ranks = plan.optimizer_shard_ranks;
+  report.total_parameters = total_parameters(config.model);
+  report.padded_vocab = plan.padded_vocab;
+  report.layer_activations = plan.layer_activations;
+  for (int64_t stage = 0; stage < config.layout.pp; ++stage)
+    report.ranks.push_back(stage_memory(config, plan, stage, /*with_chunks=*/true));
 
   for (size_t i = 1; i < report.ranks.size(); ++i)
     if (report.ranks[i].device_bytes > report.ranks[size_t(report.worst_rank)].device_bytes)
       report.worst_rank = int64_t(i);
-  const double worst = report.worst().device_bytes;
-  if (worst > report.capacity_bytes) report.verdict = Verdict::kOutOfMemory;
-  else if (worst >= report.headroom * report.capacity_bytes) report.verdict = Verdict::kTight;
-  else report.verdict = Verdict::kFits;
+  report.verdict = verdict_for(report.worst().device_bytes, report.capacity_bytes, report.headroom);
   return report;
 }
 

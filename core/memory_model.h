@@ -79,7 +79,7 @@ struct RankIntermediates {
 };
 
 struct RankMemory {
-  std::string role;                     // "only" | "first" | "middle" | "last"
+  const char* role = "only";            // "only" | "first" | "middle" | "last"
   int64_t pp_stage = 0;
   std::vector<ChunkLayers> chunks;      // interleaved chunks held by this rank
   std::array<double, kComponentCount> component_bytes{};  // indexed by Component
@@ -114,5 +114,32 @@ struct MemoryReport {
 
 // Validates, then estimates every pipeline stage. Invalid input: ranks empty, issues filled.
 MemoryReport estimate_memory(const Config& config);
+
+// The per-configuration constants behind every stage's numbers, computed once (the layout
+// search evaluates a few stages per candidate with them, without building a whole report).
+struct MemoryPlan {
+  FrameworkProfile profile;
+  ActivationSettings activation_settings;
+  LayerActivations layer_activations;
+  int64_t dp = 0;
+  int64_t num_microbatches = 0;
+  int64_t optimizer_shard_ranks = 0;
+  int64_t padded_vocab = 0;
+  int64_t nccl_communicators = 0;
+  double weight_bytes_per_param = 0;
+  double grad_bytes_per_param = 0;
+  double optimizer_bytes_per_param = 0;
+  double layer_parameters = 0;   // one layer on one TP rank
+  double vocab_parameters = 0;   // v_pad * h / tp
+};
+
+// Requires a valid config (validate() returned no errors).
+MemoryPlan plan_memory(const Config& config);
+// One stage's memory; `with_chunks` fills RankMemory::chunks (the search leaves it empty).
+RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t stage, bool with_chunks);
+// The stages that can be the worst: first, the first middle one (most layers under an uneven
+// split, most in-flight micro-batches among the middle) and last. Returns the worst's memory.
+RankMemory worst_stage_memory(const Config& config, const MemoryPlan& plan);
+Verdict verdict_for(double device_bytes, double capacity_bytes, double headroom);
 
 }  // namespace meshfit

@@ -50,27 +50,39 @@ double total_parameters(const ModelSpec& model) {
          final_norm_parameters(model);
 }
 
-std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout) {
+namespace {
+
+// Layers of virtual stage j (0 .. pp*vpp-1) under the split rule of virtual_stage_layers.
+int64_t chunk_layers(int64_t layers, const Layout& layout, int64_t j) {
   const int64_t chunks = layout.pp * layout.vpp;
-  std::vector<int64_t> counts(size_t(chunks), 0);
-  int64_t first = layout.pp_first_stage_layers;
-  int64_t last = layout.pp_last_stage_layers;
-  if (chunks == 1) {
-    counts[0] = layers;
-    return counts;
-  }
-  int64_t remaining = layers - first - last;
-  int64_t begin = first > 0 ? 1 : 0;
-  int64_t end = last > 0 ? chunks - 1 : chunks;
-  if (first > 0) counts[0] = first;
-  if (last > 0) counts[size_t(chunks - 1)] = last;
-  const int64_t middle = end - begin;
-  if (middle <= 0) return counts;  // validation guarantees first + last == layers here
-  for (int64_t j = begin; j < end; ++j) {
-    const int64_t index = j - begin;
-    counts[size_t(j)] = remaining / middle + (index < remaining % middle ? 1 : 0);
-  }
+  if (chunks == 1) return layers;
+  const int64_t first = layout.pp_first_stage_layers;
+  const int64_t last = layout.pp_last_stage_layers;
+  if (first > 0 && j == 0) return first;
+  if (last > 0 && j == chunks - 1) return last;
+  const int64_t begin = first > 0 ? 1 : 0;
+  const int64_t middle = (last > 0 ? chunks - 1 : chunks) - begin;
+  const int64_t remaining = layers - first - last;
+  const int64_t index = j - begin;
+  return remaining / middle + (index < remaining % middle ? 1 : 0);
+}
+
+}  // namespace
+
+std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout) {
+  std::vector<int64_t> counts(size_t(layout.pp * layout.vpp));
+  for (int64_t j = 0; j < int64_t(counts.size()); ++j) counts[size_t(j)] = chunk_layers(layers, layout, j);
   return counts;
+}
+
+StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage) {
+  StagePlacement placement;
+  placement.stage = stage;
+  for (int64_t chunk = 0; chunk < layout.vpp; ++chunk)
+    placement.layers += chunk_layers(layers, layout, chunk * layout.pp + stage);
+  placement.has_embedding = stage == 0;
+  placement.has_lm_head = stage == layout.pp - 1;
+  return placement;
 }
 
 std::vector<StagePlacement> place_stages(int64_t layers, const Layout& layout) {

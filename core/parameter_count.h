@@ -49,5 +49,7 @@ struct StagePlacement {
 std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout);
 // Every pipeline stage with its chunks: virtual stage j lives on rank j % pp (Megatron interleaving).
 std::vector<StagePlacement> place_stages(int64_t layers, const Layout& layout);
+// One stage without its chunk list (no allocation): what the layout search evaluates.
+StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage);
 
 }  // namespace meshfit

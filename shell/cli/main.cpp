@@ -147,9 +147,9 @@ void print_table(const meshfit::Config& config, const meshfit::MemoryReport& rep
   std::printf("%-18s", "GiB");
   for (const meshfit::RankMemory& rank : report.ranks) {
     char name[32];
-    std::snprintf(name, sizeof name, "%s%s%lld", rank.role.c_str(), report.ranks.size() > 1 ? " " : "",
+    std::snprintf(name, sizeof name, "%s%s%lld", rank.role, report.ranks.size() > 1 ? " " : "",
                   report.ranks.size() > 1 ? (long long)rank.pp_stage : 0LL);
-    std::printf("%12s", report.ranks.size() > 1 ? name : rank.role.c_str());
+    std::printf("%12s", report.ranks.size() > 1 ? name : rank.role);
   }
   std::printf("\n");
   for (int i = 0; i < meshfit::kComponentCount; ++i) {
@@ -168,7 +168,7 @@ void print_table(const meshfit::Config& config, const meshfit::MemoryReport& rep
   }
   const meshfit::RankMemory& worst = report.worst();
   std::printf("\nworst rank: %s (stage %lld), %s GiB of %s GiB = %.1f%% -> %s (tight at >= %.0f%%)\n",
-              worst.role.c_str(), (long long)worst.pp_stage, gib(worst.device_bytes).c_str(),
+              worst.role, (long long)worst.pp_stage, gib(worst.device_bytes).c_str(),
               gib(report.capacity_bytes).c_str(), 100.0 * worst.device_bytes / report.capacity_bytes,
               meshfit::to_string(report.verdict), 100.0 * report.headroom);
 }

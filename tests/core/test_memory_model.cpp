@@ -214,3 +214,25 @@ TEST_CASE("the last stage of a 128k-vocabulary model carries the logits; the ver
   config.training.headroom = 0.4;
   CHECK(estimate_memory(config).verdict == Verdict::kTight);
 }
+
+TEST_CASE("the search's fast path finds the same worst stage as the full report") {
+  for (const Config& base : layout_matrix()) {
+    for (int64_t vpp : {1, 2}) {
+      Config config = base;
+      config.layout.vpp = config.layout.pp > 1 ? vpp : 1;
+      const MemoryReport report = estimate_memory(config);
+      if (!report.valid()) continue;
+      const RankMemory fast = worst_stage_memory(config, plan_memory(config));
+      CAPTURE(config.model.name);
+      CAPTURE(config.layout.pp);
+      CHECK(fast.pp_stage == report.worst().pp_stage);
+      CHECK(fast.device_bytes == report.worst().device_bytes);
+    }
+  }
+  Config uneven = preset_config("llama3.1-405b", 1024, 8, 16);
+  uneven.layout.pp_first_stage_layers = 4;
+  uneven.layout.pp_last_stage_layers = 2;
+  const MemoryReport report = estimate_memory(uneven);
+  REQUIRE(report.valid());
+  CHECK(worst_stage_memory(uneven, plan_memory(uneven)).device_bytes == report.worst().device_bytes);
+}

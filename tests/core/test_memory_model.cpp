@@ -231,7 +231,9 @@ TEST_CASE("the search's fast path finds the same worst stage as the full report"
   }
   Config uneven = preset_config("llama3.1-405b", 1024, 8, 16);
   uneven.layout.pp_first_stage_layers = 4;
-  uneven.layout.pp_last_stage_layers = 2;
+  uneven.layout.pp_last_stage_layers = 2;  // 120 layers over 14 middle stages: 9,9,9,9,9,9,8,...
+  uneven.training.framework = Framework::kFsdp;  // Megatron-LM would refuse the uneven middle
+  uneven.layout.zero = 3;
   const MemoryReport report = estimate_memory(uneven);
   REQUIRE(report.valid());
   CHECK(worst_stage_memory(uneven, plan_memory(uneven)).device_bytes == report.worst().device_bytes);

@@ -339,6 +339,119 @@ json memory_report_to_json(const MemoryReport& report) {
   return out;
 }
 
+void add_step_report(json& out, const StepReport& step) {
+  out["step_time_s"] = step.step_time_s;
+  out["tokens_per_s_per_gpu"] = step.tokens_per_s_per_gpu;
+  out["mfu"] = step.mfu;
+  out["hfu"] = step.hfu;
+  out["tflops_per_gpu"] = step.tflops_per_gpu;
+  out["model_flops_per_token"] = step.model_flops_per_token;
+  out["bubble_fraction"] = step.bubble_fraction;
+  out["gemm_efficiency"] = step.gemm_efficiency;
+  out["tp_crosses_nodes"] = step.tp_crosses_nodes;
+  out["dp_crosses_nodes"] = step.dp_crosses_nodes;
+  const StepBreakdown& b = step.breakdown;
+  out["breakdown"] = {{"compute_s", b.compute_s},     {"tp_comm_s", b.tp_comm_s},   {"cp_comm_s", b.cp_comm_s},
+                      {"pp_bubble_s", b.pp_bubble_s}, {"pp_p2p_s", b.pp_p2p_s},     {"dp_comm_s", b.dp_comm_s},
+                      {"optimizer_s", b.optimizer_s}};
+}
+
+SearchOptions search_options_from_json(json& object, std::vector<Issue>& issues) {
+  SearchOptions options;
+  Reader read(issues);
+  const auto take = [&](const char* key) -> std::optional<json> {
+    if (!object.contains(key) || object[key].is_null()) {
+      object.erase(key);
+      return std::nullopt;
+    }
+    json value = object[key];
+    object.erase(key);
+    return value;
+  };
+  const std::pair<const char*, Range*> pins[] = {{"dp", &options.dp}, {"tp", &options.tp}, {"pp", &options.pp},
+                                                  {"cp", &options.cp}, {"vpp", &options.vpp},
+                                                  {"micro_batch", &options.micro_batch}};
+  for (const auto& [key, range] : pins) {
+    if (auto value = take(key)) {
+      int64_t pinned = 0;
+      read.integer(key, *value, pinned);
+      *range = Range::pinned(pinned);
+    }
+    const std::string bound = std::string("max_") + key;
+    if (auto value = take(bound.c_str())) read.integer(bound, *value, range->max);
+  }
+  if (auto value = take("zero")) {
+    int64_t zero = -1;
+    read.integer("zero", *value, zero);
+    for (int64_t stage = 0; stage < 4; ++stage) options.zero[size_t(stage)] = stage == zero;
+  }
+  if (auto value = take("recompute")) {
+    Recompute recompute = Recompute::kNone;
+    read.word("recompute", *value, recompute, recompute_from_string, "none, selective, full");
+    for (int i = 0; i < 3; ++i) options.recompute[size_t(i)] = i == int(recompute);
+  }
+  if (auto value = take("sp")) {
+    bool sp = true;
+    read.boolean("sp", *value, sp);
+    options.sp = sp ? SpChoice::kOn : SpChoice::kOff;
+  }
+  if (auto value = take("memory_limit")) {
+    read.number("memory_limit", *value, options.memory_limit);
+    if (!(options.memory_limit > 0 && options.memory_limit <= 1.0))
+      issues.push_back({IssueCode::kThresholdOutOfRange, Severity::kError, "memory_limit",
+                        "memory_limit must be a fraction in (0, 1], got " + std::to_string(options.memory_limit) + "."});
+  }
+  if (auto value = take("top")) read.integer("top", *value, options.top_k);
+  if (options.top_k < 1)
+    issues.push_back({IssueCode::kNotPositive, Severity::kError, "top", "top must be a positive integer."});
+  return options;
+}
+
+json layout_candidate_to_json(const LayoutCandidate& c) {
+  json out = {{"dp", c.layout.dp},
+              {"tp", c.layout.tp},
+              {"pp", c.layout.pp},
+              {"cp", c.layout.cp},
+              {"vpp", c.layout.vpp},
+              {"micro_batch", c.micro_batch},
+              {"zero", c.layout.zero},
+              {"recompute", to_string(c.recompute)},
+              {"sp", c.sp},
+              {"pp_first_stage_layers", c.layout.pp_first_stage_layers},
+              {"pp_last_stage_layers", c.layout.pp_last_stage_layers},
+              {"peak_allocated_bytes", c.peak_allocated_bytes},
+              {"peak_reserved_bytes", c.peak_reserved_bytes},
+              {"device_bytes", c.device_bytes},
+              {"worst_rank_role", c.worst_role},
+              {"worst_rank", c.worst_stage},
+              {"verdict", to_string(c.verdict)},
+              {"fits", c.verdict != Verdict::kOutOfMemory},
+              {"feasible", c.feasible}};
+  if (c.feasible) add_step_report(out, c.step);
+  return out;
+}
+
+json search_result_to_json(const SearchResult& result) {
+  json out = {{"issues", issues_to_json(result.issues)}};
+  if (!result.valid()) return out;
+  out["evaluated"] = result.evaluated;
+  out["feasible"] = result.feasible;
+  out["memory_evaluations"] = result.memory_evaluations;
+  json rejected = json::object();
+  for (int i = 0; i < kRejectReasonCount; ++i)
+    if (result.rejected[size_t(i)] > 0) rejected[to_string(RejectReason(i))] = result.rejected[size_t(i)];
+  out["rejected"] = rejected;
+  out["layouts"] = json::array();
+  for (const LayoutCandidate& c : result.top) out["layouts"].push_back(layout_candidate_to_json(c));
+  out["pareto"] = json::array();
+  for (const LayoutCandidate& c : result.pareto) out["pareto"].push_back(layout_candidate_to_json(c));
+  if (!result.all.empty()) {
+    out["all"] = json::array();
+    for (const LayoutCandidate& c : result.all) out["all"].push_back(layout_candidate_to_json(c));
+  }
+  return out;
+}
+
 json presets_to_json() {
   json models = json::array();
   for (const ModelPreset& preset : model_presets()) {

@@ -9,7 +9,9 @@
 
 #include "config.h"
 #include "issue.h"
+#include "layout_search.h"
 #include "memory_model.h"
+#include "perf_model.h"
 
 namespace meshfit {
 
@@ -29,5 +31,15 @@ nlohmann::json config_to_json(const Config& config);
 nlohmann::json issues_to_json(const std::vector<Issue>& issues);
 nlohmann::json memory_report_to_json(const MemoryReport& report);
 nlohmann::json presets_to_json();
+
+// Search options from the same flat object: layout fields present in it (dp, tp, pp, cp, vpp,
+// micro_batch, zero, recompute, sp) pin that dimension; max_tp, max_pp, max_cp, max_vpp,
+// max_micro_batch, max_dp bound it; memory_limit and top set the rest. The keys it reads are
+// removed from `object`, so that parse_config sees only config fields.
+SearchOptions search_options_from_json(nlohmann::json& object, std::vector<Issue>& issues);
+nlohmann::json layout_candidate_to_json(const LayoutCandidate& candidate);
+nlohmann::json search_result_to_json(const SearchResult& result);
+// Adds step_time_s, tokens_per_s_per_gpu, mfu, hfu, tflops_per_gpu and the breakdown to `out`.
+void add_step_report(nlohmann::json& out, const StepReport& step);
 
 }  // namespace meshfit

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "memory_model.h"
+#include "perf_model.h"
 #include "serialize.h"
 #include "units.h"
 
@@ -32,6 +33,7 @@ json flag_value(const std::string& text) {
 }
 
 struct Inputs {
+  bool search = false;  // `meshfit search`: layout flags become pins, search flags are accepted
   std::string config_file;
   std::map<std::string, std::string> values;  // JSON key -> flag text
   std::map<std::string, int> switches;        // JSON key -> 1/0, -1 when not given
@@ -72,6 +74,23 @@ void add_input_flags(CLI::App& command, Inputs& in) {
       {"pp-first-stage-layers", "layers on the first pipeline stage (uneven split)"},
       {"pp-last-stage-layers", "layers on the last pipeline stage (uneven split)"},
   };
+  const std::pair<const char*, const char*> search_options[] = {
+      {"max-dp", "search: largest dp"},
+      {"max-tp", "search: largest tp"},
+      {"max-pp", "search: largest pp"},
+      {"max-cp", "search: largest cp"},
+      {"max-vpp", "search: largest vpp (default 8)"},
+      {"max-micro-batch", "search: largest micro-batch (default 16)"},
+      {"memory-limit", "search: feasible if the worst rank uses at most this fraction of capacity (default 1)"},
+      {"top", "search: layouts to list (default 10)"},
+  };
+  for (const auto& [flag, help] : search_options) {
+    if (!in.search) break;
+    std::string key = flag;
+    for (char& ch : key)
+      if (ch == '-') ch = '_';
+    command.add_option(std::string("--") + flag, in.values[key], help);
+  }
   for (const auto& [flag, help] : options) {
     std::string key = flag;
     for (char& ch : key)
@@ -173,6 +192,54 @@ void print_table(const meshfit::Config& config, const meshfit::MemoryReport& rep
               meshfit::to_string(report.verdict), 100.0 * report.headroom);
 }
 
+std::string layout_label(const json& c) {
+  char text[160];
+  std::snprintf(text, sizeof text, "dp=%-5lld tp=%-2lld pp=%-3lld cp=%-3lld vpp=%-2lld mb=%-2lld zero=%lld %-9s sp=%d",
+                c["dp"].get<long long>(), c["tp"].get<long long>(), c["pp"].get<long long>(), c["cp"].get<long long>(),
+                c["vpp"].get<long long>(), c["micro_batch"].get<long long>(), c["zero"].get<long long>(),
+                c["recompute"].get<std::string>().c_str(), c["sp"].get<bool>() ? 1 : 0);
+  return text;
+}
+
+int run_search(const Inputs& in) {
+  json object;
+  if (!gather_config(in, object)) return 1;
+  std::vector<meshfit::Issue> issues;
+  const meshfit::SearchOptions options = meshfit::search_options_from_json(object, issues);
+  meshfit::ParsedConfig parsed = meshfit::parse_config(object);
+  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  meshfit::SearchResult result;
+  if (meshfit::has_errors(issues)) {
+    result.issues = issues;
+  } else {
+    result = meshfit::search_layouts(parsed.config, options);
+    result.issues.insert(result.issues.begin(), issues.begin(), issues.end());
+  }
+  const json out = meshfit::search_result_to_json(result);
+  if (in.json_output) {
+    std::cout << out.dump(2) << "\n";
+  } else if (result.valid()) {
+    std::printf("%s on %lld x %s: %lld layouts evaluated, %lld feasible\n", parsed.config.model.name.c_str(),
+                (long long)parsed.config.cluster.gpus, parsed.config.gpu.name.c_str(), (long long)result.evaluated,
+                (long long)result.feasible);
+    for (const auto& [reason, count] : out["rejected"].items())
+      std::printf("  rejected %-24s %lld\n", reason.c_str(), count.get<long long>());
+    std::printf("\n%-4s %-70s %9s %10s %6s %7s %7s %7s\n", "rank", "layout", "mem GiB", "tok/s/GPU", "MFU", "bubble",
+                "TP", "DP");
+    int rank = 0;
+    for (const json& c : out["layouts"]) {
+      const double step = c["step_time_s"].get<double>();
+      std::printf("%-4d %-70s %9.1f %10.0f %5.1f%% %6.1f%% %6.1f%% %6.1f%%\n", ++rank, layout_label(c).c_str(),
+                  meshfit::bytes_to_gib(c["device_bytes"].get<double>()), c["tokens_per_s_per_gpu"].get<double>(),
+                  100.0 * c["mfu"].get<double>(), 100.0 * c["breakdown"]["pp_bubble_s"].get<double>() / step,
+                  100.0 * c["breakdown"]["tp_comm_s"].get<double>() / step,
+                  100.0 * c["breakdown"]["dp_comm_s"].get<double>() / step);
+    }
+  }
+  if (!in.json_output || !result.valid()) print_issues(result.issues);
+  return result.valid() ? 0 : kExitInvalid;
+}
+
 int run_estimate(const Inputs& in) {
   json object;
   if (!gather_config(in, object)) return 1;
@@ -186,10 +253,14 @@ int run_estimate(const Inputs& in) {
   }
   if (in.json_output) {
     json out = meshfit::memory_report_to_json(report);
+    if (report.valid()) meshfit::add_step_report(out, meshfit::predict_step(parsed.config, meshfit::plan_memory(parsed.config)));
     out["config"] = meshfit::config_to_json(parsed.config);
     std::cout << out.dump(2) << "\n";
   } else if (report.valid()) {
     print_table(parsed.config, report);
+    const meshfit::StepReport step = meshfit::predict_step(parsed.config, meshfit::plan_memory(parsed.config));
+    std::printf("predicted step %.3f s, %.0f tokens/s/GPU, MFU %.1f%%\n", step.step_time_s, step.tokens_per_s_per_gpu,
+                100.0 * step.mfu);
   }
   if (!in.json_output || !report.valid()) print_issues(report.issues);
   return report.valid() ? 0 : kExitInvalid;
@@ -203,6 +274,10 @@ int main(int argc, char** argv) {
   Inputs estimate_inputs;
   CLI::App* estimate = app.add_subcommand("estimate", "per-rank memory of one training configuration");
   add_input_flags(*estimate, estimate_inputs);
+  Inputs search_inputs;
+  search_inputs.search = true;
+  CLI::App* search = app.add_subcommand("search", "rank every feasible layout for the GPU count");
+  add_input_flags(*search, search_inputs);
   bool presets_json = false;
   CLI::App* presets = app.add_subcommand("presets", "list model and GPU presets");
   presets->add_flag("--json", presets_json, "print JSON");
@@ -213,6 +288,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kExitInvalid;
   }
   if (estimate->parsed()) return run_estimate(estimate_inputs);
+  if (search->parsed()) return run_search(search_inputs);
   if (presets->parsed()) {
     const json all = meshfit::presets_to_json();
     if (presets_json) {

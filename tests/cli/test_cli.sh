@@ -53,5 +53,25 @@ check "table output labels GiB and names the worst rank" grep -q "worst rank: fi
 "$meshfit" presets --json >"$tmp/presets.json"
 check "presets --json lists models and gpus" json_has "$tmp/presets.json" "len(d['models'])>=15 and len(d['gpus'])>=10"
 
+check "estimate --json carries the step-time prediction" json_has "$tmp/ok.json" \
+  "all(k in d for k in ['step_time_s','tokens_per_s_per_gpu','mfu','breakdown']) and 0 < d['mfu'] < 1"
+
+"$meshfit" search --model llama3.1-405b --gpu h100-sxm --gpus 16384 --seq 8192 --global-batch 2048 --top 10 --json >"$tmp/search.json"
+check "search exits 0" test $? -eq 0
+check "search JSON has counts and ranked layouts with the promised fields" json_has "$tmp/search.json" \
+  "d['evaluated'] == d['feasible'] + sum(d['rejected'].values()) and len(d['layouts']) == 10 and all(all(k in l for k in ['dp','tp','pp','cp','vpp','micro_batch','zero','recompute','sp','peak_reserved_bytes','fits','step_time_s','tokens_per_s_per_gpu','mfu','breakdown']) for l in d['layouts'])"
+check "search layouts are sorted best first" json_has "$tmp/search.json" \
+  "all(a['tokens_per_s_per_gpu'] >= b['tokens_per_s_per_gpu'] for a, b in zip(d['layouts'], d['layouts'][1:]))"
+
+"$meshfit" search --model llama3-70b --gpus 64 --tp 8 --recompute full --max-pp 4 --json >"$tmp/pinned.json"
+check "search honours pins and bounds" json_has "$tmp/pinned.json" \
+  "d['layouts'] and all(l['tp'] == 8 and l['recompute'] == 'full' and l['pp'] <= 4 for l in d['layouts'])"
+
+"$meshfit" search --model llama3-8b --gpus 64 --memory-limit 1.5 --json >"$tmp/badlimit.json"
+check "search rejects a memory limit above 1 with exit 2" test $? -eq 2
+
+"$meshfit" search --model llama3-8b --gpus 64 >"$tmp/search.txt"
+check "search table lists ranked layouts" grep -q "^1 " "$tmp/search.txt"
+
 echo "cli: $passed passed, $failed failed"
 test "$failed" -eq 0

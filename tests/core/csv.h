@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "model_spec.h"
+
 namespace meshfit_test {
 
 using CsvRow = std::map<std::string, std::string>;
@@ -66,5 +68,19 @@ inline std::string data_path(const std::string& name) { return std::string(MESHF
 
 inline long long to_int(const std::string& text) { return text.empty() ? 0 : std::stoll(text); }
 inline double to_double(const std::string& text) { return text.empty() ? 0.0 : std::stod(text); }
+
+// The architecture columns every reference csv shares (model, hidden, layers, heads, kv_heads,
+// ffn, vocab) over a default (Llama-style) ModelSpec.
+inline meshfit::ModelSpec model_from_row(const CsvRow& row) {
+  meshfit::ModelSpec m;
+  m.name = row.at("model");
+  m.hidden = to_int(row.at("hidden"));
+  m.layers = to_int(row.at("layers"));
+  m.heads = to_int(row.at("heads"));
+  m.kv_heads = to_int(row.at("kv_heads"));
+  m.ffn = to_int(row.at("ffn"));
+  m.vocab = to_int(row.at("vocab"));
+  return m;
+}
 
 }  // namespace meshfit_test

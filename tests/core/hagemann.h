@@ -26,13 +26,7 @@ inline meshfit::Config hagemann_config(const CsvRow& row) {
   using namespace meshfit;
   Config config = default_config();
   ModelSpec& m = config.model;
-  m.name = row.at("model");
-  m.hidden = to_int(row.at("hidden"));
-  m.layers = to_int(row.at("layers"));
-  m.heads = to_int(row.at("heads"));
-  m.kv_heads = to_int(row.at("kv_heads"));
-  m.ffn = to_int(row.at("ffn"));
-  m.vocab = to_int(row.at("vocab"));
+  m = model_from_row(row);
   config.gpu = *find_gpu_preset("a100-80gb");
   config.cluster.gpus = to_int(row.at("num_gpus"));
   config.layout.tp = to_int(row.at("tp"));

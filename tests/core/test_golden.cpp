@@ -19,13 +19,7 @@ namespace {
 Config config_from_ref(const CsvRow& row) {
   Config config = default_config();
   ModelSpec& m = config.model;
-  m.name = row.at("model");
-  m.hidden = to_int(row.at("hidden"));
-  m.layers = to_int(row.at("layers"));
-  m.heads = to_int(row.at("heads"));
-  m.kv_heads = to_int(row.at("kv_heads"));
-  m.ffn = to_int(row.at("ffn"));
-  m.vocab = to_int(row.at("vocab"));
+  m = model_from_row(row);
   m.tied_embeddings = row.at("model") == "opensci-1.7b";  // "tied emb" (memory_measured.csv)
   config.layout.dp = to_int(row.at("dp"));
   config.layout.tp = to_int(row.at("tp"));

@@ -49,13 +49,7 @@ MeasuredCase case_from_row(const CsvRow& row) {
   Config& config = c.config;
   config = default_config();
   ModelSpec& m = config.model;
-  m.name = row.at("model");
-  m.hidden = to_int(row.at("hidden"));
-  m.layers = to_int(row.at("layers"));
-  m.heads = to_int(row.at("heads"));
-  m.kv_heads = to_int(row.at("kv_heads"));
-  m.ffn = to_int(row.at("ffn"));
-  m.vocab = to_int(row.at("vocab"));
+  m = model_from_row(row);
   m.tied_embeddings = contains(m.name, "tied emb");
   if (contains(m.name, "GPT")) {  // Megatron-DeepSpeed GPT: LayerNorm, GeLU, biases, tied embeddings
     m.norm = NormKind::kLayerNorm;

@@ -25,8 +25,7 @@ inline bool is_hagemann(const CsvRow& row) { return row.at("source").rfind("Hage
 inline meshfit::Config hagemann_config(const CsvRow& row) {
   using namespace meshfit;
   Config config = default_config();
-  ModelSpec& m = config.model;
-  m = model_from_row(row);
+  config.model = model_from_row(row);
   config.gpu = *find_gpu_preset("a100-80gb");
   config.cluster.gpus = to_int(row.at("num_gpus"));
   config.layout.tp = to_int(row.at("tp"));

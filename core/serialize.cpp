@@ -2,7 +2,9 @@
 // config files and (later) the JS API and URL state.
 #include "serialize.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 
@@ -11,6 +13,19 @@
 namespace meshfit {
 
 using nlohmann::json;
+
+json value_from_text(const std::string& text) {
+  if (text == "true") return true;
+  if (text == "false") return false;
+  if (text.empty()) return text;
+  char* end = nullptr;
+  errno = 0;
+  const long long integer = std::strtoll(text.c_str(), &end, 10);
+  if (end && *end == '\0' && errno == 0) return integer;
+  const double number = std::strtod(text.c_str(), &end);
+  if (end && *end == '\0' && std::isfinite(number)) return number;
+  return text;
+}
 
 Config default_config() {
   Config config;

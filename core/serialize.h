@@ -20,6 +20,10 @@ struct ParsedConfig {
   std::vector<Issue> issues;  // parse problems (unknown keys, wrong types, unknown presets)
 };
 
+// A value typed as text (a CLI flag, a URL state value) as JSON: integers and decimals as numbers,
+// so that parse_config reports fractions as not_integer; true/false as booleans; else a string.
+nlohmann::json value_from_text(const std::string& text);
+
 // The defaults every front end starts from: no model, H100 SXM, 8 GPUs, TrainingSpec/Layout defaults.
 Config default_config();
 // Reads a flat JSON object over default_config(). Presets ("model", "gpu") are applied before the

@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include "api.h"
 #include "memory_model.h"
-#include "perf_model.h"
 #include "serialize.h"
 #include "units.h"
 
@@ -19,22 +19,11 @@ namespace {
 using nlohmann::json;
 constexpr int kExitInvalid = 2;
 
-// A flag's text as a JSON value: integers and numbers as numbers (so the core reports fractions
-// as not_integer), true/false as booleans, anything else as a string.
-json flag_value(const std::string& text) {
-  if (text == "true") return true;
-  if (text == "false") return false;
-  char* end = nullptr;
-  const long long integer = std::strtoll(text.c_str(), &end, 10);
-  if (!text.empty() && end && *end == '\0') return integer;
-  const double number = std::strtod(text.c_str(), &end);
-  if (!text.empty() && end && *end == '\0') return number;
-  return text;
-}
-
 struct Inputs {
   bool search = false;  // `meshfit search`: layout flags become pins, search flags are accepted
   std::string config_file;
+  std::string state;                          // --state: a URL state under the file and flags
+  bool print_state = false;
   std::map<std::string, std::string> values;  // JSON key -> flag text
   std::map<std::string, int> switches;        // JSON key -> 1/0, -1 when not given
   bool json_output = false;
@@ -43,6 +32,8 @@ struct Inputs {
 void add_input_flags(CLI::App& command, Inputs& in) {
   command.add_option("--config", in.config_file, "JSON config file (flags override it)");
   command.add_flag("--json", in.json_output, "print one JSON object");
+  command.add_option("--state", in.state, "shareable state (v=1&model=...&tp=8), under --config and flags");
+  command.add_flag("--print-state", in.print_state, "print the shareable state of the resolved config");
   const std::pair<const char*, const char*> options[] = {
       {"model", "model preset (see `meshfit presets`)"},
       {"hidden", "hidden size"},
@@ -133,17 +124,18 @@ bool gather_config(const Inputs& in, json& object) {
       return false;
     }
   }
+  if (!in.state.empty() && !object.contains("state")) object["state"] = in.state;
   for (const auto& [key, text] : in.values)
-    if (!text.empty()) object[key] = flag_value(text);
+    if (!text.empty()) object[key] = meshfit::value_from_text(text);
   for (const auto& [key, value] : in.switches)
     if (value >= 0) object[key] = value == 1;
   return true;
 }
 
-void print_issues(const std::vector<meshfit::Issue>& issues) {
-  for (const meshfit::Issue& issue : issues)
-    std::cerr << meshfit::to_string(issue.severity) << ": " << issue.field << ": " << issue.message << " ["
-              << meshfit::to_string(issue.code) << "]\n";
+void print_issues(const json& issues) {
+  for (const json& issue : issues)
+    std::cerr << issue["severity"].get<std::string>() << ": " << issue["field"].get<std::string>() << ": "
+              << issue["message"].get<std::string>() << " [" << issue["code"].get<std::string>() << "]\n";
 }
 
 std::string gib(double bytes) {
@@ -152,44 +144,48 @@ std::string gib(double bytes) {
   return text;
 }
 
-void print_table(const meshfit::Config& config, const meshfit::MemoryReport& report) {
-  using meshfit::Component;
+// The readable table, rendered from run_estimate's JSON (the CLI computes nothing itself).
+void print_table(const json& out) {
+  const json& c = out["config"];
   std::printf("%s on %lld x %s (%s GiB), %s, dp=%lld tp=%lld pp=%lld cp=%lld vpp=%lld zero=%lld\n",
-              config.model.name.c_str(), (long long)config.cluster.gpus, config.gpu.name.c_str(),
-              gib(report.capacity_bytes).c_str(), meshfit::to_string(config.training.framework),
-              (long long)report.dp, (long long)config.layout.tp, (long long)config.layout.pp,
-              (long long)config.layout.cp, (long long)config.layout.vpp, (long long)config.layout.zero);
+              c["model"].get<std::string>().c_str(), c["gpus"].get<long long>(), c["gpu"].get<std::string>().c_str(),
+              gib(out["capacity_bytes"].get<double>()).c_str(), c["framework"].get<std::string>().c_str(),
+              c["dp"].get<long long>(), c["tp"].get<long long>(), c["pp"].get<long long>(), c["cp"].get<long long>(),
+              c["vpp"].get<long long>(), c["zero"].get<long long>());
   std::printf("seq=%lld global_batch=%lld micro_batch=%lld (%lld micro-batches/step), recompute=%s, %.3g B params\n\n",
-              (long long)config.training.seq, (long long)config.training.global_batch,
-              (long long)config.training.micro_batch, (long long)report.num_microbatches,
-              meshfit::to_string(config.training.recompute), report.total_parameters / 1e9);
+              c["seq"].get<long long>(), c["global_batch"].get<long long>(), c["micro_batch"].get<long long>(),
+              out["num_microbatches"].get<long long>(), c["recompute"].get<std::string>().c_str(),
+              out["total_parameters"].get<double>() / 1e9);
+  const json& ranks = out["ranks"];
   std::printf("%-18s", "GiB");
-  for (const meshfit::RankMemory& rank : report.ranks) {
-    char name[32];
-    std::snprintf(name, sizeof name, "%s%s%lld", rank.role, report.ranks.size() > 1 ? " " : "",
-                  report.ranks.size() > 1 ? (long long)rank.pp_stage : 0LL);
-    std::printf("%12s", report.ranks.size() > 1 ? name : rank.role);
+  for (const json& rank : ranks) {
+    std::string name = rank["role"].get<std::string>();
+    if (ranks.size() > 1) name += " " + std::to_string(rank["pp_stage"].get<long long>());
+    std::printf("%12s", name.c_str());
   }
   std::printf("\n");
   for (int i = 0; i < meshfit::kComponentCount; ++i) {
-    std::printf("%-18s", meshfit::component_label(Component(i)));
-    for (const meshfit::RankMemory& rank : report.ranks) std::printf("%12s", gib(rank.component_bytes[size_t(i)]).c_str());
+    const meshfit::Component component = meshfit::Component(i);
+    std::printf("%-18s", meshfit::component_label(component));
+    for (const json& rank : ranks)
+      std::printf("%12s", gib(rank["components"][meshfit::to_string(component)].get<double>()).c_str());
     std::printf("\n");
   }
-  const std::pair<const char*, double meshfit::RankMemory::*> totals[] = {
-      {"peak allocated", &meshfit::RankMemory::peak_allocated_bytes},
-      {"peak reserved", &meshfit::RankMemory::peak_reserved_bytes},
-      {"device (smi)", &meshfit::RankMemory::device_bytes}};
-  for (const auto& [label, member] : totals) {
+  const std::pair<const char*, const char*> totals[] = {
+      {"peak allocated", "peak_allocated_bytes"}, {"peak reserved", "peak_reserved_bytes"}, {"device (smi)", "device_bytes"}};
+  for (const auto& [label, key] : totals) {
     std::printf("%-18s", label);
-    for (const meshfit::RankMemory& rank : report.ranks) std::printf("%12s", gib(rank.*member).c_str());
+    for (const json& rank : ranks) std::printf("%12s", gib(rank[key].get<double>()).c_str());
     std::printf("\n");
   }
-  const meshfit::RankMemory& worst = report.worst();
+  const json& worst = ranks[out["worst_rank"].get<size_t>()];
   std::printf("\nworst rank: %s (stage %lld), %s GiB of %s GiB = %.1f%% -> %s (tight at >= %.0f%%)\n",
-              worst.role, (long long)worst.pp_stage, gib(worst.device_bytes).c_str(),
-              gib(report.capacity_bytes).c_str(), 100.0 * worst.device_bytes / report.capacity_bytes,
-              meshfit::to_string(report.verdict), 100.0 * report.headroom);
+              worst["role"].get<std::string>().c_str(), worst["pp_stage"].get<long long>(),
+              gib(worst["device_bytes"].get<double>()).c_str(), gib(out["capacity_bytes"].get<double>()).c_str(),
+              100.0 * worst["device_bytes"].get<double>() / out["capacity_bytes"].get<double>(),
+              out["verdict"].get<std::string>().c_str(), 100.0 * out["headroom"].get<double>());
+  std::printf("predicted step %.3f s, %.0f tokens/s/GPU, MFU %.1f%%\n", out["step_time_s"].get<double>(),
+              out["tokens_per_s_per_gpu"].get<double>(), 100.0 * out["mfu"].get<double>());
 }
 
 std::string layout_label(const json& c) {
@@ -204,24 +200,19 @@ std::string layout_label(const json& c) {
 int run_search(const Inputs& in) {
   json object;
   if (!gather_config(in, object)) return 1;
-  std::vector<meshfit::Issue> issues;
-  const meshfit::SearchOptions options = meshfit::search_options_from_json(object, issues);
-  meshfit::ParsedConfig parsed = meshfit::parse_config(object);
-  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
-  meshfit::SearchResult result;
-  if (meshfit::has_errors(issues)) {
-    result.issues = issues;
-  } else {
-    result = meshfit::search_layouts(parsed.config, options);
-    result.issues.insert(result.issues.begin(), issues.begin(), issues.end());
+  if (in.print_state) {
+    json base = object;
+    for (const char* key : {"max_dp", "max_tp", "max_pp", "max_cp", "max_vpp", "max_micro_batch", "memory_limit", "top"})
+      base.erase(key);
+    const json encoded = meshfit::run_encode_state(base);
+    if (encoded["ok"].get<bool>()) std::cout << encoded["state"].get<std::string>() << "\n";
   }
-  const json out = meshfit::search_result_to_json(result);
+  const json out = meshfit::run_search(object, json::object());
+  const bool ok = out["ok"].get<bool>();
   if (in.json_output) {
     std::cout << out.dump(2) << "\n";
-  } else if (result.valid()) {
-    std::printf("%s on %lld x %s: %lld layouts evaluated, %lld feasible\n", parsed.config.model.name.c_str(),
-                (long long)parsed.config.cluster.gpus, parsed.config.gpu.name.c_str(), (long long)result.evaluated,
-                (long long)result.feasible);
+  } else if (ok) {
+    std::printf("%lld layouts evaluated, %lld feasible\n", out["evaluated"].get<long long>(), out["feasible"].get<long long>());
     for (const auto& [reason, count] : out["rejected"].items())
       std::printf("  rejected %-24s %lld\n", reason.c_str(), count.get<long long>());
     std::printf("\n%-4s %-70s %9s %10s %6s %7s %7s %7s\n", "rank", "layout", "mem GiB", "tok/s/GPU", "MFU", "bubble",
@@ -236,34 +227,20 @@ int run_search(const Inputs& in) {
                   100.0 * c["breakdown"]["dp_comm_s"].get<double>() / step);
     }
   }
-  if (!in.json_output || !result.valid()) print_issues(result.issues);
-  return result.valid() ? 0 : kExitInvalid;
+  if (!in.json_output || !ok) print_issues(out["issues"]);
+  return ok ? 0 : kExitInvalid;
 }
 
 int run_estimate(const Inputs& in) {
   json object;
   if (!gather_config(in, object)) return 1;
-  meshfit::ParsedConfig parsed = meshfit::parse_config(object);
-  meshfit::MemoryReport report;
-  if (meshfit::has_errors(parsed.issues)) {
-    report.issues = parsed.issues;
-  } else {
-    report = meshfit::estimate_memory(parsed.config);
-    report.issues.insert(report.issues.begin(), parsed.issues.begin(), parsed.issues.end());
-  }
-  if (in.json_output) {
-    json out = meshfit::memory_report_to_json(report);
-    if (report.valid()) meshfit::add_step_report(out, meshfit::predict_step(parsed.config, meshfit::plan_memory(parsed.config)));
-    out["config"] = meshfit::config_to_json(parsed.config);
-    std::cout << out.dump(2) << "\n";
-  } else if (report.valid()) {
-    print_table(parsed.config, report);
-    const meshfit::StepReport step = meshfit::predict_step(parsed.config, meshfit::plan_memory(parsed.config));
-    std::printf("predicted step %.3f s, %.0f tokens/s/GPU, MFU %.1f%%\n", step.step_time_s, step.tokens_per_s_per_gpu,
-                100.0 * step.mfu);
-  }
-  if (!in.json_output || !report.valid()) print_issues(report.issues);
-  return report.valid() ? 0 : kExitInvalid;
+  const json out = meshfit::run_estimate(object);
+  const bool ok = out["ok"].get<bool>();
+  if (in.print_state && ok) std::cout << out["state"].get<std::string>() << "\n";
+  if (in.json_output) std::cout << out.dump(2) << "\n";
+  else if (ok && !in.print_state) print_table(out);
+  if (!in.json_output || !ok) print_issues(out["issues"]);
+  return ok ? 0 : kExitInvalid;
 }
 
 }  // namespace
@@ -290,7 +267,7 @@ int main(int argc, char** argv) {
   if (estimate->parsed()) return run_estimate(estimate_inputs);
   if (search->parsed()) return run_search(search_inputs);
   if (presets->parsed()) {
-    const json all = meshfit::presets_to_json();
+    const json all = meshfit::run_presets();
     if (presets_json) {
       std::cout << all.dump(2) << "\n";
     } else {

@@ -67,7 +67,7 @@ check "search layouts are sorted best first" json_has "$tmp/search.json" \
 check "search honours pins and bounds" json_has "$tmp/pinned.json" \
   "d['layouts'] and all(l['tp'] == 8 and l['recompute'] == 'full' and l['pp'] <= 4 for l in d['layouts'])"
 
-"$meshfit" search --model llama3-8b --gpus 64 --memory-limit 1.5 --json >"$tmp/badlimit.json"
+"$meshfit" search --model llama3-8b --gpus 64 --memory-limit 1.5 --json >"$tmp/badlimit.json" 2>/dev/null
 check "search rejects a memory limit above 1 with exit 2" test $? -eq 2
 
 "$meshfit" search --model llama3-8b --gpus 64 >"$tmp/search.txt"

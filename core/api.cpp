@@ -1,0 +1,117 @@
+// api.cpp — see api.h.
+#include "api.h"
+
+#include "import_export.h"
+#include "layout_search.h"
+#include "memory_model.h"
+#include "perf_model.h"
+#include "serialize.h"
+#include "url_state.h"
+
+namespace meshfit {
+
+using nlohmann::json;
+
+const char* version() { return "0.1.0"; }
+
+namespace {
+
+// Merges a "state" string under the object's other fields; its issues join `issues`.
+json resolve_state(json input, std::vector<Issue>& issues) {
+  if (!input.is_object()) return input;
+  if (!input.contains("state")) return input;
+  const json state = input["state"];
+  input.erase("state");
+  if (!state.is_string()) {
+    issues.push_back({IssueCode::kUnknownValue, Severity::kError, "state", "state must be a string."});
+    return input;
+  }
+  json merged = state_to_object(state.get<std::string>(), issues);
+  merged.update(input);
+  return merged;
+}
+
+json with_status(json out, const std::vector<Issue>& issues) {
+  out["ok"] = !has_errors(issues);
+  out["issues"] = issues_to_json(issues);
+  return out;
+}
+
+}  // namespace
+
+json run_estimate(json input) {
+  std::vector<Issue> issues;
+  const json object = resolve_state(std::move(input), issues);
+  const ParsedConfig parsed = parse_config(object);
+  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  MemoryReport report;
+  if (has_errors(issues)) {
+    report.capacity_bytes = parsed.config.gpu.memory_bytes;
+  } else {
+    report = estimate_memory(parsed.config);
+  }
+  issues.insert(issues.end(), report.issues.begin(), report.issues.end());
+  report.issues = issues;
+  json out = memory_report_to_json(report);
+  if (report.valid()) {
+    add_step_report(out, predict_step(parsed.config, plan_memory(parsed.config)));
+    out["config"] = config_to_json(parsed.config);
+    out["state"] = encode_state(parsed.config);
+  }
+  return with_status(out, issues);
+}
+
+json run_search(json input, const json& options) {
+  std::vector<Issue> issues;
+  json object = resolve_state(std::move(input), issues);
+  if (object.is_object() && options.is_object()) object.update(options);
+  bool keep_all = false;
+  if (object.is_object() && object.contains("keep_all")) {
+    keep_all = object["keep_all"].is_boolean() && object["keep_all"].get<bool>();
+    object.erase("keep_all");
+  }
+  SearchOptions search_options = object.is_object() ? search_options_from_json(object, issues) : SearchOptions{};
+  if (keep_all) search_options.keep_all_max = 50000;
+  const ParsedConfig parsed = parse_config(object);
+  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  SearchResult result;
+  if (!has_errors(issues)) result = search_layouts(parsed.config, search_options);
+  issues.insert(issues.end(), result.issues.begin(), result.issues.end());
+  result.issues = issues;
+  json out = search_result_to_json(result);
+  if (result.valid()) out["capacity_bytes"] = parsed.config.gpu.memory_bytes;
+  return with_status(out, issues);
+}
+
+json run_presets() { return with_status(presets_to_json(), {}); }
+
+json run_parse_hf_config(const std::string& text) {
+  const HfImport import = import_hf_config(text);
+  json out = json::object();
+  if (import.ok()) out["model"] = hf_import_to_json(import);
+  out["model_type"] = import.model_type;
+  return with_status(out, import.issues);
+}
+
+json run_encode_state(json input) {
+  std::vector<Issue> issues;
+  const json object = resolve_state(std::move(input), issues);
+  const ParsedConfig parsed = parse_config(object);
+  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  json out = json::object();
+  if (!has_errors(issues)) out["state"] = encode_state(parsed.config);
+  return with_status(out, issues);
+}
+
+json run_decode_state(const std::string& state) {
+  std::vector<Issue> issues;
+  const json object = state_to_object(state, issues);
+  const ParsedConfig parsed = parse_config(object);
+  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  json out = json::object();
+  out["fields"] = object;  // what the state said, for front ends that fill their inputs from it
+  if (!has_errors(issues)) out["config"] = config_to_json(parsed.config);
+  return with_status(out, issues);
+}
+
+}  // namespace meshfit

@@ -1,0 +1,56 @@
+// test_import_export.cpp — pasted Hugging Face config.json files (fields as published on the Hub
+// for each model; trimmed to the keys that matter) map onto the presets' dimensions.
+#include <doctest/doctest.h>
+
+#include "import_export.h"
+#include "model_spec.h"
+
+using namespace meshfit;
+
+TEST_CASE("Llama 3.1 70B config.json imports to the preset's dimensions") {
+  const HfImport import = import_hf_config(R"({
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_act": "silu",
+    "hidden_size": 8192, "intermediate_size": 28672, "num_attention_heads": 64, "num_hidden_layers": 80,
+    "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": false, "rms_norm_eps": 1e-05})");
+  REQUIRE(import.ok());
+  const ModelSpec preset = *find_model_preset("llama3.1-70b");
+  CHECK(import.model.hidden == preset.hidden);
+  CHECK(import.model.layers == preset.layers);
+  CHECK(import.model.heads == preset.heads);
+  CHECK(import.model.kv_heads == preset.kv_heads);
+  CHECK(import.model.ffn == preset.ffn);
+  CHECK(import.model.vocab == preset.vocab);
+  CHECK(import.model.mlp == MlpKind::kSwiGlu);
+  CHECK(import.model.norm == NormKind::kRmsNorm);
+}
+
+TEST_CASE("GPT-2 config.json: LayerNorm, GeLU, tied, n_inner null means 4h") {
+  const HfImport import = import_hf_config(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,
+    "n_inner": null, "vocab_size": 50257, "activation_function": "gelu_new"})");
+  REQUIRE(import.ok());
+  CHECK(import.model.ffn == 3072);
+  CHECK(import.model.kv_heads == 12);
+  CHECK(import.model.mlp == MlpKind::kGelu);
+  CHECK(import.model.norm == NormKind::kLayerNorm);
+  CHECK(import.model.tied_embeddings);
+}
+
+TEST_CASE("unsupported architectures and broken text come back as issues naming the key") {
+  const HfImport moe = import_hf_config(R"({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000,
+    "num_local_experts": 8})");
+  REQUIRE_FALSE(moe.ok());
+  CHECK(moe.issues.front().field == "num_local_experts");
+  const HfImport mla = import_hf_config(R"({"model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61,
+    "num_attention_heads": 128, "vocab_size": 129280, "kv_lora_rank": 512})");
+  CHECK_FALSE(mla.ok());
+  const HfImport gemma = import_hf_config(R"({"model_type": "gemma", "hidden_size": 3072, "num_hidden_layers": 28,
+    "num_attention_heads": 16, "head_dim": 256, "intermediate_size": 24576, "vocab_size": 256000})");
+  REQUIRE_FALSE(gemma.ok());
+  CHECK(gemma.issues.front().field == "head_dim");
+  CHECK_FALSE(import_hf_config("not json").ok());
+  CHECK_FALSE(import_hf_config("[1, 2]").ok());
+  const HfImport missing = import_hf_config(R"({"model_type": "llama", "hidden_size": "big"})");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.issues.front().field == "hidden_size");
+}

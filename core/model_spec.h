@@ -17,6 +17,8 @@ const char* to_string(NormKind kind);  // "rmsnorm" | "layernorm"
 const char* to_string(MlpKind kind);   // "swiglu" | "gelu"
 std::optional<NormKind> norm_kind_from_string(const std::string& text);
 std::optional<MlpKind> mlp_kind_from_string(const std::string& text);
+// Complete types before anyone takes these functions' addresses (see training_spec.h).
+static_assert(sizeof(std::optional<NormKind>) > 0 && sizeof(std::optional<MlpKind>) > 0);
 
 struct ModelSpec {
   std::string name = "custom";       // preset id, or "custom"

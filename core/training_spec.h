@@ -22,6 +22,12 @@ std::optional<Optimizer> optimizer_from_string(const std::string& text);  // als
 std::optional<Recompute> recompute_from_string(const std::string& text);
 std::optional<Framework> framework_from_string(const std::string& text);
 
+// Instantiate the optional return types here: clang 14 targeting wasm gives the address of a
+// function whose return type is not yet instantiated an opaque type, and wasm-ld then links the
+// call to a trapping "signature_mismatch" stub (seen with recompute_from_string in serialize.cpp).
+static_assert(sizeof(std::optional<Precision>) > 0 && sizeof(std::optional<Optimizer>) > 0 &&
+              sizeof(std::optional<Recompute>) > 0 && sizeof(std::optional<Framework>) > 0);
+
 struct TrainingSpec {
   int64_t seq = 4096;                      // s: tokens per sequence
   int64_t global_batch = 512;              // sequences per optimizer step (all DP ranks)

@@ -14,7 +14,9 @@ TEST_CASE("preset parameter totals match the published model sizes") {
       {"llama2-7b", 6.738}, {"llama2-13b", 13.016}, {"llama2-70b", 68.977}, {"llama3-8b", 8.030},
       {"llama3.1-70b", 70.554}, {"llama3.1-405b", 405.853}, {"llama3.2-1b", 1.236}, {"llama3.2-3b", 3.213},
       {"mistral-7b", 7.242}, {"gpt3-175b", 175.0}};
-  for (const auto& [id, billions] : expected) {
+  for (const auto& entry : expected) {
+    const char* id = entry.first;  // (not a structured binding: CAPTURE captures it in a lambda)
+    const double billions = entry.second;
     CAPTURE(id);
     CHECK(total_parameters(*find_model_preset(id)) / 1e9 == doctest::Approx(billions).epsilon(0.005));
   }

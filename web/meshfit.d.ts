@@ -1,0 +1,91 @@
+// meshfit.d.ts — types of the meshfit JavaScript API (web/meshfit.mjs). Field names are the CLI's
+// JSON names; every byte quantity is a number of bytes.
+
+export type Framework = 'megatron' | 'fsdp' | 'deepspeed';
+export type Recompute = 'none' | 'selective' | 'full';
+export type Verdict = 'fits' | 'tight' | 'oom' | 'invalid';
+
+/** Inputs: a preset or architecture fields, hardware, training and layout; all optional but a model. */
+export interface Config {
+  model?: string; hidden?: number; layers?: number; heads?: number; kv_heads?: number; ffn?: number; vocab?: number;
+  tied_embeddings?: boolean; norm?: 'rmsnorm' | 'layernorm'; mlp?: 'swiglu' | 'gelu'; linear_bias?: boolean; dropout?: boolean;
+  gpu?: string; gpu_memory_gib?: number; gpus?: number; gpus_per_node?: number;
+  seq?: number; global_batch?: number; micro_batch?: number; precision?: 'bf16' | 'fp8';
+  optimizer?: 'adamw' | 'adam' | 'sgd' | 'adam8bit'; recompute?: Recompute; flash?: boolean; sp?: boolean;
+  framework?: Framework; fp32_grad_buffer?: boolean; headroom?: number;
+  dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;
+  pp_first_stage_layers?: number; pp_last_stage_layers?: number;
+  /** A URL state merged under the other fields. */
+  state?: string;
+}
+
+export interface Issue { code: string; severity: 'error' | 'warning'; field: string; message: string; }
+interface Result { ok: boolean; issues: Issue[]; }
+
+export type ComponentName = 'weights' | 'gradients' | 'optimizer_states' | 'activations' | 'logits_loss' |
+  'comm_buffers' | 'workspace' | 'fragmentation' | 'nccl' | 'cuda_context';
+
+export interface RankMemory {
+  role: 'only' | 'first' | 'middle' | 'last'; pp_stage: number;
+  chunks: { chunk: number; first_layer: number; layers: number }[];
+  components: Record<ComponentName, number>;
+  peak_allocated_bytes: number; peak_reserved_bytes: number; device_bytes: number;
+  intermediates: Record<string, unknown>;
+}
+
+export interface StepBreakdown {
+  compute_s: number; tp_comm_s: number; cp_comm_s: number; pp_bubble_s: number; pp_p2p_s: number;
+  dp_comm_s: number; optimizer_s: number;
+}
+
+export interface StepFields {
+  step_time_s: number; tokens_per_s_per_gpu: number; mfu: number; hfu: number; tflops_per_gpu: number;
+  model_flops_per_token: number; bubble_fraction: number; breakdown: StepBreakdown;
+}
+
+export interface EstimateResult extends Result, Partial<StepFields> {
+  verdict: Verdict; fits: boolean; capacity_bytes: number; headroom: number;
+  peak_allocated_bytes?: number; peak_reserved_bytes?: number; device_bytes?: number; worst_rank?: number;
+  ranks?: RankMemory[]; total_parameters?: number; num_microbatches?: number; config?: Required<Config>; state?: string;
+}
+
+export interface SearchOptions {
+  dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; micro_batch?: number; zero?: number;
+  recompute?: Recompute; sp?: boolean;
+  max_dp?: number; max_tp?: number; max_pp?: number; max_cp?: number; max_vpp?: number; max_micro_batch?: number;
+  /** Feasible if the worst rank uses at most this fraction of capacity (default 1). */
+  memory_limit?: number;
+  top?: number;
+  /** Also return every evaluated candidate (up to 50000) in `all`, for scatter plots. */
+  keep_all?: boolean;
+}
+
+export interface LayoutCandidate extends Partial<StepFields> {
+  dp: number; tp: number; pp: number; cp: number; vpp: number; micro_batch: number; zero: number;
+  recompute: Recompute; sp: boolean; peak_allocated_bytes: number; peak_reserved_bytes: number; device_bytes: number;
+  worst_rank_role: string; worst_rank: number; verdict: Verdict; fits: boolean; feasible: boolean;
+}
+
+export interface SearchResult extends Result {
+  evaluated?: number; feasible?: number; memory_evaluations?: number; rejected?: Record<string, number>;
+  layouts?: LayoutCandidate[]; pareto?: LayoutCandidate[]; all?: LayoutCandidate[]; capacity_bytes?: number;
+}
+
+export interface Presets extends Result {
+  models: ({ id: string; source: string; total_parameters: number } & Config)[];
+  gpus: { id: string; name: string; source: string; memory_bytes: number; memory_gib: number; bf16_flops: number;
+          fp8_flops: number; hbm_bytes_per_s: number; nvlink_bytes_per_s: number; internode_bytes_per_s: number;
+          nvlink_domain: number }[];
+}
+
+export interface Meshfit {
+  readonly version: string;
+  estimate(config: Config): EstimateResult;
+  search(config: Config, options?: SearchOptions): SearchResult;
+  presets(): Presets;
+  parseHfConfig(configJsonText: string): Result & { model?: Config; model_type: string };
+  encodeState(config: Config): Result & { state?: string };
+  decodeState(state: string): Result & { fields: Record<string, unknown>; config?: Required<Config> };
+}
+
+export function load(moduleOptions?: object): Promise<Meshfit>;

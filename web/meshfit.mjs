@@ -1,0 +1,56 @@
+// meshfit.mjs — the JavaScript API of meshfit: load the WebAssembly core once, then call plain
+// functions with plain objects. Field names and meanings are those of the CLI's JSON (snake_case);
+// bytes are numbers. Nothing throws for bad input: results are {ok: false, issues: [...]}.
+//
+//   import { load } from './meshfit.mjs';
+//   const meshfit = await load();
+//   const report = meshfit.estimate({ model: 'llama3.1-70b', gpus: 64, tp: 8, pp: 4, seq: 8192 });
+//   if (!report.ok) console.log(report.issues);
+import createMeshfitModule from './meshfit_wasm.js';
+
+let loading = null;
+
+/** Loads the WebAssembly module (once) and returns the API. `moduleOptions` go to Emscripten. */
+export function load(moduleOptions = {}) {
+  if (!loading) {
+    loading = nodeOptions()
+      .then((options) => createMeshfitModule({ ...options, ...moduleOptions }))
+      .then(wrap);
+  }
+  return loading;
+}
+
+// Under node, hand Emscripten the .wasm bytes: emcc 3.1.6 would fetch() a file path (node >= 18
+// has fetch) and its ES6 output uses CommonJS names in its node branch; newer emsdk needs neither.
+async function nodeOptions() {
+  if (typeof process !== 'object' || !process.versions || !process.versions.node) return {};
+  const { readFile } = await import('node:fs/promises');
+  const { createRequire } = await import('node:module');
+  const { fileURLToPath } = await import('node:url');
+  const path = await import('node:path');
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  globalThis.__dirname ??= here;
+  globalThis.require ??= createRequire(import.meta.url);
+  return { wasmBinary: await readFile(path.join(here, 'meshfit_wasm.wasm')) };
+}
+
+function wrap(module) {
+  const call = (text) => JSON.parse(text);
+  const text = (value) => JSON.stringify(value ?? {});
+  return Object.freeze({
+    /** The meshfit version string. */
+    version: module.version(),
+    /** Per-rank memory, step-time prediction, resolved config and shareable state. */
+    estimate: (config) => call(module.estimate(text(config))),
+    /** Every layout for the GPU count, ranked; options pin (tp: 8) or bound (max_pp: 4) dimensions. */
+    search: (config, options = {}) => call(module.search(text(config), text(options))),
+    /** Model and GPU presets. */
+    presets: () => call(module.presets()),
+    /** Model fields from a pasted Hugging Face config.json (text). */
+    parseHfConfig: (configJsonText) => call(module.parseHfConfig(String(configJsonText))),
+    /** The shareable URL state of a config ("v=1&model=...&tp=8"). */
+    encodeState: (config) => call(module.encodeState(text(config))),
+    /** A state string (with or without a leading '#') back to a config. */
+    decodeState: (state) => call(module.decodeState(String(state))),
+  });
+}

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# deps.sh — install what the native build and tests need from Debian's packages (idempotent,
-# quick when everything is there). Used by site/serve.sh and tests/run.sh.
+# deps.sh — install what the native and WebAssembly builds and their tests need from Debian's
+# packages (idempotent, quick when everything is there). Used by site/build.sh.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ python3 nlohmann-json3-dev libcli11-dev doctest-dev)
+packages=(cmake ninja-build g++ python3 nlohmann-json3-dev libcli11-dev doctest-dev nodejs emscripten)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

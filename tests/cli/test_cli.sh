@@ -73,5 +73,16 @@ check "search rejects a memory limit above 1 with exit 2" test $? -eq 2
 "$meshfit" search --model llama3-8b --gpus 64 >"$tmp/search.txt"
 check "search table lists ranked layouts" grep -q "^1 " "$tmp/search.txt"
 
+state=$("$meshfit" estimate --model llama3.1-70b --gpus 64 --tp 8 --pp 4 --seq 8192 --global-batch 256 --print-state)
+check "--print-state prints the minimal state" test "$state" = "v=1&model=llama3.1-70b&gpus=64&seq=8192&gbs=256&tp=8&pp=4"
+"$meshfit" estimate --state "$state" --json >"$tmp/fromstate.json"
+"$meshfit" estimate --model llama3.1-70b --gpus 64 --tp 8 --pp 4 --seq 8192 --global-batch 256 --json >"$tmp/fromflags.json"
+check "--state gives the same estimate as the flags" python3 -c "
+import json; a=json.load(open('$tmp/fromstate.json')); b=json.load(open('$tmp/fromflags.json')); exit(0 if a==b else 1)"
+"$meshfit" estimate --state "$state" --tp 4 --json >"$tmp/override.json"
+check "flags override --state" json_has "$tmp/override.json" "d['config']['tp']==4 and d['config']['pp']==4"
+"$meshfit" estimate --state "v=1&model=llama3-8b&tp=abc" >/dev/null 2>&1
+check "a bad state exits 2" test $? -eq 2
+
 echo "cli: $passed passed, $failed failed"
 test "$failed" -eq 0

@@ -1,0 +1,135 @@
+// api.test.mjs — the JavaScript API (node's test runner) against the native CLI: the same inputs give
+// the same numbers (byte counts identical, other numbers within 1e-12 relative) over a matrix of
+// configurations; state round trips; bad input gives issues, never a throw.
+// Environment: MESHFIT_DIST (folder with meshfit.mjs), MESHFIT_CLI (the native meshfit binary).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const dist = process.env.MESHFIT_DIST;
+const cli = process.env.MESHFIT_CLI;
+assert.ok(dist && cli, 'set MESHFIT_DIST and MESHFIT_CLI');
+const { load } = await import(pathToFileURL(path.join(dist, 'meshfit.mjs')).href);
+const meshfit = await load();
+const scratch = mkdtempSync(path.join(tmpdir(), 'meshfit-api-'));
+
+function native(command, config, extraArgs = []) {
+  const file = path.join(scratch, 'config.json');
+  writeFileSync(file, JSON.stringify(config));
+  try {
+    return JSON.parse(execFileSync(cli, [command, '--config', file, '--json', ...extraArgs], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
+  } catch (error) {
+    return JSON.parse(error.stdout);  // exit status 2 still prints the JSON with its issues
+  }
+}
+
+// Deep equality: *_bytes exactly, other numbers within 1e-12 relative, everything else equal.
+function sameResult(a, b, where = '') {
+  if (typeof a === 'number' && typeof b === 'number') {
+    if (where.endsWith('_bytes') || Number.isInteger(a)) {
+      assert.equal(a, b, `${where}: ${a} vs ${b}`);
+    } else {
+      const scale = Math.max(Math.abs(a), Math.abs(b), 1e-300);
+      assert.ok(Math.abs(a - b) / scale <= 1e-12, `${where}: ${a} vs ${b}`);
+    }
+    return;
+  }
+  if (Array.isArray(a)) {
+    assert.ok(Array.isArray(b) && a.length === b.length, `${where}: array lengths differ`);
+    a.forEach((item, i) => sameResult(item, b[i], `${where}[${i}]`));
+    return;
+  }
+  if (a && typeof a === 'object') {
+    assert.deepEqual(Object.keys(a).sort(), Object.keys(b).sort(), `${where}: keys differ`);
+    for (const key of Object.keys(a)) sameResult(a[key], b[key], where ? `${where}.${key}` : key);
+    return;
+  }
+  assert.equal(a, b, where);
+}
+
+function matrix() {
+  const configs = [];
+  const models = ['llama3.1-8b', 'llama3.1-70b', 'llama2-13b', 'mistral-7b', 'llama3.2-1b', 'gpt3-175b', 'llama2-70b', 'llama1-30b'];
+  const layouts = [
+    { gpus: 8 }, { gpus: 16, tp: 2 }, { gpus: 64, tp: 8, pp: 4 }, { gpus: 64, tp: 4, pp: 2, cp: 2 },
+    { gpus: 128, tp: 8, pp: 4, vpp: 2 },
+  ];
+  const frameworks = [{ framework: 'megatron', zero: 1 }, { framework: 'fsdp', zero: 3 }, { framework: 'deepspeed', zero: 2 }];
+  const recomputes = ['none', 'selective', 'full'];
+  let i = 0;
+  for (const model of models)
+    for (const layout of layouts)
+      for (const fw of frameworks) {
+        const recompute = recomputes[i++ % 3];
+        configs.push({ model, ...layout, ...fw, recompute, seq: 4096, global_batch: 512, gpu: i % 2 ? 'h100-sxm' : 'a100-80gb' });
+      }
+  configs.push({ model: 'llama3-8b', tp: 3, gpus: 6 });                    // invalid: issues, exit 2
+  configs.push({ hidden: 1024, layers: 8, heads: 16, ffn: 4096, vocab: 32000, gpus: 2 });  // custom model
+  configs.push({ model: 'llama3-8b', gpu: 'custom', gpu_memory_gib: 24, flash: false });
+  return configs;
+}
+
+test('WASM estimate equals the native CLI for every configuration of the matrix', () => {
+  const configs = matrix();
+  assert.ok(configs.length >= 100, `${configs.length} configurations`);
+  let valid = 0;
+  for (const config of configs) {
+    const wasm = meshfit.estimate(config);
+    sameResult(wasm, native('estimate', config), JSON.stringify(config));
+    if (wasm.ok) valid += 1;
+  }
+  assert.ok(valid >= 80, `${valid} valid configurations compared`);
+});
+
+test('WASM search equals the native CLI', () => {
+  for (const config of [
+    { model: 'llama3-70b', gpus: 64 },
+    { model: 'llama3.1-405b', gpus: 16384, seq: 8192, global_batch: 2048, gpu: 'h100-sxm' },
+    { model: 'llama3-8b', gpus: 32, framework: 'fsdp' },
+  ]) {
+    sameResult(meshfit.search(config, { top: 10 }), native('search', { ...config, top: 10 }), JSON.stringify(config));
+  }
+});
+
+test('state encodes only what differs and decodes back to the same estimate', () => {
+  const config = { model: 'llama3.1-70b', gpu: 'h100-sxm', gpus: 64, seq: 8192, global_batch: 256, tp: 8, pp: 4 };
+  const { ok, state } = meshfit.encodeState(config);
+  assert.equal(ok, true);
+  assert.equal(state, 'v=1&model=llama3.1-70b&gpus=64&seq=8192&gbs=256&tp=8&pp=4');
+  const decoded = meshfit.decodeState('#' + state);
+  assert.equal(decoded.ok, true);
+  sameResult(meshfit.estimate({ state }).ranks, meshfit.estimate(config).ranks, 'ranks');
+  assert.equal(meshfit.estimate(decoded.config).device_bytes, meshfit.estimate(config).device_bytes);
+});
+
+test('bad input comes back as issues, never as a throw', () => {
+  for (const bad of [undefined, null, 'garbage', 42, [], { model: 'nope' }, { model: 'llama3-8b', seq: -1 },
+                     { model: 'llama3-8b', tp: 2.5 }, { state: 'v=9&model=x' }]) {
+    const result = meshfit.estimate(bad);
+    assert.equal(result.ok, false, JSON.stringify(bad));
+    assert.ok(result.issues.length > 0);
+    for (const issue of result.issues) assert.ok(issue.code && issue.field !== undefined && issue.message);
+  }
+  const result = meshfit.estimate({ model: 'llama3-8b', gpus: 6, tp: 3 });
+  assert.equal(result.issues[0].code, 'tp_not_divide_heads');
+  assert.match(result.issues[0].message, /tp=3 does not divide 32 attention heads/);
+  assert.equal(meshfit.decodeState('v=1&tp=abc').ok, false);
+  assert.equal(meshfit.search({ model: 'llama3-8b' }, { memory_limit: 2 }).ok, false);
+});
+
+test('presets, parseHfConfig and version', () => {
+  const presets = meshfit.presets();
+  assert.ok(presets.models.some((m) => m.id === 'llama3.1-405b'));
+  assert.ok(presets.gpus.some((g) => g.id === 'h100-sxm' && g.memory_bytes === 81559 * 1024 * 1024));
+  const hf = meshfit.parseHfConfig(JSON.stringify({
+    model_type: 'llama', hidden_size: 4096, intermediate_size: 14336, num_attention_heads: 32, num_hidden_layers: 32,
+    num_key_value_heads: 8, vocab_size: 128256 }));
+  assert.equal(hf.ok, true);
+  assert.equal(hf.model.kv_heads, 8);
+  assert.equal(meshfit.parseHfConfig('{"num_local_experts": 8}').ok, false);
+  assert.match(meshfit.version, /^\d+\.\d+\.\d+$/);
+});

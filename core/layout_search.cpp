@@ -89,8 +89,10 @@ class Collector {
     add_pareto(candidate);
   }
 
+  bool keeping() const { return options_.keep_all_max > int64_t(result_.all.size()); }
+
   void keep_rejected(const LayoutCandidate& candidate) {
-    if (options_.keep_all_max > int64_t(result_.all.size())) result_.all.push_back(candidate);
+    if (keeping()) result_.all.push_back(candidate);
   }
 
  private:
@@ -243,6 +245,10 @@ SearchResult search_layouts(const Config& base, const SearchOptions& options) {
                   candidate.worst_role = worst.role;
                   candidate.worst_stage = worst.pp_stage;
                   candidate.verdict = verdict_for(worst.device_bytes, capacity, training.headroom);
+                  // Kept rejected candidates get a speed too, so a scatter can place them.
+                  if (collect.keeping() && (candidate.verdict == Verdict::kOutOfMemory ||
+                                            worst.device_bytes > options.memory_limit * capacity))
+                    candidate.step = predict_step(config, plan);
                   if (candidate.verdict == Verdict::kOutOfMemory) {
                     const RejectReason reason = oom_reason(worst.role);
                     if (r == 0 && s == 0) {

@@ -69,7 +69,7 @@ struct LayoutCandidate {
   int64_t worst_stage = 0;
   Verdict verdict = Verdict::kFits;
   bool feasible = false;            // within memory_limit
-  StepReport step;                  // filled for feasible candidates
+  StepReport step;                  // filled for feasible candidates (and kept rejected ones)
 };
 
 struct SearchResult {

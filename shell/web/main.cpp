@@ -1,0 +1,333 @@
+// main.cpp — the browser host of the calculator: WebGL2 context, the Dear ImGui platform layer on
+// Emscripten's HTML5 events (CSS pixels in, devicePixelRatio-sized backing store out), the main
+// loop that draws only when something changed, and the bridge to the page's JavaScript (URL
+// hash, clipboard, downloads, the aria-live mirror). The app itself is ui/ (no emscripten there).
+#include <emscripten.h>
+#include <emscripten/html5.h>
+#include <GLES3/gl3.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "app.h"
+#include "backends/imgui_impl_opengl3.h"
+#include "imgui.h"
+
+extern const unsigned char meshfit_font_data[];  // Roboto Regular (fonts-roboto-unhinted), generated at build
+extern const unsigned int meshfit_font_size;
+
+namespace {
+
+using meshfit::ui::AppState;
+
+// [SECTION] JavaScript side (functions defined in shell.html's script)
+
+EM_JS(void, js_set_clipboard, (const char* text), { meshfitShell.setClipboard(UTF8ToString(text)); });
+EM_JS(void, js_download, (const char* name, const char* mime, const char* text),
+      { meshfitShell.download(UTF8ToString(name), UTF8ToString(mime), UTF8ToString(text)); });
+EM_JS(void, js_open_docs, (), { meshfitShell.openDocs(); });
+EM_JS(void, js_update_mirror, (const char* mirror, const char* rects), {
+  meshfitShell.updateMirror(UTF8ToString(mirror), UTF8ToString(rects));
+});
+EM_JS(void, js_first_frame, (), { meshfitShell.firstFrame(); });
+EM_JS(double, js_font_size_px, (), { return meshfitShell.fontSizePx(); });
+
+// [SECTION] Host state
+
+struct Host {
+  AppState app;
+  EMSCRIPTEN_WEBGL_CONTEXT_HANDLE gl = 0;
+  double css_width = 0, css_height = 0, dpr = 1;
+  double font_dpr = 0;              // the ratio the font atlas was built for
+  int frames_to_draw = 3;           // draw while > 0; events set it again
+  bool context_lost = false;
+  bool first_frame_done = false;
+  int64_t mirrored_version = -1;
+  std::string clipboard;            // ImGui's clipboard: last copied or pasted text
+  int pending_paste_frames = 0;
+};
+
+Host& host() {
+  static Host instance;  // the one host of this page (the emscripten main loop has no other owner)
+  return instance;
+}
+
+void wake(int frames = 3) { host().frames_to_draw = std::max(host().frames_to_draw, frames); }
+
+// [SECTION] Canvas size and fonts
+
+void resize_canvas() {
+  Host& h = host();
+  emscripten_get_element_css_size("#canvas", &h.css_width, &h.css_height);
+  h.dpr = emscripten_get_device_pixel_ratio();
+  emscripten_set_canvas_element_size("#canvas", int(std::lround(h.css_width * h.dpr)), int(std::lround(h.css_height * h.dpr)));
+  wake();
+}
+
+void rebuild_fonts_if_needed() {
+  Host& h = host();
+  if (h.font_dpr == h.dpr) return;
+  h.font_dpr = h.dpr;
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  ImFontConfig config;
+  config.FontDataOwnedByAtlas = false;
+  config.OversampleH = 2;
+  config.OversampleV = 1;
+  // Rasterise at the physical size so text is crisp at any devicePixelRatio; draw at 1/dpr.
+  io.Fonts->AddFontFromMemoryTTF(const_cast<unsigned char*>(meshfit_font_data), int(meshfit_font_size),
+                                 float(h.app.em * h.dpr), &config);
+  io.FontGlobalScale = float(1.0 / h.dpr);
+  ImGui_ImplOpenGL3_DestroyFontsTexture();
+  ImGui_ImplOpenGL3_CreateFontsTexture();
+}
+
+// [SECTION] Input events (CSS pixels, as ImGui's DisplaySize)
+
+ImGuiKey key_from_code(const char* code) {
+  struct Entry { const char* code; ImGuiKey key; };
+  static const Entry table[] = {
+      {"Tab", ImGuiKey_Tab}, {"ArrowLeft", ImGuiKey_LeftArrow}, {"ArrowRight", ImGuiKey_RightArrow},
+      {"ArrowUp", ImGuiKey_UpArrow}, {"ArrowDown", ImGuiKey_DownArrow}, {"PageUp", ImGuiKey_PageUp},
+      {"PageDown", ImGuiKey_PageDown}, {"Home", ImGuiKey_Home}, {"End", ImGuiKey_End}, {"Insert", ImGuiKey_Insert},
+      {"Delete", ImGuiKey_Delete}, {"Backspace", ImGuiKey_Backspace}, {"Space", ImGuiKey_Space},
+      {"Enter", ImGuiKey_Enter}, {"NumpadEnter", ImGuiKey_KeypadEnter}, {"Escape", ImGuiKey_Escape},
+      {"ControlLeft", ImGuiKey_LeftCtrl}, {"ControlRight", ImGuiKey_RightCtrl}, {"ShiftLeft", ImGuiKey_LeftShift},
+      {"ShiftRight", ImGuiKey_RightShift}, {"AltLeft", ImGuiKey_LeftAlt}, {"AltRight", ImGuiKey_RightAlt},
+      {"MetaLeft", ImGuiKey_LeftSuper}, {"MetaRight", ImGuiKey_RightSuper}, {"KeyA", ImGuiKey_A},
+      {"KeyC", ImGuiKey_C}, {"KeyV", ImGuiKey_V}, {"KeyX", ImGuiKey_X}, {"KeyY", ImGuiKey_Y}, {"KeyZ", ImGuiKey_Z}};
+  for (const Entry& entry : table)
+    if (std::strcmp(code, entry.code) == 0) return entry.key;
+  return ImGuiKey_None;
+}
+
+bool single_codepoint(const char* text) {
+  const unsigned char first = static_cast<unsigned char>(text[0]);
+  if (first == 0) return false;
+  const size_t length = first < 0x80 ? 1 : first < 0xE0 ? 2 : first < 0xF0 ? 3 : 4;
+  return std::strlen(text) == length;
+}
+
+EM_BOOL on_key(int type, const EmscriptenKeyboardEvent* e, void*) {
+  ImGuiIO& io = ImGui::GetIO();
+  const bool down = type == EMSCRIPTEN_EVENT_KEYDOWN;
+  io.AddKeyEvent(ImGuiMod_Ctrl, e->ctrlKey || e->metaKey);
+  io.AddKeyEvent(ImGuiMod_Shift, e->shiftKey);
+  io.AddKeyEvent(ImGuiMod_Alt, e->altKey);
+  wake();
+  const bool command = e->ctrlKey || e->metaKey;
+  // Ctrl+V is left to the browser: its paste event brings the text (shell.html -> meshfit_paste).
+  if (command && std::strcmp(e->code, "KeyV") == 0) return false;
+  const ImGuiKey key = key_from_code(e->code);
+  if (key != ImGuiKey_None) io.AddKeyEvent(key, down);
+  if (down && !command && single_codepoint(e->key)) io.AddInputCharactersUTF8(e->key);
+  // Keep Tab, arrows and Backspace for the app while it has focus; let browser shortcuts through.
+  return io.WantCaptureKeyboard && !command;
+}
+
+EM_BOOL on_mouse(int type, const EmscriptenMouseEvent* e, void*) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.AddMousePosEvent(float(e->targetX), float(e->targetY));
+  if (type == EMSCRIPTEN_EVENT_MOUSEDOWN || type == EMSCRIPTEN_EVENT_MOUSEUP) {
+    const int button = e->button == 0 ? 0 : e->button == 2 ? 1 : 2;
+    io.AddMouseButtonEvent(button, type == EMSCRIPTEN_EVENT_MOUSEDOWN);
+  }
+  wake();
+  return type != EMSCRIPTEN_EVENT_MOUSEMOVE;
+}
+
+EM_BOOL on_leave(int, const EmscriptenMouseEvent*, void*) {
+  ImGui::GetIO().AddMousePosEvent(-FLT_MAX, -FLT_MAX);
+  wake();
+  return false;
+}
+
+EM_BOOL on_wheel(int, const EmscriptenWheelEvent* e, void*) {
+  // Pixels (deltaMode 0) to ImGui's "lines"; lines and pages as they are.
+  const double scale = e->deltaMode == DOM_DELTA_PIXEL ? 1.0 / 100.0 : 1.0;
+  ImGui::GetIO().AddMouseWheelEvent(float(-e->deltaX * scale), float(-e->deltaY * scale));
+  wake();
+  return true;
+}
+
+EM_BOOL on_resize(int, const EmscriptenUiEvent*, void*) {
+  resize_canvas();
+  return false;
+}
+
+EM_BOOL on_focus(int type, const EmscriptenFocusEvent*, void*) {
+  ImGui::GetIO().AddFocusEvent(type == EMSCRIPTEN_EVENT_FOCUS);
+  wake();
+  return false;
+}
+
+EM_BOOL on_context_lost(int, const void*, void*) {
+  host().context_lost = true;
+  return true;  // preventDefault: ask the browser to restore it
+}
+
+EM_BOOL on_context_restored(int, const void*, void*) {
+  Host& h = host();
+  emscripten_webgl_make_context_current(h.gl);
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplOpenGL3_Init("#version 300 es");
+  h.font_dpr = 0;  // rebuild the atlas texture
+  h.context_lost = false;
+  wake();
+  return true;
+}
+
+// [SECTION] Clipboard (ImGui <-> navigator.clipboard / paste events)
+
+const char* get_clipboard(void*) { return host().clipboard.c_str(); }
+void set_clipboard(void*, const char* text) {
+  host().clipboard = text;
+  js_set_clipboard(text);
+}
+
+// [SECTION] Frame
+
+void frame(void*) {
+  Host& h = host();
+  if (h.context_lost) return;
+  if (h.dpr != emscripten_get_device_pixel_ratio()) resize_canvas();  // zoom or a move to another screen
+  if (h.frames_to_draw <= 0 && !h.app.dirty) return;                   // idle: nothing changed
+  --h.frames_to_draw;
+  rebuild_fonts_if_needed();
+
+  ImGuiIO& io = ImGui::GetIO();
+  io.DisplaySize = ImVec2(float(h.css_width), float(h.css_height));
+  io.DisplayFramebufferScale = ImVec2(float(h.dpr), float(h.dpr));
+  const double now = emscripten_get_now() / 1000.0;
+  static double last = now;  // frame clock of the one main loop
+  io.DeltaTime = float(std::max(1e-4, now - last));
+  last = now;
+
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui::NewFrame();
+  h.app.widget_rects.clear();
+  meshfit::ui::draw(h.app);
+  if (h.app.dirty) meshfit::ui::recompute(h.app);  // a click this frame: results before the next draw
+  ImGui::Render();
+  glViewport(0, 0, int(std::lround(h.css_width * h.dpr)), int(std::lround(h.css_height * h.dpr)));
+  const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  glClearColor(clear.x, clear.y, clear.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+
+  meshfit::ui::Outbox& out = h.app.outbox;
+  if (!out.clipboard.empty()) {
+    js_set_clipboard(out.clipboard.c_str());
+    out.clipboard.clear();
+  }
+  if (!out.download_text.empty()) {
+    js_download(out.download_name.c_str(), out.download_mime.c_str(), out.download_text.c_str());
+    out.download_text.clear();
+  }
+  if (out.open_docs) {
+    js_open_docs();
+    out.open_docs = false;
+  }
+  // The mirror follows the results; widget positions follow layout changes (sent with it).
+  std::string rects = "{";
+  for (const auto& [name, r] : h.app.widget_rects) {
+    char entry[160];
+    std::snprintf(entry, sizeof entry, "%s\"%s\":[%.1f,%.1f,%.1f,%.1f]", rects.size() > 1 ? "," : "", name.c_str(), r.x, r.y,
+                  r.w, r.h);
+    rects += entry;
+  }
+  rects += "}";
+  js_update_mirror(h.mirrored_version != h.app.mirror_version ? h.app.mirror.c_str() : "", rects.c_str());
+  h.mirrored_version = h.app.mirror_version;
+  // An active text field blinks its cursor: keep drawing slowly while one is active.
+  if (ImGui::IsAnyItemActive()) wake(1);
+  if (!h.first_frame_done) {
+    h.first_frame_done = true;
+    js_first_frame();
+  }
+}
+
+}  // namespace
+
+// [SECTION] Entry points called from the page's JavaScript
+
+extern "C" {
+
+EMSCRIPTEN_KEEPALIVE void meshfit_set_state(const char* state) {
+  meshfit::ui::set_state(host().app, state);
+  wake();
+}
+
+EMSCRIPTEN_KEEPALIVE void meshfit_set_theme(int dark) {
+  host().app.dark = dark != 0;
+  meshfit::ui::apply_theme(host().app);
+  wake();
+}
+
+EMSCRIPTEN_KEEPALIVE void meshfit_paste(const char* text) {
+  host().clipboard = text;
+  // Replay Ctrl+V for ImGui now that the text is here (the queue trickles one change per frame).
+  ImGuiIO& io = ImGui::GetIO();
+  io.AddKeyEvent(ImGuiMod_Ctrl, true);
+  io.AddKeyEvent(ImGuiKey_V, true);
+  io.AddKeyEvent(ImGuiKey_V, false);
+  io.AddKeyEvent(ImGuiMod_Ctrl, false);
+  wake(6);
+}
+
+EMSCRIPTEN_KEEPALIVE void meshfit_wake() { wake(); }
+
+EMSCRIPTEN_KEEPALIVE void meshfit_resize() { resize_canvas(); }
+
+}  // extern "C"
+
+int main() {
+  Host& h = host();
+  EmscriptenWebGLContextAttributes attributes;
+  emscripten_webgl_init_context_attributes(&attributes);
+  attributes.majorVersion = 2;
+  attributes.minorVersion = 0;
+  attributes.alpha = false;
+  attributes.antialias = false;
+  attributes.preserveDrawingBuffer = false;
+  h.gl = emscripten_webgl_create_context("#canvas", &attributes);
+  if (h.gl <= 0) {
+    EM_ASM({ meshfitShell.fail("This page needs WebGL2, which this browser did not provide."); });
+    return 1;
+  }
+  emscripten_webgl_make_context_current(h.gl);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+  io.BackendPlatformName = "meshfit_html5";
+  io.SetClipboardTextFn = set_clipboard;
+  io.GetClipboardTextFn = get_clipboard;
+  ImGui_ImplOpenGL3_Init("#version 300 es");
+
+  h.app.em = float(js_font_size_px());
+  meshfit::ui::init(h.app);
+  meshfit::ui::apply_theme(h.app);
+  resize_canvas();
+
+  emscripten_set_keydown_callback(EMSCRIPTEN_EVENT_TARGET_WINDOW, nullptr, true, on_key);
+  emscripten_set_keyup_callback(EMSCRIPTEN_EVENT_TARGET_WINDOW, nullptr, true, on_key);
+  emscripten_set_mousemove_callback("#canvas", nullptr, true, on_mouse);
+  emscripten_set_mousedown_callback("#canvas", nullptr, true, on_mouse);
+  emscripten_set_mouseup_callback(EMSCRIPTEN_EVENT_TARGET_WINDOW, nullptr, true, on_mouse);
+  emscripten_set_mouseleave_callback("#canvas", nullptr, true, on_leave);
+  emscripten_set_wheel_callback("#canvas", nullptr, true, on_wheel);
+  emscripten_set_resize_callback(EMSCRIPTEN_EVENT_TARGET_WINDOW, nullptr, true, on_resize);
+  emscripten_set_focus_callback(EMSCRIPTEN_EVENT_TARGET_WINDOW, nullptr, true, on_focus);
+  emscripten_set_blur_callback(EMSCRIPTEN_EVENT_TARGET_WINDOW, nullptr, true, on_focus);
+  emscripten_set_webglcontextlost_callback("#canvas", nullptr, true,
+                                           on_context_lost);
+  emscripten_set_webglcontextrestored_callback("#canvas", nullptr, true,
+                                               on_context_restored);
+  EM_ASM({ meshfitShell.started(); });  // applies the URL hash and the colour scheme
+  emscripten_set_main_loop_arg(frame, nullptr, 0, false);
+  return 0;
+}

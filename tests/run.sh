@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh — the README's test command: install, build, and run every test through ctest: the native
-# doctest suite and CLI tests, then the same doctest suite as WebAssembly under node and the
-# JavaScript API tests (node's test runner). The last ctest line is the summary CI reads.
+# doctest suite and CLI tests, then the same doctest suite as WebAssembly under node, the JavaScript
+# API tests and the page's browser tests (node's test runner, Chromium). Screenshots of the page
+# land in build-wasm/e2e-artifacts. The last ctest line is the summary CI reads.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/site/build.sh"

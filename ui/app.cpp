@@ -709,7 +709,7 @@ void draw_rank_table(const AppState& s) {
   const json& ranks = s.estimate["ranks"];
   const int columns = 1 + kComponentCount + 3;
   const float row_height = ImGui::GetTextLineHeightWithSpacing() + 2.0f * ImGui::GetStyle().CellPadding.y;
-  const float table_height = std::min(float(ranks.size() + 1) * row_height + 0.8f * s.em, 14.0f * s.em);
+  const float table_height = std::min(float(ranks.size() + 1) * row_height + 0.3f * s.em, 14.0f * s.em);
   if (!ImGui::BeginTable("ranks", columns, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
                                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,
                          ImVec2(0, table_height)))
@@ -1126,11 +1126,13 @@ void draw_header(AppState& s) {
     s.outbox.clipboard = "{{url}}";
     s.status = "Link copied.";
   }
+  record_rect(s, "copy_link");
   ImGui::SameLine();
   if (ImGui::Button("Copy as Markdown")) {
     s.outbox.clipboard = markdown_report(s);
     s.status = "Markdown copied: paste it in an issue.";
   }
+  record_rect(s, "copy_markdown");
   ImGui::SameLine();
   if (ImGui::Button("Export JSON")) {
     s.outbox.download_name = "meshfit.json";

@@ -1,0 +1,204 @@
+// page.test.mjs — the calculator page in Debian's Chromium (playwright-core, headless, software
+// WebGL2 via SwiftShader; ../../shared/TOOLCHAIN.md). Loads the single-file page from file:// with
+// the network blocked, checks the rendered canvas, compares the DOM mirror with the native CLI,
+// clicks and types on the canvas, and saves screenshots as artifacts.
+// Environment: MESHFIT_SITE (folder with meshfit.html), MESHFIT_CLI (native meshfit), MESHFIT_ARTIFACTS.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { inflateSync } from 'node:zlib';
+import { chromium } from 'playwright-core';
+
+const site = process.env.MESHFIT_SITE;
+const cli = process.env.MESHFIT_CLI;
+const artifacts = process.env.MESHFIT_ARTIFACTS;
+assert.ok(site && cli && artifacts, 'set MESHFIT_SITE, MESHFIT_CLI and MESHFIT_ARTIFACTS');
+mkdirSync(artifacts, { recursive: true });
+const pageUrl = 'file://' + path.resolve(site, 'meshfit.html');
+const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader', '--use-angle=swiftshader'];
+
+let browser;
+before(async () => { browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: chromiumArgs }); });
+after(async () => { await browser?.close(); });
+
+// A page with the network blocked (anything but file:// is aborted and counted) and console errors kept.
+async function openPage(hash = '', options = {}) {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'dark', ...options });
+  const page = await context.newPage();
+  const errors = [];
+  const blocked = [];
+  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
+  page.on('pageerror', (error) => errors.push(String(error)));
+  await context.route('**/*', (route) => {
+    if (route.request().url().startsWith('file://')) return route.continue();
+    blocked.push(route.request().url());
+    return route.abort();
+  });
+  await page.goto(pageUrl + hash);
+  await page.waitForFunction(() => window.meshfitReady === true, null, { timeout: 60000 });
+  await page.waitForTimeout(200);
+  return { context, page, errors, blocked };
+}
+
+const mirror = (page) => page.evaluate(() => JSON.parse(document.getElementById('mirror').textContent));
+const widgets = (page) => page.evaluate(() => JSON.parse(document.getElementById('widgets').textContent));
+const hash = (page) => page.evaluate(() => location.hash);
+
+async function clickWidget(page, name) {
+  const rect = (await widgets(page))[name];
+  assert.ok(rect, `widget ${name} is on screen`);
+  // A real press: down and up apart, as a person clicks.
+  await page.mouse.click(rect[0] + Math.min(rect[2] / 2, 40), rect[1] + rect[3] / 2, { delay: 60 });
+  await page.waitForTimeout(150);
+}
+
+async function typeInto(page, name, text) {
+  await clickWidget(page, name);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type(text, { delay: 30 });
+  await page.keyboard.press('Enter');
+  await page.waitForTimeout(500);  // recompute, then the debounced URL update
+}
+
+// Distinct byte values in the PNG's decoded image data: a blank canvas has a handful.
+function pngVariety(png) {
+  const chunks = [];
+  for (let offset = 8; offset < png.length;) {
+    const length = png.readUInt32BE(offset);
+    const type = png.toString('ascii', offset + 4, offset + 8);
+    if (type === 'IDAT') chunks.push(png.subarray(offset + 8, offset + 8 + length));
+    offset += 12 + length;
+  }
+  return new Set(inflateSync(Buffer.concat(chunks))).size;
+}
+
+function nativeRanks(state) {
+  const out = JSON.parse(execFileSync(cli, ['estimate', '--state', state, '--json'], { encoding: 'utf8' }));
+  return out.ranks.map((r) => ({ role: r.role, pp_stage: r.pp_stage, peak_allocated_bytes: r.peak_allocated_bytes,
+                                 peak_reserved_bytes: r.peak_reserved_bytes, device_bytes: r.device_bytes }));
+}
+
+test('loads from file:// with the network blocked, renders, and logs no errors', async () => {
+  const { context, page, errors, blocked } = await openPage();
+  const shot = await page.screenshot({ path: path.join(artifacts, 'memory-dark.png') });
+  assert.ok(pngVariety(shot) > 64, 'the canvas shows a rendered page, not a blank one');
+  const m = await mirror(page);
+  assert.equal(m.ok, true);
+  assert.equal(m.config.model, 'llama3.1-70b');
+  assert.equal(m.config.gpus, 64);
+  assert.match(await page.evaluate(() => document.getElementById('results').textContent), /Worst rank/);
+  const firstFrameMs = await page.evaluate(() => window.meshfitFirstFrameMs);
+  console.log(`time to first rendered frame: ${firstFrameMs.toFixed(0)} ms (software WebGL)`);
+  assert.deepEqual(blocked, [], 'the page asks the network for nothing');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a state in the URL hash shows the same per-rank figures as the CLI', async () => {
+  const state = 'v=1&model=llama3-70b&gpus=128&seq=4096&gbs=256&tp=8&pp=4&vpp=2&recompute=selective';
+  const { context, page, errors } = await openPage('#' + state);
+  const m = await mirror(page);
+  assert.equal(m.ok, true);
+  assert.deepEqual(m.ranks, nativeRanks(state));
+  // The page keeps the link in its canonical form (defaults dropped, fields in schema order).
+  const canonical = execFileSync(cli, ['estimate', '--state', state, '--print-state'], { encoding: 'utf8' }).trim();
+  assert.equal(await hash(page), '#' + canonical);
+  await page.screenshot({ path: path.join(artifacts, 'state-from-url.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('clicks and typing on the canvas change the GPU count and select a layout; results and URL follow', async () => {
+  const { context, page, errors } = await openPage();
+  await typeInto(page, 'gpus', '128');
+  let m = await mirror(page);
+  assert.equal(m.ok, true);
+  assert.equal(m.config.gpus, 128);
+  assert.match(await hash(page), /gpus=128/);
+  assert.deepEqual(m.ranks, nativeRanks(m.state));
+
+  await clickWidget(page, 'tab_layouts');
+  await page.screenshot({ path: path.join(artifacts, 'layouts.png') });
+  const before = await hash(page);
+  await clickWidget(page, 'layout_row_1');
+  await page.waitForTimeout(400);
+  m = await mirror(page);
+  assert.equal(m.selected_layout, 1, 'the clicked row is now the current layout');
+  assert.notEqual(await hash(page), before, 'the URL follows the chosen layout');
+  assert.deepEqual(m.ranks, nativeRanks(m.state));
+  await page.screenshot({ path: path.join(artifacts, 'layout-selected.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('invalid input shows its message and nothing crashes', async () => {
+  const { context, page, errors } = await openPage();
+  await typeInto(page, 'seq', '0');
+  const m = await mirror(page);
+  assert.equal(m.ok, false);
+  assert.ok(m.issues.some((i) => i.field === 'seq' && /positive/.test(i.message)));
+  await page.screenshot({ path: path.join(artifacts, 'invalid-input.png') });
+  // Still alive: a valid value brings results back.
+  await typeInto(page, 'seq', '4096');
+  assert.equal((await mirror(page)).ok, true);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('Copy link and Copy as Markdown put the page link and the per-rank table on the clipboard', async () => {
+  const { context, page, errors } = await openPage('#v=1&model=llama3-8b&gpus=16&tp=2');
+  await clickWidget(page, 'copy_link');
+  const link = await page.evaluate(() => meshfitShell.lastClipboard());
+  assert.equal(link, await page.evaluate(() => location.href));
+  assert.match(link, /#v=1&model=llama3-8b&gpus=16&tp=2$/);
+  await clickWidget(page, 'copy_markdown');
+  const markdown = await page.evaluate(() => meshfitShell.lastClipboard());
+  assert.match(markdown, /^\*\*meshfit\*\*: llama3-8b on 16 x h100-sxm/);
+  assert.match(markdown, /\| only \(GiB\) \||\| rank \(GiB\) \|/);
+  assert.ok(markdown.includes('(' + link + ')'), 'the Markdown links back to this configuration');
+  assert.match(markdown, /Fastest layouts that fit/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('HiDPI and the light theme render crisply (screenshots for review)', async () => {
+  const { context, page, errors } = await openPage('', { deviceScaleFactor: 2, colorScheme: 'light' });
+  const size = await page.evaluate(() => [document.getElementById('canvas').width, innerWidth]);
+  assert.equal(size[0], size[1] * 2, 'the canvas backing store is in physical pixels');
+  await page.screenshot({ path: path.join(artifacts, 'memory-light-hidpi.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the hosted page (separate .js and .wasm) loads over http:// from a local server', async () => {
+  const { createServer } = await import('node:http');
+  const { readFile } = await import('node:fs/promises');
+  const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm' };
+  const server = createServer(async (request, response) => {
+    const file = path.join(site, request.url === '/' ? 'index.html' : path.basename(request.url.split('?')[0]));
+    try {
+      const body = await readFile(file);
+      response.writeHead(200, { 'content-type': types[path.extname(file)] || 'application/octet-stream' });
+      response.end(body);
+    } catch {
+      response.writeHead(404).end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(String(error)));
+  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
+  await page.goto(`http://127.0.0.1:${server.address().port}/#v=1&model=llama3-8b&gpus=16&tp=2`);
+  await page.waitForFunction(() => window.meshfitReady === true, null, { timeout: 60000 });
+  const m = await mirror(page);
+  assert.equal(m.config.model, 'llama3-8b');
+  assert.equal(m.config.tp, 2);
+  assert.deepEqual(errors, []);
+  await context.close();
+  server.close();
+});

@@ -164,6 +164,31 @@ test('Copy link and Copy as Markdown put the page link and the per-rank table on
   await context.close();
 });
 
+test('a lost WebGL context is restored and the page keeps working', async () => {
+  const { context, page, errors } = await openPage();
+  await page.evaluate(() => {
+    const lose = document.getElementById('canvas').getContext('webgl2').getExtension('WEBGL_lose_context');
+    lose.loseContext();
+    setTimeout(() => lose.restoreContext(), 200);
+  });
+  await page.waitForTimeout(800);
+  await typeInto(page, 'gpus', '32');
+  assert.equal((await mirror(page)).config.gpus, 32);
+  const shot = await page.screenshot({ path: path.join(artifacts, 'after-context-restore.png') });
+  assert.ok(pngVariety(shot) > 64, 'the canvas renders again after the restore');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('without WebGL2 the page says so instead of failing silently', async () => {
+  const noWebgl = await chromium.launch({ executablePath: '/usr/bin/chromium', args: [...chromiumArgs, '--disable-webgl'] });
+  const page = await noWebgl.newPage();
+  await page.goto(pageUrl);
+  await page.waitForFunction(() => document.getElementById('overlay')?.classList.contains('failed'), null, { timeout: 30000 });
+  assert.match(await page.evaluate(() => document.getElementById('status').textContent), /needs WebGL2/);
+  await noWebgl.close();
+});
+
 test('HiDPI and the light theme render crisply (screenshots for review)', async () => {
   const { context, page, errors } = await openPage('', { deviceScaleFactor: 2, colorScheme: 'light' });
   const size = await page.evaluate(() => [document.getElementById('canvas').width, innerWidth]);

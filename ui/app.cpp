@@ -70,6 +70,12 @@ std::string format_count(double value) {
   return text;
 }
 
+void set_model_fields(Form& f, const ModelSpec& m) {
+  f.hidden = m.hidden, f.layers = m.layers, f.heads = m.heads, f.kv_heads = m.kv_heads, f.ffn = m.ffn;
+  f.vocab = m.vocab, f.tied_embeddings = m.tied_embeddings;
+  f.norm = int(m.norm), f.mlp = int(m.mlp);
+}
+
 json form_to_object(const Form& f) {
   json o = json::object();
   if (f.model == "custom") {
@@ -132,10 +138,7 @@ Form form_from_fields(const json& fields) {
   };
   if (fields.contains("model") && fields["model"].is_string()) {
     f.model = fields["model"].get<std::string>();
-    if (auto preset = find_model_preset(f.model)) {
-      f.hidden = preset->hidden, f.layers = preset->layers, f.heads = preset->heads, f.kv_heads = preset->kv_heads;
-      f.ffn = preset->ffn, f.vocab = preset->vocab, f.tied_embeddings = preset->tied_embeddings;
-    }
+    if (auto preset = find_model_preset(f.model)) set_model_fields(f, *preset);
   }
   bool dims = false;
   for (const char* key : {"hidden", "layers", "heads", "kv_heads", "ffn", "vocab"}) dims |= fields.contains(key);
@@ -359,10 +362,7 @@ bool draw_inputs(AppState& s) {
     for (const ModelPreset& preset : model_presets()) {
       if (ImGui::Selectable(preset.id, f.model == preset.id)) {
         f.model = preset.id;
-        const ModelSpec& m = preset.spec;
-        f.hidden = m.hidden, f.layers = m.layers, f.heads = m.heads, f.kv_heads = m.kv_heads, f.ffn = m.ffn;
-        f.vocab = m.vocab, f.tied_embeddings = m.tied_embeddings;
-        f.norm = int(m.norm), f.mlp = int(m.mlp);
+        set_model_fields(f, preset.spec);
         changed = true;
       }
     }

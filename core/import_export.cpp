@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "serialize.h"
+
 namespace meshfit {
 
 using nlohmann::json;
@@ -100,19 +102,6 @@ HfImport import_hf_config(const std::string& text) {
   return out;
 }
 
-json hf_import_to_json(const HfImport& import) {
-  const ModelSpec& m = import.model;
-  return {{"hidden", m.hidden},
-          {"layers", m.layers},
-          {"heads", m.heads},
-          {"kv_heads", m.kv_heads},
-          {"ffn", m.ffn},
-          {"vocab", m.vocab},
-          {"tied_embeddings", m.tied_embeddings},
-          {"norm", to_string(m.norm)},
-          {"mlp", to_string(m.mlp)},
-          {"linear_bias", m.linear_bias},
-          {"dropout", m.dropout}};
-}
+json hf_import_to_json(const HfImport& import) { return model_to_json(import.model); }
 
 }  // namespace meshfit

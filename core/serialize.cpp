@@ -224,20 +224,24 @@ ParsedConfig parse_config(const json& object) {
   return parsed;
 }
 
+json model_to_json(const ModelSpec& m) {
+  return json{{"hidden", m.hidden},
+              {"layers", m.layers},
+              {"heads", m.heads},
+              {"kv_heads", m.kv_heads},
+              {"ffn", m.ffn},
+              {"vocab", m.vocab},
+              {"tied_embeddings", m.tied_embeddings},
+              {"norm", to_string(m.norm)},
+              {"mlp", to_string(m.mlp)},
+              {"linear_bias", m.linear_bias},
+              {"dropout", m.dropout}};
+}
+
 json config_to_json(const Config& c) {
-  return json{
+  json out = model_to_json(c.model);
+  out.update(json{
       {"model", c.model.name},
-      {"hidden", c.model.hidden},
-      {"layers", c.model.layers},
-      {"heads", c.model.heads},
-      {"kv_heads", c.model.kv_heads},
-      {"ffn", c.model.ffn},
-      {"vocab", c.model.vocab},
-      {"tied_embeddings", c.model.tied_embeddings},
-      {"norm", to_string(c.model.norm)},
-      {"mlp", to_string(c.model.mlp)},
-      {"linear_bias", c.model.linear_bias},
-      {"dropout", c.model.dropout},
       {"gpu", c.gpu.id},
       {"gpu_memory_gib", bytes_to_gib(c.gpu.memory_bytes)},
       {"gpus", c.cluster.gpus},
@@ -261,7 +265,8 @@ json config_to_json(const Config& c) {
       {"zero", c.layout.zero},
       {"pp_first_stage_layers", c.layout.pp_first_stage_layers},
       {"pp_last_stage_layers", c.layout.pp_last_stage_layers},
-  };
+  });
+  return out;
 }
 
 json issues_to_json(const std::vector<Issue>& issues) {
@@ -470,13 +475,8 @@ json search_result_to_json(const SearchResult& result) {
 json presets_to_json() {
   json models = json::array();
   for (const ModelPreset& preset : model_presets()) {
-    Config config;
-    config.model = preset.spec;
-    json fields = config_to_json(config);
     json entry = {{"id", preset.id}, {"source", preset.source}, {"total_parameters", total_parameters(preset.spec)}};
-    for (const char* key : {"hidden", "layers", "heads", "kv_heads", "ffn", "vocab", "tied_embeddings", "norm", "mlp",
-                            "linear_bias", "dropout"})
-      entry[key] = fields[key];
+    entry.update(model_to_json(preset.spec));
     models.push_back(entry);
   }
   json gpus = json::array();

@@ -29,6 +29,9 @@ Config default_config();
 // Reads a flat JSON object over default_config(). Presets ("model", "gpu") are applied before the
 // individual fields, whatever the key order. Never throws.
 ParsedConfig parse_config(const nlohmann::json& object);
+// The architecture fields of a model (hidden, layers, heads, kv_heads, ffn, vocab, tied_embeddings,
+// norm, mlp, linear_bias, dropout), as in a config object.
+nlohmann::json model_to_json(const ModelSpec& model);
 // Every field of a config, resolved (model dimensions written out even when a preset named them).
 nlohmann::json config_to_json(const Config& config);
 

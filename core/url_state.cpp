@@ -89,14 +89,7 @@ std::string encode_state(const Config& config) {
   // Model: a preset name stands for its dimensions; only fields that differ from it are written.
   const std::string& model_name = config.model.name;
   const std::string preset_id = model_name.substr(0, model_name.find('+'));
-  if (auto preset = find_model_preset(preset_id)) {
-    Config with_preset = default_config();
-    with_preset.model = *preset;
-    const json preset_json = config_to_json(with_preset);
-    for (const char* key : {"hidden", "layers", "heads", "kv_heads", "ffn", "vocab", "tied_embeddings", "norm", "mlp",
-                            "linear_bias", "dropout"})
-      reference[key] = preset_json[key];
-  }
+  if (auto preset = find_model_preset(preset_id)) reference.update(model_to_json(*preset));
   if (auto gpu = find_gpu_preset(config.gpu.id)) {
     Config with_gpu = default_config();
     with_gpu.gpu = *gpu;

@@ -88,10 +88,4 @@ StageActivations stage_activations(const ModelSpec& model, const ActivationSetti
   return out;
 }
 
-double logits_loss_bytes(int64_t seq, int64_t micro_batch, int64_t vocab_padded, int64_t tp,
-                         int64_t cp, double bytes_per_logit) {
-  const double elements = double(seq) / double(cp) * double(micro_batch) * double(vocab_padded) / double(tp);
-  return elements * bytes_per_logit;
-}
-
 }  // namespace meshfit

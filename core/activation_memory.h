@@ -59,9 +59,4 @@ StageActivations stage_activations(const ModelSpec& model, const ActivationSetti
                                    const StagePlacement& stage, int64_t pp, int64_t vpp,
                                    int64_t num_microbatches);
 
-// Logits and loss on the last stage: s*b*v_pad/(tp*cp) elements times the framework's peak bytes
-// per logit (bf16 logits + fp32 copies for softmax/cross-entropy and its gradient).
-double logits_loss_bytes(int64_t seq, int64_t micro_batch, int64_t vocab_padded, int64_t tp,
-                         int64_t cp, double bytes_per_logit);
-
 }  // namespace meshfit

@@ -85,20 +85,4 @@ StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage) 
   return placement;
 }
 
-std::vector<StagePlacement> place_stages(int64_t layers, const Layout& layout) {
-  const std::vector<int64_t> counts = virtual_stage_layers(layers, layout);
-  std::vector<StagePlacement> stages(size_t(layout.pp));
-  int64_t next_layer = 0;
-  for (int64_t j = 0; j < int64_t(counts.size()); ++j) {
-    StagePlacement& stage = stages[size_t(j % layout.pp)];
-    stage.stage = j % layout.pp;
-    stage.chunks.push_back({j / layout.pp, next_layer, counts[size_t(j)]});
-    stage.layers += counts[size_t(j)];
-    next_layer += counts[size_t(j)];
-  }
-  stages.front().has_embedding = true;
-  stages.back().has_lm_head = true;
-  return stages;
-}
-
 }  // namespace meshfit

@@ -41,15 +41,12 @@ struct StagePlacement {
   int64_t layers = 0;             // sum over chunks
   bool has_embedding = false;     // first stage (input embedding)
   bool has_lm_head = false;       // last stage (output layer, final norm, loss)
-  std::vector<ChunkLayers> chunks;
 };
 
 // Layers per virtual stage: an even split, or the explicit first/last counts with the rest spread
 // evenly (remainder to the earliest middle chunks). Requires a validated layout.
 std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout);
-// Every pipeline stage with its chunks: virtual stage j lives on rank j % pp (Megatron interleaving).
-std::vector<StagePlacement> place_stages(int64_t layers, const Layout& layout);
-// One stage without its chunk list (no allocation): what the layout search evaluates.
+// One pipeline stage: virtual stage j lives on rank j % pp (Megatron interleaving).
 StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage);
 
 }  // namespace meshfit

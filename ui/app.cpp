@@ -1182,14 +1182,12 @@ bool draw(AppState& s) {
       const bool memory_open = ImGui::BeginTabItem("Per-rank memory");
       record_rect(s, "tab_memory");
       if (memory_open) {
-        s.tab = Tab::kMemory;
         draw_memory_view(s);
         ImGui::EndTabItem();
       }
       const bool layouts_open = ImGui::BeginTabItem("Layouts");
       record_rect(s, "tab_layouts");
       if (layouts_open) {
-        s.tab = Tab::kLayouts;
         changed |= draw_layouts_view(s);
         ImGui::EndTabItem();
       }

@@ -47,8 +47,6 @@ struct Outbox {
   bool open_docs = false;
 };
 
-enum class Tab { kMemory, kLayouts };
-
 struct AppState {
   Form form;
   bool dirty = true;                   // form changed: recompute before drawing
@@ -62,7 +60,6 @@ struct AppState {
   int64_t mirror_version = 0;          // bumps when mirror changes
 
   // View.
-  Tab tab = Tab::kMemory;
   bool units_gb = false;               // GiB (binary) by default; GB (decimal) on request
   bool dark = true;
   bool show_rank_table = true;

@@ -24,14 +24,20 @@ let browser;
 before(async () => { browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: chromiumArgs }); });
 after(async () => { await browser?.close(); });
 
+// Console errors and uncaught exceptions of a page, kept for the assertion at the end of a test.
+function watchErrors(page) {
+  const errors = [];
+  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
+  page.on('pageerror', (error) => errors.push(String(error)));
+  return errors;
+}
+
 // A page with the network blocked (anything but file:// is aborted and counted) and console errors kept.
 async function openPage(hash = '', options = {}) {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'dark', ...options });
   const page = await context.newPage();
-  const errors = [];
+  const errors = watchErrors(page);
   const blocked = [];
-  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
-  page.on('pageerror', (error) => errors.push(String(error)));
   await context.route('**/*', (route) => {
     if (route.request().url().startsWith('file://')) return route.continue();
     blocked.push(route.request().url());
@@ -215,9 +221,7 @@ test('the hosted page (separate .js and .wasm) loads over http:// from a local s
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (error) => errors.push(String(error)));
-  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
+  const errors = watchErrors(page);
   await page.goto(`http://127.0.0.1:${server.address().port}/#v=1&model=llama3-8b&gpus=16&tp=2`);
   await page.waitForFunction(() => window.meshfitReady === true, null, { timeout: 60000 });
   const m = await mirror(page);

@@ -5,10 +5,14 @@
 # land in build-wasm/e2e-artifacts. The last ctest line is the summary CI reads.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$root/site/build.sh"
+. "$root/site/lib.sh"
+"$root/site/build.sh" tests
 # The tables against published data are part of what the tests report: print them in full
 # (memory vs memory_measured.csv, Megatron-LM throughput anchors, Hagemann ranking and memory filter).
+phase "printing predicted vs measured tables"
 "$root/build/meshfit_core_tests" --no-version \
   --test-case="*memory_measured*,*Megatron-LM throughput*,ranking*,memory filter*"
+phase "running the native tests (doctest suite, CLI)"
 (cd "$root/build" && ctest --output-on-failure)
+phase "running the WebAssembly tests (doctest under node, JS API vs CLI, the page in Chromium; ~2 minutes)"
 (cd "$root/build-wasm" && ctest --output-on-failure)

@@ -6,7 +6,7 @@
 //   const meshfit = await load();
 //   const report = meshfit.estimate({ model: 'llama3.1-70b', gpus: 64, tp: 8, pp: 4, seq: 8192 });
 //   if (!report.ok) console.log(report.issues);
-import createMeshfitModule from './meshfit_wasm.js';
+import createMeshfitModule from './meshfit_wasm.mjs';
 
 let loading = null;
 

@@ -12,6 +12,6 @@ native_ms=$(awk '/wall time median/ {print $4}' /tmp/meshfit_bench_native.txt)
 wasm_ms=$(awk '/wall time median/ {print $4}' /tmp/meshfit_bench_wasm.txt)
 echo "== search wall time: native ${native_ms} ms, WASM ${wasm_ms} ms, ratio $(python3 -c "print(f'{$wasm_ms / $native_ms:.2f}')")x"
 echo "== module size (build-wasm/dist)"
-for file in "$root"/build-wasm/dist/meshfit_wasm.wasm "$root"/build-wasm/dist/meshfit_wasm.js "$root"/build-wasm/dist/meshfit.mjs; do
+for file in "$root"/build-wasm/dist/meshfit_wasm.wasm "$root"/build-wasm/dist/meshfit_wasm.mjs "$root"/build-wasm/dist/meshfit.mjs; do
   printf '  %-20s %8d bytes raw, %8d bytes gzip -9\n' "$(basename "$file")" "$(stat -c %s "$file")" "$(gzip -9c "$file" | wc -c)"
 done

@@ -40,7 +40,7 @@ if [ "$mode" = page ]; then
   [ -f "$root/build-wasm/CMakeCache.txt" ] || tests_flag=(-DMESHFIT_BUILD_TESTS=OFF)
   phase "configuring the WebAssembly build (build-wasm/)"
   configure "$root/build-wasm" emcmake cmake "${tests_flag[@]}" "${imgui_flag[@]}"
-  compile "the page: core, Dear ImGui and the app as WebAssembly (3-6 minutes the first time on 2 cores)" "$root/build-wasm" --target meshfit_site
+  compile "the page: core, Dear ImGui and the app as WebAssembly (2-6 minutes the first time on 2 cores)" "$root/build-wasm" --target meshfit_site
   exit 0
 fi
 

@@ -2,10 +2,18 @@
 # one sentence when something fails, and apt installs that report progress instead of going silent.
 # MESHFIT_QUIET_APT=0 shows apt's own output.
 
-# phase "what is happening (how long)": one line, prefixed, with the time since the script started.
-phase() { printf 'meshfit [%4ss] %s\n' "$SECONDS" "$*"; }
+# phase "what is happening (how long)": one line, prefixed, with the seconds since the first script
+# of this command started (MESHFIT_START is passed down to the scripts it calls).
+: "${MESHFIT_START:=$(date +%s)}"
+export MESHFIT_START
+phase() { printf 'meshfit [%4ss] %s\n' "$(( $(date +%s) - MESHFIT_START ))" "$*"; }
 # fail "what failed and what to do": one sentence on stderr, exit 1.
 fail() { printf 'meshfit: error: %s\n' "$*" >&2; exit 1; }
+
+# Last resort for a command that fails without its own message: name it, never a bare exit code.
+set -E
+trap 'status=$?; printf "meshfit: error: \"%s\" failed with exit status %s (%s, line %s); the lines above say why.\n" \
+        "$BASH_COMMAND" "$status" "${BASH_SOURCE[0]##*/}" "$LINENO" >&2; exit "$status"' ERR
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"
@@ -33,7 +41,7 @@ apt_install() {
   # Status lines look like "pmstatus:pkg:42.5:Unpacking pkg"; print one line per 10% step.
   if ! DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends \
          -o APT::Status-Fd=3 "${missing_packages[@]}" 3>&1 >>"$log" 2>&1 |
-       awk -F: -v start="$SECONDS" '
+       awk -F: '
          /^(dlstatus|pmstatus):/ {
            kind = ($1 == "dlstatus") ? "downloading" : "unpacking and setting up"
            step = int($3 / 10)

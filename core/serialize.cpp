@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "config_schema.h"
+#include "preset_table.h"
 #include "units.h"
 
 namespace meshfit {
@@ -146,15 +147,6 @@ class Reader {
   std::vector<Issue>& issues_;
 };
 
-std::string preset_list(bool models) {
-  std::string list;
-  if (models) {
-    for (const ModelPreset& preset : model_presets()) list += (list.empty() ? "" : ", ") + std::string(preset.id);
-  } else {
-    for (const GpuPreset& preset : gpu_presets()) list += (list.empty() ? "" : ", ") + std::string(preset.id);
-  }
-  return list;
-}
 
 }  // namespace
 
@@ -180,7 +172,7 @@ ParsedConfig parse_config(const json& object) {
       have_model_preset = true;
     } else if (id != "custom") {
       issues.push_back({IssueCode::kUnknownModelPreset, Severity::kError, "model",
-                        "model \"" + id + "\" is not a preset; known: " + preset_list(true) + "."});
+                        "model \"" + id + "\" is not a preset; known: " + preset_ids(model_presets()) + "."});
     }
   }
   if (object.contains("gpu")) {
@@ -192,7 +184,7 @@ ParsedConfig parse_config(const json& object) {
       c.gpu = GpuSpec{};
     } else {
       issues.push_back({IssueCode::kUnknownGpuPreset, Severity::kError, "gpu",
-                        "gpu \"" + id + "\" is not a preset; known: " + preset_list(false) + "."});
+                        "gpu \"" + id + "\" is not a preset; known: " + preset_ids(gpu_presets()) + "."});
     }
   }
 

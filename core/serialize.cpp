@@ -97,15 +97,6 @@ class Reader {
                        field + " must be one of " + allowed + ", got " + value.dump() + "."});
   }
 
-  void text(const std::string& field, const json& value, std::string& out) {
-    if (value.is_string()) {
-      out = value.get<std::string>();
-      return;
-    }
-    issues_.push_back({IssueCode::kUnknownValue, Severity::kError, field,
-                       field + " must be text, got " + value.dump() + "."});
-  }
-
   // One schema field: the value checked against the row's kind, then set through its accessor.
   void field(const ConfigField& row, const json& value, Config& config) {
     const std::string key = row.key;
@@ -132,12 +123,10 @@ class Reader {
       case FieldKind::kWord:
         if (!value.is_string() || !row.set(config, value)) unknown_word(key, value, row.allowed);
         return;
-      case FieldKind::kText: {
-        std::string words;
-        text(key, value, words);
+      case FieldKind::kText:
         if (value.is_string()) row.set(config, value);
+        else issues_.push_back({IssueCode::kUnknownValue, Severity::kError, key, key + " must be text, got " + value.dump() + "."});
         return;
-      }
       case FieldKind::kPreset:
         return;  // applied before every other field (parse_config)
     }

@@ -2,6 +2,8 @@
 // Calculon's split (model, system, execution) as four plain structs; front ends only fill it in.
 #pragma once
 
+#include <string>
+
 #include "gpu_catalog.h"
 #include "layout.h"
 #include "model_spec.h"
@@ -15,6 +17,7 @@ struct Config {
   ClusterSpec cluster;
   TrainingSpec training;
   Layout layout;
+  std::string notes;  // free text about the run, carried in links, exports and --json
 };
 
 // dp as used by every formula: layout.dp, or gpus / (tp * pp * cp) when layout.dp == 0.

@@ -148,6 +148,8 @@ std::vector<ConfigField> make_fields() {
                                                           "layers on the first pipeline stage (uneven split)"),
       integer<&C::layout, &Layout::pp_last_stage_layers>("pp_last_stage_layers", "pp_last_stage_layers", G::kLayout,
                                                          "layers on the last pipeline stage (uneven split)"),
+      // Run.
+      text<&C::notes>("notes", G::kRun, "free text about the run (kept in links and exports)"),
   };
 }
 

@@ -5,6 +5,7 @@
 #include "search/layout_search.h"
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 
 #include "spec/structure.h"
@@ -114,130 +115,158 @@ std::vector<Issue> validate_base(const Config& base) {
   return issues;
 }
 
+// One search: the options' choices resolved once, the working config mutated per candidate.
+// Levels: mesh (tp, pp, cp) -> vpp -> ZeRO -> micro-batch subtree -> recompute x SP candidates.
+class Search {
+ public:
+  Search(const Config& base, const SearchOptions& options, SearchResult& result)
+      : options_(options), result_(result), collect_(options, result), config_(base),
+        profile_(framework_profile(base.training.framework)), capacity_(base.gpu.memory_bytes) {
+    for (int64_t zero : zero_choices(base.training.framework))
+      if (options.zero[size_t(zero)]) zero_options_.push_back(zero);
+    // Smallest-memory first, so that the first member of a subtree bounds the rest.
+    for (Recompute recompute : {Recompute::kFull, Recompute::kSelective, Recompute::kNone})
+      if (options.recompute[size_t(recompute)]) recompute_options_.push_back(recompute);
+    micro_batches_ = divisors_in(base.training.global_batch, options.micro_batch);
+  }
+
+  void run() {
+    const int64_t gpus = config_.cluster.gpus;
+    for (int64_t tp : divisors_in(gpus, options_.tp))
+      for (int64_t pp : divisors_in(gpus / tp, options_.pp))
+        for (int64_t cp : divisors_in(gpus / (tp * pp), options_.cp)) mesh(tp, pp, cp, gpus / (tp * pp * cp));
+  }
+
+ private:
+  void mesh(int64_t tp, int64_t pp, int64_t cp, int64_t dp) {
+    const ModelSpec& model = config_.model;
+    if (!options_.dp.contains(dp)) return;
+    std::vector<int64_t> vpps;
+    for (int64_t vpp = options_.vpp.min; vpp <= std::min(options_.vpp.max, model.layers); ++vpp)
+      if (vpp == 1 || pp > 1) vpps.push_back(vpp);
+    sp_options_ = tp == 1                          ? std::vector<bool>{false}
+                  : options_.sp == SpChoice::kOn  ? std::vector<bool>{true}
+                  : options_.sp == SpChoice::kOff ? std::vector<bool>{false}
+                                                  : std::vector<bool>{true, false};
+    per_mb_ = int64_t(recompute_options_.size() * sp_options_.size());
+    const int64_t per_vpp = int64_t(zero_options_.size()) * int64_t(micro_batches_.size()) * per_mb_;
+    const int64_t per_mesh = int64_t(vpps.size()) * per_vpp;
+    if (per_mesh == 0) return;
+
+    // Structural rules of the mesh (structure.h), in validate()'s order.
+    if (!tp_divides_heads(model, tp)) return collect_.reject(RejectReason::kTpNotDivideHeads, per_mesh);
+    if (!tp_divides_kv_heads(model, tp)) return collect_.reject(RejectReason::kTpNotDivideKvHeads, per_mesh);
+    if (!tp_divides_ffn(model, tp)) return collect_.reject(RejectReason::kTpNotDivideFfn, per_mesh);
+    if (!cp_fits(config_.training.seq, cp)) return collect_.reject(RejectReason::kCpNotDivideSeq, per_mesh);
+
+    for (int64_t vpp : vpps) {
+      Layout& layout = config_.layout;
+      layout = Layout{dp, tp, pp, cp, vpp, 0, 0, 0};
+      if (pp * vpp > model.layers) {
+        collect_.reject(RejectReason::kPpExceedsLayers, per_vpp);
+        continue;
+      }
+      if (!choose_pipeline_split(model.layers, profile_, layout)) {
+        collect_.reject(vpp > 1 ? RejectReason::kVppNotDivideLayers : RejectReason::kPpNotDivideLayers, per_vpp);
+        continue;
+      }
+      for (int64_t zero : zero_options_) {
+        layout.zero = zero;
+        micro_batch_subtree();
+      }
+    }
+  }
+
+  // Every micro-batch of the current layout and ZeRO stage, smallest first: once the smallest-memory
+  // member of one is out of memory, every larger micro-batch is too and is counted without memory math.
+  void micro_batch_subtree() {
+    const TrainingSpec& training = config_.training;
+    const Layout& layout = config_.layout;
+    std::optional<RejectReason> subtree_out_of_memory;
+    for (int64_t micro_batch : micro_batches_) {
+      if (!batch_divides(training.global_batch, layout.dp, micro_batch)) {
+        collect_.reject(RejectReason::kBatchNotDivisible, per_mb_);
+        continue;
+      }
+      if (!interleave_fits(profile_, layout.vpp, training.global_batch / (layout.dp * micro_batch), layout.pp)) {
+        collect_.reject(RejectReason::kVppMicrobatches, per_mb_);
+        continue;
+      }
+      if (subtree_out_of_memory) {
+        collect_.reject(*subtree_out_of_memory, per_mb_);
+        continue;
+      }
+      config_.training.micro_batch = micro_batch;
+      for (size_t r = 0; r < recompute_options_.size() && !subtree_out_of_memory; ++r) {
+        config_.training.recompute = recompute_options_[r];
+        for (size_t s = 0; s < sp_options_.size(); ++s) {
+          config_.training.sp = sp_options_[s];
+          const LayoutCandidate candidate = evaluate();
+          if (candidate.verdict == Verdict::kOutOfMemory) {
+            const RejectReason reason = oom_reason(candidate.worst_role);
+            if (r == 0 && s == 0) {
+              // The smallest-memory member of this micro-batch: everything from here on (this
+              // micro-batch's other variants, larger micro-batches) is out of memory too.
+              subtree_out_of_memory = reason;
+              collect_.reject(reason, per_mb_);
+              collect_.keep_rejected(candidate);
+              break;
+            }
+            collect_.reject(reason);
+            collect_.keep_rejected(candidate);
+          } else if (!candidate.feasible) {
+            collect_.reject(RejectReason::kOverMemoryLimit);
+            collect_.keep_rejected(candidate);
+          } else {
+            collect_.add(candidate);
+          }
+        }
+      }
+    }
+  }
+
+  // The working config's worst stage, verdict and (when kept or feasible) step time.
+  LayoutCandidate evaluate() {
+    const MemoryPlan plan = plan_memory(config_);
+    const RankMemory worst = worst_stage_memory(config_, plan);
+    ++result_.memory_evaluations;
+    LayoutCandidate candidate;
+    candidate.layout = config_.layout;
+    candidate.micro_batch = config_.training.micro_batch;
+    candidate.recompute = config_.training.recompute;
+    candidate.sp = config_.training.sp;
+    candidate.peak_allocated_bytes = worst.peak_allocated_bytes;
+    candidate.peak_reserved_bytes = worst.peak_reserved_bytes;
+    candidate.device_bytes = worst.device_bytes;
+    candidate.worst_role = worst.role;
+    candidate.worst_stage = worst.pp_stage;
+    candidate.verdict = verdict_for(worst.device_bytes, capacity_, config_.training.headroom);
+    candidate.feasible = candidate.verdict != Verdict::kOutOfMemory && worst.device_bytes <= options_.memory_limit * capacity_;
+    // Kept rejected candidates get a speed too, so a scatter can place them.
+    if (candidate.feasible || collect_.keeping()) candidate.step = predict_step(config_, plan);
+    return candidate;
+  }
+
+  const SearchOptions& options_;
+  SearchResult& result_;
+  Collector collect_;
+  Config config_;  // the one working config, mutated per candidate
+  const FrameworkProfile& profile_;
+  const double capacity_;
+  std::vector<int64_t> zero_options_;
+  std::vector<Recompute> recompute_options_;
+  std::vector<int64_t> micro_batches_;
+  std::vector<bool> sp_options_;  // of the current mesh
+  int64_t per_mb_ = 0;            // candidates under one micro-batch of the current mesh
+};
+
 }  // namespace
 
 SearchResult search_layouts(const Config& base, const SearchOptions& options) {
   SearchResult result;
   result.issues = validate_base(base);
   if (!result.valid()) return result;
-  Collector collect(options, result);
-
-  const ModelSpec& model = base.model;
-  const TrainingSpec& training = base.training;
-  const int64_t gpus = base.cluster.gpus;
-  const double capacity = base.gpu.memory_bytes;
-
-  const FrameworkProfile& profile = framework_profile(training.framework);
-  std::vector<int64_t> zero_options;
-  for (int64_t zero : zero_choices(training.framework))
-    if (options.zero[size_t(zero)]) zero_options.push_back(zero);
-  // Smallest-memory first, so that the first member of a subtree bounds the rest.
-  std::vector<Recompute> recompute_options;
-  for (Recompute recompute : {Recompute::kFull, Recompute::kSelective, Recompute::kNone})
-    if (options.recompute[size_t(recompute)]) recompute_options.push_back(recompute);
-  const std::vector<int64_t> micro_batches = divisors_in(training.global_batch, options.micro_batch);
-
-  Config config = base;  // the one working config, mutated per candidate
-  for (int64_t tp : divisors_in(gpus, options.tp)) {
-    for (int64_t pp : divisors_in(gpus / tp, options.pp)) {
-      for (int64_t cp : divisors_in(gpus / (tp * pp), options.cp)) {
-        const int64_t dp = gpus / (tp * pp * cp);
-        if (!options.dp.contains(dp)) continue;
-        std::vector<int64_t> vpps;
-        for (int64_t vpp = options.vpp.min; vpp <= std::min(options.vpp.max, model.layers); ++vpp)
-          if (vpp == 1 || pp > 1) vpps.push_back(vpp);
-        const std::vector<bool> sp_options =
-            tp == 1 ? std::vector<bool>{false}
-            : options.sp == SpChoice::kOn  ? std::vector<bool>{true}
-            : options.sp == SpChoice::kOff ? std::vector<bool>{false}
-                                           : std::vector<bool>{true, false};
-        const int64_t per_mb = int64_t(recompute_options.size() * sp_options.size());
-        const int64_t per_zero = int64_t(micro_batches.size()) * per_mb;
-        const int64_t per_vpp = int64_t(zero_options.size()) * per_zero;
-        const int64_t per_mesh = int64_t(vpps.size()) * per_vpp;
-        if (per_mesh == 0) continue;
-
-        // Structural rules of the mesh, in validate()'s order.
-        if (!tp_divides_heads(model, tp)) { collect.reject(RejectReason::kTpNotDivideHeads, per_mesh); continue; }
-        if (!tp_divides_kv_heads(model, tp)) { collect.reject(RejectReason::kTpNotDivideKvHeads, per_mesh); continue; }
-        if (!tp_divides_ffn(model, tp)) { collect.reject(RejectReason::kTpNotDivideFfn, per_mesh); continue; }
-        if (!cp_fits(training.seq, cp)) { collect.reject(RejectReason::kCpNotDivideSeq, per_mesh); continue; }
-
-        for (int64_t vpp : vpps) {
-          Layout& layout = config.layout;
-          layout = Layout{dp, tp, pp, cp, vpp, 0, 0, 0};
-          if (pp * vpp > model.layers) { collect.reject(RejectReason::kPpExceedsLayers, per_vpp); continue; }
-          if (!choose_pipeline_split(model.layers, profile, layout)) {
-            collect.reject(vpp > 1 ? RejectReason::kVppNotDivideLayers : RejectReason::kPpNotDivideLayers, per_vpp);
-            continue;
-          }
-          for (int64_t zero : zero_options) {
-            layout.zero = zero;
-            bool subtree_out_of_memory = false;
-            RejectReason subtree_reason = RejectReason::kOutOfMemoryOnlyStage;
-            for (int64_t micro_batch : micro_batches) {
-              if (!batch_divides(training.global_batch, dp, micro_batch)) { collect.reject(RejectReason::kBatchNotDivisible, per_mb); continue; }
-              const int64_t microbatches = training.global_batch / (dp * micro_batch);
-              if (!interleave_fits(profile, vpp, microbatches, pp)) {
-                collect.reject(RejectReason::kVppMicrobatches, per_mb);
-                continue;
-              }
-              if (subtree_out_of_memory) { collect.reject(subtree_reason, per_mb); continue; }
-              config.training.micro_batch = micro_batch;
-              for (size_t r = 0; r < recompute_options.size(); ++r) {
-                config.training.recompute = recompute_options[r];
-                for (size_t s = 0; s < sp_options.size(); ++s) {
-                  config.training.sp = sp_options[s];
-                  const MemoryPlan plan = plan_memory(config);
-                  const RankMemory worst = worst_stage_memory(config, plan);
-                  ++result.memory_evaluations;
-                  LayoutCandidate candidate;
-                  candidate.layout = layout;
-                  candidate.micro_batch = micro_batch;
-                  candidate.recompute = recompute_options[r];
-                  candidate.sp = sp_options[s];
-                  candidate.peak_allocated_bytes = worst.peak_allocated_bytes;
-                  candidate.peak_reserved_bytes = worst.peak_reserved_bytes;
-                  candidate.device_bytes = worst.device_bytes;
-                  candidate.worst_role = worst.role;
-                  candidate.worst_stage = worst.pp_stage;
-                  candidate.verdict = verdict_for(worst.device_bytes, capacity, training.headroom);
-                  // Kept rejected candidates get a speed too, so a scatter can place them.
-                  if (collect.keeping() && (candidate.verdict == Verdict::kOutOfMemory ||
-                                            worst.device_bytes > options.memory_limit * capacity))
-                    candidate.step = predict_step(config, plan);
-                  if (candidate.verdict == Verdict::kOutOfMemory) {
-                    const RejectReason reason = oom_reason(worst.role);
-                    if (r == 0 && s == 0) {
-                      // The smallest-memory member of this micro-batch: everything from here on
-                      // (this micro-batch's other variants, larger micro-batches) is out of memory too.
-                      subtree_out_of_memory = true;
-                      subtree_reason = reason;
-                      collect.reject(reason, per_mb);
-                      collect.keep_rejected(candidate);
-                      r = recompute_options.size();
-                      break;
-                    }
-                    collect.reject(reason);
-                    collect.keep_rejected(candidate);
-                    continue;
-                  }
-                  if (worst.device_bytes > options.memory_limit * capacity) {
-                    collect.reject(RejectReason::kOverMemoryLimit);
-                    collect.keep_rejected(candidate);
-                    continue;
-                  }
-                  candidate.feasible = true;
-                  candidate.step = predict_step(config, plan);
-                  collect.add(candidate);
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
+  Search(base, options, result).run();
   return result;
 }
 

@@ -224,6 +224,8 @@ StageShape stage_shape(const Config& config, const MemoryPlan& plan, int64_t sta
   return shape;
 }
 
+// One component after another in Component order, each with its source; the per-config constants
+// come precomputed in `plan` (the search calls this per candidate).
 RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t stage_index, bool with_chunks) {
   const ModelSpec& model = config.model;
   const TrainingSpec& training = config.training;

@@ -99,23 +99,24 @@ struct StageTime {
   double total() const { return compute + tp + cp + p2p + zero3; }
 };
 
-}  // namespace
+struct LayerCompute {
+  double gemm_efficiency = 0;   // reached on this layer's GEMMs
+  double matmul_rate = 0;       // flop/s of the GEMMs
+  double hbm_rate = 0;          // bytes/s of memory-bound kernels
+  double matmul_fwd_flops = 0;  // GEMM flops of one forward
+  double attention_fwd_s = 0;
+  double forward_s = 0;
+  double backward_s = 0;
+  double recompute_s = 0;       // extra forward work in the backward
+  double recompute_flops = 0;
+};
 
-double model_flops_per_token(const ModelSpec& model, int64_t seq) {
-  const double l = double(model.layers);
-  const double h = double(model.hidden);
-  return 6.0 * (l * matmul_parameters_per_layer(model) + double(model.vocab) * h) + 12.0 * l * h * double(seq);
-}
-
-// [SECTION] Step time
-
-StepReport predict_step(const Config& config, const MemoryPlan& plan) {
+// One layer on one rank for one micro-batch: forward, backward and recomputation times, and the
+// rates behind them (GEMM efficiency falls for small per-GPU GEMMs, after Calculon).
+LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const PerfCalibration& cal) {
   const ModelSpec& model = config.model;
   const TrainingSpec& training = config.training;
   const Layout& layout = config.layout;
-  const PerfCalibration cal = perf_calibration(training.framework, training.precision);
-  StepReport report;
-
   const double t = double(layout.tp);
   const double h = double(model.hidden);
   const double f = double(model.ffn);
@@ -123,10 +124,10 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   const double k = double(model.kv_heads);
   const double seq = double(training.seq);
   const double tokens = seq / double(layout.cp) * double(training.micro_batch);  // per rank, per micro-batch
-  const bool sequence_parallel = training.sp && layout.tp > 1;
-  const double t_sp = sequence_parallel ? t : 1.0;
+  const double t_sp = training.sp && layout.tp > 1 ? t : 1.0;
   const double bf16_peak = config.gpu.bf16_flops;
   const double gemm_peak = training.precision == Precision::kFp8 && config.gpu.fp8_flops > 0 ? config.gpu.fp8_flops : bf16_peak;
+  LayerCompute out;
 
   // Per layer, per micro-batch, one rank: forward FLOPs of the GEMMs and the attention core.
   const double layer_matmul_fwd = 2.0 * tokens * matmul_parameters_per_layer(model) / t;
@@ -134,25 +135,27 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   // blocks; eager computes them all).
   const double attention_fwd = (training.flash ? 2.0 : 4.0) * tokens * seq * h / t;
   const double gemm_size = layer_matmul_fwd / 4.0;  // QKV, out-projection, gate/up, down
-  report.gemm_efficiency = cal.gemm_efficiency * gemm_size / (gemm_size + cal.gemm_half_efficiency_flops);
-  const double matmul_rate = gemm_peak * report.gemm_efficiency;
+  out.gemm_efficiency = cal.gemm_efficiency * gemm_size / (gemm_size + cal.gemm_half_efficiency_flops);
+  out.matmul_rate = gemm_peak * out.gemm_efficiency;
   const double attention_rate = bf16_peak * (training.flash ? cal.attention_efficiency : cal.eager_attention_efficiency);
-  const double hbm_rate = config.gpu.hbm_bytes_per_s * cal.hbm_efficiency;
+  out.hbm_rate = config.gpu.hbm_bytes_per_s * cal.hbm_efficiency;
   // Memory-bound kernels, forward bytes per token: norms 8h, residual adds 12h, rotary
   // 4h(1 + k/a), SwiGLU/GeLU 6f (2-byte elements read and written).
   const double elementwise_fwd_bytes = tokens * ((20.0 * h) / t_sp + 4.0 * h * (1.0 + k / a) / t + 6.0 * f / t);
 
-  const double matmul_fwd_s = layer_matmul_fwd / matmul_rate;
-  const double attention_fwd_s = attention_fwd / attention_rate;
-  const double elementwise_fwd_s = elementwise_fwd_bytes / hbm_rate;
-  const double layer_fwd_s = matmul_fwd_s + attention_fwd_s + elementwise_fwd_s;
-  const double layer_bwd_s = 2.0 * matmul_fwd_s + kFlashBackwardFactor * attention_fwd_s + 2.0 * elementwise_fwd_s;
-  double recompute_s = 0;
-  double recompute_flops = 0;
+  const double matmul_fwd_s = layer_matmul_fwd / out.matmul_rate;
+  out.attention_fwd_s = attention_fwd / attention_rate;
+  const double attention_fwd_s = out.attention_fwd_s;
+  const double elementwise_fwd_s = elementwise_fwd_bytes / out.hbm_rate;
+  out.forward_s = matmul_fwd_s + attention_fwd_s + elementwise_fwd_s;
+  out.backward_s = 2.0 * matmul_fwd_s + kFlashBackwardFactor * attention_fwd_s + 2.0 * elementwise_fwd_s;
+  out.matmul_fwd_flops = layer_matmul_fwd;
+  double& recompute_s = out.recompute_s;
+  double& recompute_flops = out.recompute_flops;
   switch (training.recompute) {
     case Recompute::kNone: break;
     case Recompute::kFull:
-      recompute_s = layer_fwd_s;
+      recompute_s = out.forward_s;
       recompute_flops = layer_matmul_fwd + attention_fwd;
       break;
     case Recompute::kSelective:
@@ -168,6 +171,47 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
       }
       break;
   }
+  return out;
+}
+
+}  // namespace
+
+double model_flops_per_token(const ModelSpec& model, int64_t seq) {
+  const double l = double(model.layers);
+  const double h = double(model.hidden);
+  return 6.0 * (l * matmul_parameters_per_layer(model) + double(model.vocab) * h) + 12.0 * l * h * double(seq);
+}
+
+// [SECTION] Step time
+
+// Long on purpose: the step's terms in the order of the formula (links, TP, CP, ZeRO-3, stages,
+// bubble, DP, optimizer), each with its source, sharing the per-config quantities above them;
+// the per-layer compute lives in layer_compute().
+StepReport predict_step(const Config& config, const MemoryPlan& plan) {
+  const ModelSpec& model = config.model;
+  const TrainingSpec& training = config.training;
+  const Layout& layout = config.layout;
+  const PerfCalibration cal = perf_calibration(training.framework, training.precision);
+  StepReport report;
+
+  const double t = double(layout.tp);
+  const double h = double(model.hidden);
+  const double a = double(model.heads);
+  const double k = double(model.kv_heads);
+  const double seq = double(training.seq);
+  const double tokens = seq / double(layout.cp) * double(training.micro_batch);  // per rank, per micro-batch
+  const bool sequence_parallel = training.sp && layout.tp > 1;
+  const double t_sp = sequence_parallel ? t : 1.0;
+  const double bf16_peak = config.gpu.bf16_flops;
+
+  const LayerCompute layer = layer_compute(config, plan, cal);
+  report.gemm_efficiency = layer.gemm_efficiency;
+  const double matmul_rate = layer.matmul_rate;
+  const double hbm_rate = layer.hbm_rate;
+  const double attention_fwd_s = layer.attention_fwd_s;
+  const double layer_fwd_s = layer.forward_s;
+  const double layer_bwd_s = layer.backward_s;
+  const double recompute_s = layer.recompute_s;
 
   // Communication links (Megatron rank order tp, cp, dp, pp).
   const int64_t dp = plan.dp;
@@ -273,8 +317,8 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   report.mfu = report.model_flops_per_token * report.tokens_per_s_per_gpu / bf16_peak;
   // HFU adds the recomputed FLOPs, per layer, relative to the layer's model FLOPs (PaLM count:
   // 3x forward, full s x s attention).
-  const double layer_model_flops = 3.0 * (layer_matmul_fwd + 4.0 * tokens * seq * h / t);
-  report.hfu = report.mfu * (1.0 + recompute_flops / layer_model_flops);
+  const double layer_model_flops = 3.0 * (layer.matmul_fwd_flops + 4.0 * tokens * seq * h / t);
+  report.hfu = report.mfu * (1.0 + layer.recompute_flops / layer_model_flops);
   return report;
 }
 

@@ -43,6 +43,8 @@ class Checker {
 
 }  // namespace
 
+// Long on purpose: one rule after another in dependency order, read as a list (the conditions of the
+// layout rules are structure.h's; the messages are here).
 std::vector<Issue> validate(const Config& config) {
   std::vector<Issue> issues;
   Checker check(issues);

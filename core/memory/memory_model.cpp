@@ -176,6 +176,9 @@ MemoryPlan plan_memory(const Config& config) {
   const ModelSpec& model = config.model;
   const TrainingSpec& training = config.training;
   const Layout& layout = config.layout;
+  MESHFIT_ASSERT(layout.tp > 0 && layout.pp > 0 && layout.cp > 0 && layout.vpp > 0 && layout.pp * layout.vpp <= model.layers &&
+                     effective_dp(config) > 0 && config.training.micro_batch > 0,
+                 "plan_memory needs a validated config");
   MemoryPlan plan;
   plan.profile = framework_profile(training.framework);
   const ModelStateRule rule = model_state_rule(training.framework, layout.zero, training.fp32_grad_buffer);

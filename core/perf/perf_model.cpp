@@ -111,20 +111,31 @@ struct LayerCompute {
   double recompute_flops = 0;
 };
 
+// The sizes every per-micro-batch term uses, as doubles: tp, hidden, heads, kv heads, sequence,
+// tokens per rank per micro-batch (s*b/cp), and the SP divisor of sequence-sharded tensors.
+struct Dims {
+  double t, h, a, k, seq, tokens, t_sp;
+};
+Dims dims_of(const Config& config) {
+  const Layout& layout = config.layout;
+  const double seq = double(config.training.seq);
+  const double t = double(layout.tp);
+  return {t,
+          double(config.model.hidden),
+          double(config.model.heads),
+          double(config.model.kv_heads),
+          seq,
+          seq / double(layout.cp) * double(config.training.micro_batch),
+          config.training.sp && layout.tp > 1 ? t : 1.0};
+}
+
 // One layer on one rank for one micro-batch: forward, backward and recomputation times, and the
 // rates behind them (GEMM efficiency falls for small per-GPU GEMMs, after Calculon).
 LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const PerfCalibration& cal) {
   const ModelSpec& model = config.model;
   const TrainingSpec& training = config.training;
-  const Layout& layout = config.layout;
-  const double t = double(layout.tp);
-  const double h = double(model.hidden);
+  const auto [t, h, a, k, seq, tokens, t_sp] = dims_of(config);
   const double f = double(model.ffn);
-  const double a = double(model.heads);
-  const double k = double(model.kv_heads);
-  const double seq = double(training.seq);
-  const double tokens = seq / double(layout.cp) * double(training.micro_batch);  // per rank, per micro-batch
-  const double t_sp = training.sp && layout.tp > 1 ? t : 1.0;
   const double bf16_peak = config.gpu.bf16_flops;
   const double gemm_peak = training.precision == Precision::kFp8 && config.gpu.fp8_flops > 0 ? config.gpu.fp8_flops : bf16_peak;
   LayerCompute out;
@@ -194,14 +205,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   const PerfCalibration cal = perf_calibration(training.framework, training.precision);
   StepReport report;
 
-  const double t = double(layout.tp);
-  const double h = double(model.hidden);
-  const double a = double(model.heads);
-  const double k = double(model.kv_heads);
-  const double seq = double(training.seq);
-  const double tokens = seq / double(layout.cp) * double(training.micro_batch);  // per rank, per micro-batch
-  const bool sequence_parallel = training.sp && layout.tp > 1;
-  const double t_sp = sequence_parallel ? t : 1.0;
+  const auto [t, h, a, k, seq, tokens, t_sp] = dims_of(config);
   const double bf16_peak = config.gpu.bf16_flops;
 
   const LayerCompute layer = layer_compute(config, plan, cal);

@@ -10,6 +10,8 @@ export interface Config {
   model?: string; hidden?: number; layers?: number; heads?: number; kv_heads?: number; ffn?: number; vocab?: number;
   tied_embeddings?: boolean; norm?: 'rmsnorm' | 'layernorm'; mlp?: 'swiglu' | 'gelu'; linear_bias?: boolean; dropout?: boolean;
   gpu?: string; gpu_memory_gib?: number; gpus?: number; gpus_per_node?: number;
+  gpu_bf16_tflops?: number; gpu_fp8_tflops?: number; gpu_hbm_tbps?: number; gpu_nvlink_gbps?: number; gpu_nic_gbps?: number;
+  gpu_bf16_gemm_ceiling?: number; gpu_fp8_gemm_ceiling?: number; gpu_power_limit_w?: number; gpu_tdp_w?: number; gpu_nvlink_domain?: number;
   seq?: number; global_batch?: number; micro_batch?: number; precision?: 'bf16' | 'fp8';
   optimizer?: 'adamw' | 'adam' | 'sgd' | 'adam8bit'; recompute?: Recompute; flash?: boolean; sp?: boolean;
   framework?: Framework; fp32_grad_buffer?: boolean; headroom?: number;
@@ -75,7 +77,8 @@ export interface Presets extends Result {
   models: ({ id: string; source: string; total_parameters: number } & Config)[];
   gpus: { id: string; name: string; source: string; memory_bytes: number; memory_gib: number; bf16_flops: number;
           fp8_flops: number; hbm_bytes_per_s: number; nvlink_bytes_per_s: number; internode_bytes_per_s: number;
-          nvlink_domain: number }[];
+          nvlink_domain: number; family: string; bf16_gemm_ceiling: number; fp8_gemm_ceiling: number; tdp_w: number;
+          power_limit_w: number }[];
 }
 
 export interface Meshfit {

@@ -151,6 +151,12 @@ std::vector<ConfigField> make_fields() {
                                                             "fp32 gradient accumulation buffer"),
       number<&C::training, &TrainingSpec::headroom>("headroom", G::kTraining,
                                                     "fraction of capacity flagged as tight (default 0.8)"),
+      word<&C::training, &TrainingSpec::kernels>("kernels", G::kTraining,
+                                                 "kernel issue mode for the step time (auto = the framework's)"),
+      boolean<&C::training, &TrainingSpec::tp_comm_overlap>("tp_comm_overlap", G::kTraining,
+                                                            "overlap TP collectives with GEMMs (Megatron TE / AsyncTP)"),
+      boolean<&C::training, &TrainingSpec::dp_comm_overlap>("dp_comm_overlap", G::kTraining,
+                                                            "overlap DP gradient reduce / parameter gather with compute"),
       // Layout. dp is written resolved (gpus / (tp*pp*cp) when not given).
       custom("dp", "dp", FieldKind::kInteger, G::kLayout, "data-parallel degree (default: gpus / (tp*pp*cp))",
              [](const Config& c) -> json { return effective_dp(c); },

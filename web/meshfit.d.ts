@@ -15,6 +15,7 @@ export interface Config {
   seq?: number; global_batch?: number; micro_batch?: number; precision?: 'bf16' | 'fp8';
   optimizer?: 'adamw' | 'adam' | 'sgd' | 'adam8bit'; recompute?: Recompute; flash?: boolean; sp?: boolean;
   framework?: Framework; fp32_grad_buffer?: boolean; headroom?: number;
+  kernels?: 'auto' | 'eager' | 'fused' | 'compiled'; tp_comm_overlap?: boolean; dp_comm_overlap?: boolean;
   dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;
   pp_first_stage_layers?: number; pp_last_stage_layers?: number;
   /** A URL state merged under the other fields. */

@@ -350,6 +350,12 @@ void add_step_report(json& out, const StepReport& step) {
   out["model_flops_per_token"] = step.model_flops_per_token;
   out["bubble_fraction"] = step.bubble_fraction;
   out["gemm_efficiency"] = step.gemm_efficiency;
+  out["host_bound_fraction"] = step.host_bound_fraction;
+  // How far to trust tokens/s, MFU and step time: the validation error for this framework and GPU family.
+  out["error_band"] = {{"median_abs_error", step.error_band.median_abs_error},
+                       {"runs", step.error_band.runs},
+                       {"basis", step.error_band.basis},
+                       {"text", error_band_text(step.error_band)}};
   out["tp_crosses_nodes"] = step.tp_crosses_nodes;
   out["dp_crosses_nodes"] = step.dp_crosses_nodes;
   const StepBreakdown& b = step.breakdown;

@@ -44,6 +44,9 @@ export interface StepBreakdown {
 export interface StepFields {
   step_time_s: number; tokens_per_s_per_gpu: number; mfu: number; hfu: number; tflops_per_gpu: number;
   model_flops_per_token: number; bubble_fraction: number; breakdown: StepBreakdown;
+  host_bound_fraction: number;
+  /** Validation error of tokens/s for this framework and GPU family; runs 0 = not validated. */
+  error_band: { median_abs_error: number; runs: number; basis: string; text: string };
 }
 
 export interface EstimateResult extends Result, Partial<StepFields> {

@@ -148,8 +148,9 @@ void print_table(const json& out) {
               gib(worst["device_bytes"].get<double>()).c_str(), gib(out["capacity_bytes"].get<double>()).c_str(),
               100.0 * worst["device_bytes"].get<double>() / out["capacity_bytes"].get<double>(),
               out["verdict"].get<std::string>().c_str(), 100.0 * out["headroom"].get<double>());
-  std::printf("predicted step %.3f s, %.0f tokens/s/GPU, MFU %.1f%%\n", out["step_time_s"].get<double>(),
-              out["tokens_per_s_per_gpu"].get<double>(), 100.0 * out["mfu"].get<double>());
+  std::printf("predicted step %.3f s, %.0f tokens/s/GPU, MFU %.1f%% (%s)\n", out["step_time_s"].get<double>(),
+              out["tokens_per_s_per_gpu"].get<double>(), 100.0 * out["mfu"].get<double>(),
+              out["error_band"]["text"].get<std::string>().c_str());
 }
 
 std::string layout_label(const json& c) {

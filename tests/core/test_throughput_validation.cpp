@@ -26,6 +26,7 @@ double median_of(std::vector<double> values) {
 
 struct Validation {
   std::map<std::string, std::vector<double>> errors_by_source;  // signed: predicted / measured - 1
+  std::map<std::pair<Framework, std::string>, std::vector<double>> abs_errors_by_band;  // framework, GPU family
 };
 
 Validation validate_all(bool print_rows) {
@@ -39,6 +40,7 @@ Validation validate_all(bool print_rows) {
     const StepReport step = predict_step(run->config, plan_memory(run->config));
     const double error = step.tokens_per_s_per_gpu / run->measured_tokens_per_s_per_gpu - 1.0;
     v.errors_by_source[run->source].push_back(error);
+    v.abs_errors_by_band[{run->config.training.framework, run->config.gpu.family}].push_back(std::fabs(error));
     if (print_rows)
       std::printf("  %-42s %-58s measured %8.1f predicted %8.1f %+6.1f%%\n", run->source.c_str(), run->label.c_str(),
                   run->measured_tokens_per_s_per_gpu, step.tokens_per_s_per_gpu, 100.0 * error);
@@ -62,4 +64,21 @@ TEST_CASE("throughput validation: predicted vs measured tokens/s/GPU per publish
   }
   std::printf("  %-42s %4zu runs  median |error| %5.1f%%\n", "all visible runs", all.size(), 100.0 * median_of(all));
   CHECK(all.size() == 434);
+}
+
+TEST_CASE("error bands: the band reported beside each prediction is the validation error of its framework and GPU family") {
+  const Validation v = validate_all(false);
+  std::printf("\nError bands (perf_model.cpp kBands) vs the validation data\n");
+  for (const auto& [key, abs_errors] : v.abs_errors_by_band) {
+    const ErrorBand band = throughput_error_band(key.first, key.second);
+    const double median = median_of(abs_errors);
+    std::printf("  %-10s %-10s data: %5.2f%% on %3zu runs   table: %s\n", to_string(key.first), key.second.c_str(), 100.0 * median,
+                abs_errors.size(), error_band_text(band).c_str());
+    CAPTURE(to_string(key.first));
+    CAPTURE(key.second);
+    CHECK(band.runs == int(abs_errors.size()));
+    CHECK(std::fabs(band.median_abs_error - median) <= 0.01);  // within one point
+  }
+  CHECK(throughput_error_band(Framework::kFsdp, "blackwell").runs == 0);
+  CHECK(error_band_text(throughput_error_band(Framework::kFsdp, "blackwell")).find("not validated") != std::string::npos);
 }

@@ -9,8 +9,8 @@
 #include "csv.h"
 #include "fixtures.h"
 #include "hagemann.h"
-#include "perf_model.h"
-#include "structure.h"
+#include "perf/perf_model.h"
+#include "spec/structure.h"
 
 namespace meshfit_test {
 

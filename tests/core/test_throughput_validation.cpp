@@ -10,7 +10,7 @@
 #include <map>
 #include <vector>
 
-#include "memory_model.h"
+#include "memory/memory_model.h"
 #include "published_runs.h"
 
 using namespace meshfit;

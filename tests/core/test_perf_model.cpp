@@ -181,3 +181,22 @@ TEST_CASE("physics: context parallelism pays at 128k tokens and costs little at 
   CHECK(with_cp.breakdown.cp_comm_s < 0.05 * with_cp.step_time_s);  // hidden behind 16k-token attention
   CHECK(with_cp.tokens_per_s_per_gpu > 0.9 * no_cp.tokens_per_s_per_gpu);
 }
+
+TEST_CASE("uneven stages: a 28-layer model on 16 pipeline stages is expressible and priced by its slowest stage") {
+  Config config = preset_config("llama3-8b", 128, 1, 16);
+  config.model.layers = 28;
+  config.gpu.memory_bytes *= 10;
+  for (Framework framework : {Framework::kMegatron, Framework::kFsdp}) {
+    CAPTURE(to_string(framework));
+    config.training.framework = framework;
+    config.layout.zero = framework_profile(framework).default_zero;
+    Config split = config;
+    REQUIRE(choose_pipeline_split(split.model.layers, framework_profile(framework), split.layout));
+    const StepReport uneven = predict(split);  // REQUIREs a valid config
+    CHECK(uneven.tokens_per_s_per_gpu > 0);
+    if (framework == Framework::kMegatron) {  // 7 + 14 x 1 + 7 through the first/last-stage flags
+      CHECK(split.layout.pp_first_stage_layers == 7);
+      CHECK(split.layout.pp_last_stage_layers == 7);
+    }
+  }
+}

@@ -306,7 +306,8 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   const ModelSpec& model = config.model;
   const TrainingSpec& training = config.training;
   const GpuSpec& gpu = config.gpu;
-  const auto [t, h, a, k, seq, tokens, t_sp] = dims_of(config);
+  const Dims dims = dims_of(config);  // plain names (C++17 lambdas cannot capture structured bindings)
+  const double t = dims.t, h = dims.h, a = dims.a, k = dims.k, seq = dims.seq, tokens = dims.tokens, t_sp = dims.t_sp;
   const double f = double(model.ffn);
   const double d = h / a;
   const bool fp8 = training.precision == Precision::kFp8 && gpu.fp8_flops > 0;
@@ -398,7 +399,8 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   const FrameworkPerf perf = framework_perf(training.framework, training.kernels, training.dp_comm_overlap);
   StepReport report;
 
-  const auto [t, h, a, k, seq, tokens, t_sp] = dims_of(config);
+  const Dims dims = dims_of(config);  // plain names (C++17 lambdas cannot capture structured bindings)
+  const double t = dims.t, h = dims.h, a = dims.a, k = dims.k, seq = dims.seq, tokens = dims.tokens, t_sp = dims.t_sp;
   const double d = h / a;
   const double bf16_peak = gpu.bf16_flops;
   const bool sequence_parallel = t_sp > 1.0;

@@ -178,6 +178,8 @@ int run_search(const Inputs& in) {
     std::cout << out.dump(2) << "\n";
   } else if (ok) {
     std::printf("%lld layouts evaluated, %lld feasible\n", out["evaluated"].get<long long>(), out["feasible"].get<long long>());
+    if (!out["layouts"].empty() && out["layouts"][0].contains("error_band"))
+      std::printf("tokens/s/GPU and MFU below: %s\n", out["layouts"][0]["error_band"]["text"].get<std::string>().c_str());
     for (const auto& [reason, count] : out["rejected"].items())
       std::printf("  rejected %-24s %lld\n", reason.c_str(), count.get<long long>());
     std::printf("\n%-4s %-70s %9s %10s %6s %7s %7s %7s\n", "rank", "layout", "mem GiB", "tok/s/GPU", "MFU", "bubble",

@@ -10,9 +10,12 @@ export interface Config {
   model?: string; hidden?: number; layers?: number; heads?: number; kv_heads?: number; ffn?: number; vocab?: number;
   tied_embeddings?: boolean; norm?: 'rmsnorm' | 'layernorm'; mlp?: 'swiglu' | 'gelu'; linear_bias?: boolean; dropout?: boolean;
   gpu?: string; gpu_memory_gib?: number; gpus?: number; gpus_per_node?: number;
+  gpu_bf16_tflops?: number; gpu_fp8_tflops?: number; gpu_hbm_tbps?: number; gpu_nvlink_gbps?: number; gpu_nic_gbps?: number;
+  gpu_bf16_gemm_ceiling?: number; gpu_fp8_gemm_ceiling?: number; gpu_power_limit_w?: number; gpu_tdp_w?: number; gpu_nvlink_domain?: number;
   seq?: number; global_batch?: number; micro_batch?: number; precision?: 'bf16' | 'fp8';
   optimizer?: 'adamw' | 'adam' | 'sgd' | 'adam8bit'; recompute?: Recompute; flash?: boolean; sp?: boolean;
   framework?: Framework; fp32_grad_buffer?: boolean; headroom?: number;
+  kernels?: 'auto' | 'eager' | 'fused' | 'compiled'; tp_comm_overlap?: boolean; dp_comm_overlap?: boolean;
   dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;
   pp_first_stage_layers?: number; pp_last_stage_layers?: number;
   notes?: string;
@@ -42,6 +45,9 @@ export interface StepBreakdown {
 export interface StepFields {
   step_time_s: number; tokens_per_s_per_gpu: number; mfu: number; hfu: number; tflops_per_gpu: number;
   model_flops_per_token: number; bubble_fraction: number; breakdown: StepBreakdown;
+  host_bound_fraction: number;
+  /** Validation error of tokens/s for this framework and GPU family; runs 0 = not validated. */
+  error_band: { median_abs_error: number; runs: number; basis: string; text: string };
 }
 
 export interface EstimateResult extends Result, Partial<StepFields> {
@@ -76,7 +82,8 @@ export interface Presets extends Result {
   models: ({ id: string; source: string; total_parameters: number } & Config)[];
   gpus: { id: string; name: string; source: string; memory_bytes: number; memory_gib: number; bf16_flops: number;
           fp8_flops: number; hbm_bytes_per_s: number; nvlink_bytes_per_s: number; internode_bytes_per_s: number;
-          nvlink_domain: number }[];
+          nvlink_domain: number; family: string; bf16_gemm_ceiling: number; fp8_gemm_ceiling: number; tdp_w: number;
+          power_limit_w: number }[];
 }
 
 export interface Meshfit {

@@ -208,6 +208,12 @@ ParsedConfig parse_config(const json& object) {
   if (c.gpu.id == "custom" && c.gpu.memory_bytes <= 0 && !object.contains("gpu_memory_gib"))
     issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu_memory_gib",
                       "a custom GPU needs gpu_memory_gib (its memory capacity in GiB)."});
+  if (c.gpu.id == "custom" && c.gpu.bf16_flops <= 0 && !object.contains("gpu_bf16_tflops"))
+    issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu_bf16_tflops",
+                      "a custom GPU needs gpu_bf16_tflops (its dense BF16 tensor TFLOP/s) for the step time."});
+  if (c.gpu.id == "custom" && c.gpu.hbm_bytes_per_s <= 0 && !object.contains("gpu_hbm_tbps"))
+    issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu_hbm_tbps",
+                      "a custom GPU needs gpu_hbm_tbps (its memory bandwidth in TB/s) for the step time."});
   return parsed;
 }
 
@@ -325,6 +331,12 @@ void add_step_report(json& out, const StepReport& step) {
   out["model_flops_per_token"] = step.model_flops_per_token;
   out["bubble_fraction"] = step.bubble_fraction;
   out["gemm_efficiency"] = step.gemm_efficiency;
+  out["host_bound_fraction"] = step.host_bound_fraction;
+  // How far to trust tokens/s, MFU and step time: the validation error for this framework and GPU family.
+  out["error_band"] = {{"median_abs_error", step.error_band.median_abs_error},
+                       {"runs", step.error_band.runs},
+                       {"basis", step.error_band.basis},
+                       {"text", error_band_text(step.error_band)}};
   out["tp_crosses_nodes"] = step.tp_crosses_nodes;
   out["dp_crosses_nodes"] = step.dp_crosses_nodes;
   const StepBreakdown& b = step.breakdown;
@@ -449,7 +461,12 @@ json presets_to_json() {
                     {"hbm_bytes_per_s", g.hbm_bytes_per_s},
                     {"nvlink_bytes_per_s", g.nvlink_bytes_per_s},
                     {"internode_bytes_per_s", g.internode_bytes_per_s},
-                    {"nvlink_domain", g.nvlink_domain}});
+                    {"nvlink_domain", g.nvlink_domain},
+                    {"family", g.family},
+                    {"bf16_gemm_ceiling", g.bf16_gemm_ceiling},
+                    {"fp8_gemm_ceiling", g.fp8_gemm_ceiling},
+                    {"tdp_w", g.tdp_w},
+                    {"power_limit_w", g.power_limit_w}});
   }
   return {{"models", models}, {"gpus", gpus}};
 }

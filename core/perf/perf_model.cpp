@@ -1,53 +1,223 @@
-// perf_model.cpp — see perf_model.h. Per pipeline stage and micro-batch: compute at a GEMM
-// efficiency that falls for small per-GPU GEMMs, exposed TP/CP collectives, P2P; then the 1F1B
-// pipeline (m + (pp-1)/vpp) * T_mb, exposed DP/ZeRO traffic and the optimizer step.
+// perf_model.cpp — see perf_model.h. Index:
+//   [SECTION] Cited constants       every rate, floor and fraction, with its source
+//   [SECTION] Framework profiles    how each framework issues kernels and overlaps communication
+//   [SECTION] Kernel times          GEMM, attention, memory-bound kernels, launch and host floors
+//   [SECTION] Collectives           bus bandwidth by message size on NVLink / NVLS / network
+//   [SECTION] Step time             per stage and micro-batch, then the 1F1B pipeline, DP and optimizer
+//   [SECTION] Error bands           validation error per framework and GPU family
 #include "perf/perf_model.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "memory/parameter_count.h"
+#include "spec/gpu_catalog.h"
 
 namespace meshfit {
 
-// [SECTION] Calibration
-
-PerfCalibration perf_calibration(Framework framework, Precision precision) {
-  PerfCalibration c;
-  // bf16 GEMM efficiency: Hagemann et al. 2023 reach 70.5% MFU (13B, pure DP, A100, FA2 +
-  // fused RMSNorm), which needs ~0.73 of peak on the large GEMMs once attention and
-  // memory-bound kernels are counted; cuBLAS reaches 0.8-0.88 on isolated large GEMMs.
-  switch (framework) {
-    case Framework::kMegatron: c.gemm_efficiency = 0.73; break;
-    case Framework::kDeepSpeed: c.gemm_efficiency = 0.73; break;
-    // torchtitan FSDP2 (eager, no fused kernels by default): 8B on 64 A100 at ~0.5 MFU
-    // (torchtitan docs/performance.md) -> lower GEMM/kernel efficiency.
-    case Framework::kFsdp: c.gemm_efficiency = 0.62; c.hbm_efficiency = 0.55; break;
-  }
-  // FP8 GEMMs reach a smaller fraction of their (doubled) peak: casts, amax and scaling kernels
-  // (Megatron-Bridge / NeMo FP8 results: ~1.3-1.5x over bf16 end to end, not 2x).
-  if (precision == Precision::kFp8) c.gemm_efficiency *= 0.72;
-  return c;
-}
-
-// [SECTION] FLOPs
+// [SECTION] Cited constants
+// Files are under ../shared/reference/kernels/ (each row there carries its full citation).
 
 namespace {
 
-double matmul_parameters_per_layer(const ModelSpec& model) {
-  const LayerParameters layer = layer_parameters(model);
-  return layer.attention + layer.mlp;  // biases included: they cost one flop pair each too
+// GEMM: fixed cost per GEMM call (launch, prologue/epilogue, tail wave). Azure AI-benchmarking-guide
+// H200 fp8 cublaslt sweep (gemm_rates.csv): 1024^3 runs 5.33 us where the 32768^3 rate (1333 TF)
+// would need 1.61 us -> ~3.7 us fixed; 2048^3 leaves 2.2 us. 3 us taken.
+constexpr double kGemmFixedS = 3e-6;
+// Memory-bound kernels: achieved fraction of datasheet HBM bandwidth for a 1-load + 1-store stream
+// (memory_bound_rates.csv, gpu-benches 'scale': A100 80GB 1732/2039 = 0.85, A100 40GB 1381/1555 =
+// 0.89, H100 PCIe 1704/2000 = 0.85; H200 BabelStream copy 4.01/4.8 = 0.84).
+constexpr double kHbmStreamFraction = 0.85;
+// Per-kernel device launch floor: gpu-benches gpu-small-kernels fit (memory_bound_rates.csv):
+// A100 2.555 us, H200 2.433 us, L40 1.6 us, MI210 1.956 us.
+constexpr double kKernelLaunchFloorS = 2.5e-6;
+// Host dispatch per PyTorch eager op, derived: stas00 torch.compile table on B200 (memory_bound_rates
+// .csv, step_time_launch_vs_compute_bound): Llama-3.2-1B forward at 1 x 512 tokens takes 8.1 ms eager
+// and 1.9 ms with CUDA graphs; (8.1 - 1.9) ms over 16 layers x ~35 ops per eager Llama layer = 11 us.
+constexpr double kEagerHostOpS = 11e-6;
+// FlashAttention-2 forward+backward, causal, bf16, TFLOP/s (attention_rates.csv: FA repo figures,
+// A100 80GB SXM4 and H100 80GB SXM5, batch*seq = 16k, FA FLOP convention) by head dim 64 / 128 and
+// sequence 512, 1k, 2k, 4k, 8k, 16k.
+constexpr double kFlashSeq[] = {512, 1024, 2048, 4096, 8192, 16384};
+constexpr double kFa2A100Causal64[] = {88, 119, 140, 156, 165, 171};
+constexpr double kFa2A100Causal128[] = {99, 133, 155, 173, 182, 189};
+constexpr double kFa2H100Causal64[] = {141, 192, 232, 257, 273, 284};
+constexpr double kFa2H100Causal128[] = {163, 221, 265, 294, 308, 328};
+// Unfused PyTorch attention forward+backward, causal, d=128 (attention_rates.csv, same figures):
+// A100 23, 28, 32, 32, 34 TF at 512..8k; as a fraction of peak ~0.10.
+constexpr double kEagerAttentionFractionOfPeak = 0.10;
+// FA3 / cuDNN attention on Hopper inside a training step: stas00 Llama-3.1-8B at 8k on H200 (FA3
+// 447 TF fwd+bwd) vs FA2 on H100 at 8k, d=128, causal (308 TF): x1.45.
+constexpr double kFa3OverFa2Hopper = 447.0 / 308.0;
+// Blackwell: FA4 in the same stas00 step on B200, 834 TF = 0.37 of 2250, vs FA2 on H100 0.31 of
+// peak at the same shape: Hopper FA2 fractions x 1.19.
+constexpr double kBlackwellOverHopperAttentionFraction = (834.0 / 2250.0) / (308.0 / 989.0);
+constexpr double kFlashBackwardShare = 2.5 / 3.5;  // FA convention: fwd+bwd = 3.5x forward FLOPs
+// Collectives (collective_rates.csv). Ring all-reduce bus bandwidth saturates at 0.78 of the
+// per-direction NVLink rate (8x A100 SXM nccl-tests: 234.9 of 300 GB/s; GB200 NVL72 ring 680 of
+// 900); NVLink SHARP (NVLS, Hopper and later NVSwitch systems) reaches 1.06 (Azure ND H100 v5:
+// 478.9 of 450 GB/s). Half of it is reached at ~25 MB (A100 busbw 138 GB/s at 32 MB, 171 at 64 MB;
+// H100 NVLS 234 at 16 MB, 362 at 64 MB).
+constexpr double kRingBusbwFraction = 0.78;
+constexpr double kNvlsBusbwFraction = 1.06;
+constexpr double kNvlinkHalfBandwidthBytes = 25e6;
+// Across nodes: per-GPU NIC at 0.74 (AWS p6-b200 4 nodes: 381.8 GB/s busbw = ~37 GB/s per 50 GB/s
+// NIC, kernels/README.md); half of it at ~100 MB (same sweep: 91 GB/s at 32 MB, 198 at 128 MB).
+constexpr double kNetworkBusbwFraction = 0.74;
+constexpr double kNetworkHalfBandwidthBytes = 100e6;
+// Smallest collective time: nccl-tests 8-GPU all-reduce at 32 KB-4 MB runs 44-101 us (A100) and
+// 25-57 us (H100 NVLS); 40 us taken as the floor of the latency term.
+constexpr double kCollectiveFloorS = 40e-6;
+constexpr double kPcieBytesPerS = 32e9;        // PCIe Gen4 x16, one direction (no NVLink)
+constexpr double kLogitsElementBytes = 12.0;   // cross-entropy passes over fp32 logits (fwd + bwd)
+// Megatron DDP bucket: max(40M, 1M x dp) elements (FRAMEWORK_NOTES.md §2.2); DeepSpeed
+// reduce/allgather_bucket_size 5e8 elements (§3.1).
+constexpr double kMegatronBucketElements = 40e6;
+constexpr double kDeepSpeedBucketElements = 5e8;
+
+// [SECTION] Framework profiles
+
+// gemm_fraction_of_ceiling 0.84 = the 0.73 of peak that reproduces Narayanan/Korthikanti on A100
+// (test_perf_model.cpp) over A100's measured ceiling 0.87: interference from concurrent NCCL
+// kernels, non-ideal shapes and wave quantization in real layers. One value for every framework:
+// all issue cuBLAS GEMMs.
+FrameworkPerf megatron_fused() {
+  FrameworkPerf p;
+  p.source = "Megatron-LM + Transformer Engine: fused norm+GEMM, RoPE, SwiGLU, bias-dropout-add; cuDNN attention";
+  p.host_ops_per_layer = 14;
+  p.host_op_s = kEagerHostOpS;
+  p.elementwise_fraction = 0.8;
+  p.fa3_on_hopper = true;
+  return p;
 }
 
-constexpr double kPcieBytesPerS = 32e9;      // PCIe Gen4 x16, one direction (no NVLink)
-constexpr double kFlashBackwardFactor = 2.5;  // FA2 backward ~2.5x its forward FLOP time
-constexpr double kLogitsElementBytes = 12.0;  // cross-entropy passes over fp32 logits (fwd + bwd)
+FrameworkPerf eager(const char* source) {
+  FrameworkPerf p;
+  p.source = source;
+  p.host_ops_per_layer = 35;  // the stas00 derivation's eager Llama layer
+  p.host_op_s = kEagerHostOpS;
+  p.elementwise_fraction = 0.55;  // unfused elementwise: several passes, fp32 upcasts in norms
+  p.host_ops_per_microbatch = 40;
+  return p;
+}
+
+FrameworkPerf compiled(FrameworkPerf p) {
+  p.source = "torch.compile: Inductor fuses the elementwise chain into ~10 kernels per layer";
+  p.host_ops_per_layer = 10;
+  p.elementwise_fraction = 0.8;
+  p.host_ops_per_microbatch = 15;
+  return p;
+}
+
+}  // namespace
+
+FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_overlap) {
+  FrameworkPerf p;
+  switch (framework) {
+    case Framework::kMegatron: p = kernels == Kernels::kEager ? eager("Megatron-style 3D in eager PyTorch (e.g. nanotron)")
+                                                             : megatron_fused();
+      break;
+    case Framework::kFsdp:
+      p = eager("torchtitan / FSDP2, eager (default), SDPA attention");
+      if (kernels == Kernels::kFused) p = megatron_fused();
+      p.dp_always_overlapped = true;
+      break;
+    case Framework::kDeepSpeed:
+      p = eager("DeepSpeed engine (Megatron-DeepSpeed / HF models), apex fused norm and softmax");
+      p.host_ops_per_layer = 28;
+      // Backward hooks copy/accumulate each micro-batch's gradients into the (fp32) accumulation
+      // buffer (DeepSpeed stage_1_and_2 IPG buffer / BF16_Optimizer, FRAMEWORK_NOTES §3.2).
+      p.fused_grad_accumulation = false;
+      p.elementwise_fraction = 0.7;
+      // ZeRO-1/2 all-gather the updated partitions after the step (FRAMEWORK_NOTES §3.2): never hidden.
+      p.param_gather_overlap = 0.0;
+      // ZeRO-3 parameter fetches: calibrated on Narayanan et al. 2021 Table 2 (175B/530B, 384-2240
+      // A100): the collapse from 144 to 44 TFLOP/s matches gathers at one NIC per GPU, 1/8 of the
+      // node's rails that nccl-tests reach (collective_rates.csv). One constant, 6 runs.
+      p.zero3_bandwidth_fraction = 1.0 / 8.0;
+      if (kernels == Kernels::kFused) {  // Megatron-DeepSpeed with Megatron's fused kernels
+        p.host_ops_per_layer = 14;
+        p.fused_grad_accumulation = true;
+      }
+      break;
+  }
+  if (kernels == Kernels::kCompiled) p = compiled(p);
+  // Without overlap the gradient sync and the parameter gather run after the compute (Megatron-LM
+  // and DeepSpeed defaults; DeepSpeed overlap_comm is on by default only at ZeRO-3).
+  if (!dp_comm_overlap && !p.dp_always_overlapped) p.dp_overlap = p.param_gather_overlap = 0.0;
+  return p;
+}
+
+// [SECTION] Kernel times
+
+namespace {
+
+double interpolate_log_seq(const double (&table)[6], double seq) {
+  const double x = std::log2(std::clamp(seq, kFlashSeq[0], kFlashSeq[5]));
+  for (int i = 0; i < 5; ++i) {
+    const double x0 = std::log2(kFlashSeq[i]), x1 = std::log2(kFlashSeq[i + 1]);
+    if (x <= x1) return table[i] + (table[i + 1] - table[i]) * (x - x0) / (x1 - x0);
+  }
+  return table[5];
+}
+
+// Fraction of bf16 peak that FlashAttention forward+backward reaches (causal, useful FLOPs).
+double flash_fraction_of_peak(const std::string& family, double head_dim, double seq, bool fa3_on_hopper) {
+  const bool hopper_or_later = family == "hopper" || family == "blackwell";
+  const double wide = std::clamp((head_dim - 64.0) / 64.0, 0.0, 1.0);  // 64 -> 0, >= 128 -> 1
+  if (!hopper_or_later) {
+    const double a = interpolate_log_seq(kFa2A100Causal64, seq), b = interpolate_log_seq(kFa2A100Causal128, seq);
+    return (a + (b - a) * wide) / 312.0;
+  }
+  const double a = interpolate_log_seq(kFa2H100Causal64, seq), b = interpolate_log_seq(kFa2H100Causal128, seq);
+  double fraction = (a + (b - a) * wide) / 989.0;
+  if (family == "blackwell") fraction *= kBlackwellOverHopperAttentionFraction;
+  else if (fa3_on_hopper) fraction *= kFa3OverFa2Hopper;
+  return fraction;
+}
+
+struct Rates {
+  double gemm_flops = 0;        // achieved large-GEMM rate (precision of the GEMMs)
+  double bf16_gemm_flops = 0;   // for the GEMMs that stay in bf16 (LM head)
+  double hbm_bytes_per_s = 0;   // memory-bound kernels
+  double hbm_stream = 0;        // GEMM operand traffic (roofline)
+};
+
+// One GEMM of m x k by k x n: the larger of its compute and operand-traffic times, plus the fixed cost.
+double gemm_s(double m, double n, double k, double flops_rate, double hbm_rate, double element_bytes) {
+  const double compute = 2.0 * m * n * k / flops_rate;
+  const double traffic = element_bytes * (m * k + k * n + m * n) / hbm_rate;
+  return std::max(compute, traffic) + kGemmFixedS;
+}
+
+// [SECTION] Collectives
 
 struct Link {
-  double bytes_per_s = 0;
-  double latency_s = 0;
+  double busbw_max = 0;     // saturated bus bandwidth, bytes/s
+  double half_bytes = 0;    // message size reaching half of it
+  bool nvls = false;        // all-reduce through NVLink SHARP
   bool crosses_nodes = false;
 };
+
+double collective_s(const Link& link, double factor, double bytes) {
+  if (bytes <= 0 || factor <= 0) return 0;
+  const double curve = factor * (bytes + link.half_bytes) / link.busbw_max;  // = factor*S / busbw(S)
+  return std::min(curve, kCollectiveFloorS + factor * bytes / link.busbw_max);
+}
+double all_reduce_s(const Link& link, int64_t members, double bytes) {
+  if (members <= 1) return 0;
+  const double n = double(members);
+  Link l = link;
+  if (link.nvls) l.busbw_max *= kNvlsBusbwFraction / kRingBusbwFraction;
+  return collective_s(l, 2.0 * (n - 1.0) / n, bytes);
+}
+double gather_or_scatter_s(const Link& link, int64_t members, double bytes) {
+  if (members <= 1) return 0;
+  const double n = double(members);
+  return collective_s(link, (n - 1.0) / n, bytes);
+}
+double send_s(const Link& link, double bytes) { return collective_s(link, 1.0, bytes); }
 
 int64_t nvlink_domain(const Config& config) {
   const GpuSpec& gpu = config.gpu;
@@ -57,35 +227,27 @@ int64_t nvlink_domain(const Config& config) {
                                                           : std::min(gpu.nvlink_domain, config.cluster.gpus_per_node);
 }
 
-// A group whose members span `span` consecutive ranks (Megatron order: tp, cp, dp, pp).
-Link link_for_span(const Config& config, const PerfCalibration& cal, int64_t span) {
+// A group of `members` ranks spaced `stride` apart (Megatron order: tp, cp, dp, pp).
+Link link_for_group(const Config& config, int64_t stride, int64_t members) {
   Link link;
+  const int64_t span = stride * members;
+  const double per_direction_nvlink = config.gpu.nvlink_bytes_per_s / 2.0;
   if (span <= nvlink_domain(config)) {
-    link.bytes_per_s = config.gpu.nvlink_bytes_per_s / 2.0 * cal.nvlink_efficiency;  // csv: both directions
-    link.latency_s = cal.intra_latency_s;
+    link.busbw_max = per_direction_nvlink * kRingBusbwFraction;
+    link.half_bytes = kNvlinkHalfBandwidthBytes;
+    link.nvls = config.gpu.nvlink_bytes_per_s >= 900e9 && config.gpu.nvlink_domain >= 8;
   } else if (span <= config.cluster.gpus_per_node) {
-    link.bytes_per_s = kPcieBytesPerS * cal.network_efficiency;
-    link.latency_s = cal.intra_latency_s;
+    link.busbw_max = kPcieBytesPerS * kNetworkBusbwFraction;
+    link.half_bytes = kNetworkHalfBandwidthBytes;
   } else {
-    link.bytes_per_s = config.gpu.internode_bytes_per_s * cal.network_efficiency;
-    link.latency_s = cal.inter_latency_s;
+    // NCCL runs one ring per NIC: members sharing a node use their NICs in parallel.
+    const int64_t local = std::max<int64_t>(1, std::min(members, config.cluster.gpus_per_node / std::max<int64_t>(stride, 1)));
+    link.busbw_max = config.gpu.internode_bytes_per_s * kNetworkBusbwFraction * double(local);
+    if (config.gpu.nvlink_bytes_per_s > 0) link.busbw_max = std::min(link.busbw_max, per_direction_nvlink * kRingBusbwFraction);
+    link.half_bytes = kNetworkHalfBandwidthBytes;
     link.crosses_nodes = true;
   }
   return link;
-}
-
-double log2_steps(int64_t members) { return std::ceil(std::log2(double(std::max<int64_t>(members, 2)))); }
-
-// Ring collectives over `members` ranks on a buffer of `bytes` (the whole, unsharded buffer).
-double all_reduce_s(const Link& link, int64_t members, double bytes) {
-  if (members <= 1 || bytes <= 0) return 0;
-  const double n = double(members);
-  return 2.0 * (n - 1.0) / n * bytes / link.bytes_per_s + 2.0 * log2_steps(members) * link.latency_s;
-}
-double gather_or_scatter_s(const Link& link, int64_t members, double bytes) {
-  if (members <= 1 || bytes <= 0) return 0;
-  const double n = double(members);
-  return (n - 1.0) / n * bytes / link.bytes_per_s + log2_steps(members) * link.latency_s;
 }
 
 struct StageTime {
@@ -99,17 +261,10 @@ struct StageTime {
   double total() const { return compute + tp + cp + p2p + zero3; }
 };
 
-struct LayerCompute {
-  double gemm_efficiency = 0;   // reached on this layer's GEMMs
-  double matmul_rate = 0;       // flop/s of the GEMMs
-  double hbm_rate = 0;          // bytes/s of memory-bound kernels
-  double matmul_fwd_flops = 0;  // GEMM flops of one forward
-  double attention_fwd_s = 0;
-  double forward_s = 0;
-  double backward_s = 0;
-  double recompute_s = 0;       // extra forward work in the backward
-  double recompute_flops = 0;
-};
+double matmul_parameters_per_layer(const ModelSpec& model) {
+  const LayerParameters layer = layer_parameters(model);
+  return layer.attention + layer.mlp;  // biases included: they cost one flop pair each too
+}
 
 // The sizes every per-micro-batch term uses, as doubles: tp, hidden, heads, kv heads, sequence,
 // tokens per rank per micro-batch (s*b/cp), and the SP divisor of sequence-sharded tensors.
@@ -129,57 +284,95 @@ Dims dims_of(const Config& config) {
           config.training.sp && layout.tp > 1 ? t : 1.0};
 }
 
-// One layer on one rank for one micro-batch: forward, backward and recomputation times, and the
-// rates behind them (GEMM efficiency falls for small per-GPU GEMMs, after Calculon).
-LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const PerfCalibration& cal) {
+struct LayerCompute {
+  Rates rate;                    // achieved GEMM and memory-bound rates on this GPU and framework
+  double gemm_efficiency = 0;    // reached on this layer's GEMMs, of the GEMM peak
+  double matmul_fwd_flops = 0;   // GEMM flops of one forward
+  double matmul_fwd_s = 0;
+  double attention_fwd_flops = 0;
+  double attention_fwd_s = 0;
+  double attention_total_s = 0;  // forward + backward
+  double elementwise_fwd_s = 0;
+  double forward_s = 0;          // max(device, host dispatch)
+  double backward_s = 0;
+  double host_bound_fraction = 0;
+  double recompute_s = 0;        // extra forward work in the backward
+  double recompute_flops = 0;
+};
+
+// One layer on one rank for one micro-batch, from its kernels: four GEMMs by shape, the attention
+// kernel, the memory-bound kernels, launch floors, and the host's dispatch of the layer's ops.
+LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const FrameworkPerf& perf) {
   const ModelSpec& model = config.model;
   const TrainingSpec& training = config.training;
+  const GpuSpec& gpu = config.gpu;
   const Dims dims = dims_of(config);  // plain names (C++17 lambdas cannot capture structured bindings)
   const double t = dims.t, h = dims.h, a = dims.a, k = dims.k, seq = dims.seq, tokens = dims.tokens, t_sp = dims.t_sp;
   const double f = double(model.ffn);
-  const double bf16_peak = config.gpu.bf16_flops;
-  const double gemm_peak = training.precision == Precision::kFp8 && config.gpu.fp8_flops > 0 ? config.gpu.fp8_flops : bf16_peak;
+  const double d = h / a;
+  const bool fp8 = training.precision == Precision::kFp8 && gpu.fp8_flops > 0;
+  const double clock = power_cap_clock_fraction(gpu);
+  const double bf16_peak = gpu.bf16_flops;
   LayerCompute out;
 
-  // Per layer, per micro-batch, one rank: forward FLOPs of the GEMMs and the attention core.
-  const double layer_matmul_fwd = 2.0 * tokens * matmul_parameters_per_layer(model) / t;
-  // Causal attention: QK^T and AV over the visible half of the s x s scores (flash skips masked
-  // blocks; eager computes them all).
-  const double attention_fwd = (training.flash ? 2.0 : 4.0) * tokens * seq * h / t;
-  const double gemm_size = layer_matmul_fwd / 4.0;  // QKV, out-projection, gate/up, down
-  out.gemm_efficiency = cal.gemm_efficiency * gemm_size / (gemm_size + cal.gemm_half_efficiency_flops);
-  out.matmul_rate = gemm_peak * out.gemm_efficiency;
-  const double attention_rate = bf16_peak * (training.flash ? cal.attention_efficiency : cal.eager_attention_efficiency);
-  out.hbm_rate = config.gpu.hbm_bytes_per_s * cal.hbm_efficiency;
-  // Memory-bound kernels, forward bytes per token: norms 8h, residual adds 12h, rotary
-  // 4h(1 + k/a), SwiGLU/GeLU 6f (2-byte elements read and written).
-  const double elementwise_fwd_bytes = tokens * ((20.0 * h) / t_sp + 4.0 * h * (1.0 + k / a) / t + 6.0 * f / t);
+  Rates& rate = out.rate;
+  rate.bf16_gemm_flops = bf16_peak * gpu.bf16_gemm_ceiling * perf.gemm_fraction_of_ceiling * clock;
+  rate.gemm_flops = fp8 ? gpu.fp8_flops * gpu.fp8_gemm_ceiling * perf.gemm_fraction_of_ceiling * clock : rate.bf16_gemm_flops;
+  rate.hbm_stream = gpu.hbm_bytes_per_s * kHbmStreamFraction;
+  rate.hbm_bytes_per_s = rate.hbm_stream * perf.elementwise_fraction;
+  const double gemm_bytes = fp8 ? 1.0 : 2.0;
 
-  const double matmul_fwd_s = layer_matmul_fwd / out.matmul_rate;
-  out.attention_fwd_s = attention_fwd / attention_rate;
-  const double attention_fwd_s = out.attention_fwd_s;
-  const double elementwise_fwd_s = elementwise_fwd_bytes / out.hbm_rate;
-  out.forward_s = matmul_fwd_s + attention_fwd_s + elementwise_fwd_s;
-  out.backward_s = 2.0 * matmul_fwd_s + kFlashBackwardFactor * attention_fwd_s + 2.0 * elementwise_fwd_s;
-  out.matmul_fwd_flops = layer_matmul_fwd;
-  double& recompute_s = out.recompute_s;
-  double& recompute_flops = out.recompute_flops;
+  // Layer GEMMs per rank and micro-batch (forward): QKV, attention out, MLP in (gate+up), MLP out.
+  const bool gated = model.mlp == MlpKind::kSwiGlu;
+  const double qkv_n = (h + 2.0 * k * d) / t, mlp_in_n = (gated ? 2.0 : 1.0) * f / t;
+  out.matmul_fwd_s = gemm_s(tokens, qkv_n, h, rate.gemm_flops, rate.hbm_stream, gemm_bytes) +
+                     gemm_s(tokens, h, h / t, rate.gemm_flops, rate.hbm_stream, gemm_bytes) +
+                     gemm_s(tokens, mlp_in_n, h, rate.gemm_flops, rate.hbm_stream, gemm_bytes) +
+                     gemm_s(tokens, h, f / t, rate.gemm_flops, rate.hbm_stream, gemm_bytes);
+  out.matmul_fwd_flops = 2.0 * tokens * matmul_parameters_per_layer(model) / t;
+  out.gemm_efficiency = out.matmul_fwd_flops / out.matmul_fwd_s / (fp8 ? gpu.fp8_flops : bf16_peak);
+
+  // Attention core: causal QK^T and AV over the visible half of the scores (FA convention, 2*T*s*h/t);
+  // the unfused rate is also quoted on useful (causal) FLOPs.
+  out.attention_fwd_flops = 2.0 * tokens * seq * h / t;
+  const double attention_fraction = training.flash ? flash_fraction_of_peak(gpu.family, d, seq, perf.fa3_on_hopper)
+                                                   : kEagerAttentionFractionOfPeak;
+  out.attention_total_s = std::max(3.5 * out.attention_fwd_flops / (bf16_peak * clock * attention_fraction),
+                                   2.0 * kKernelLaunchFloorS);
+  out.attention_fwd_s = out.attention_total_s * (1.0 - kFlashBackwardShare);
+  const double attention_bwd_s = out.attention_total_s * kFlashBackwardShare;
+
+  // Memory-bound kernels, forward bytes per token: norms 8h, residual adds 12h, rotary 4h(1 + k/a),
+  // SwiGLU/GeLU 6f (2-byte elements read and written); FP8 casts of the four GEMM inputs (read 2,
+  // write 1 byte per element: 3 * (3h + f)); backward: twice the forward traffic.
+  double elementwise_fwd_bytes = tokens * ((20.0 * h) / t_sp + 4.0 * h * (1.0 + k / a) / t + 6.0 * f / t);
+  if (fp8) elementwise_fwd_bytes += tokens * 3.0 * (3.0 * h / t_sp + f / t);
+  const double elementwise_kernels = std::max(4.0, perf.host_ops_per_layer - 5.0);
+  out.elementwise_fwd_s = std::max(elementwise_fwd_bytes / rate.hbm_bytes_per_s, elementwise_kernels * kKernelLaunchFloorS);
+
+  // Device time vs host dispatch: a layer takes the longer of the two (the host runs ahead otherwise).
+  const double device_fwd_s = out.matmul_fwd_s + out.attention_fwd_s + out.elementwise_fwd_s;
+  const double device_bwd_s = 2.0 * out.matmul_fwd_s + attention_bwd_s + 2.0 * out.elementwise_fwd_s;
+  const double host_fwd_s = perf.host_ops_per_layer * perf.host_op_s;
+  out.forward_s = std::max(device_fwd_s, host_fwd_s);
+  out.backward_s = std::max(device_bwd_s, 2.0 * host_fwd_s);
+  out.host_bound_fraction = std::max(0.0, 1.0 - (device_fwd_s + device_bwd_s) / (out.forward_s + out.backward_s));
+
   switch (training.recompute) {
     case Recompute::kNone: break;
     case Recompute::kFull:
-      recompute_s = out.forward_s;
-      recompute_flops = layer_matmul_fwd + attention_fwd;
+      out.recompute_s = out.forward_s;
+      out.recompute_flops = out.matmul_fwd_flops + out.attention_fwd_flops;
       break;
     case Recompute::kSelective:
       if (plan.activation_settings.selective == SelectiveKind::kAttentionCore) {
-        recompute_s = attention_fwd_s;
-        recompute_flops = attention_fwd;
+        out.recompute_s = out.attention_fwd_s;
+        out.recompute_flops = out.attention_fwd_flops;
       } else {
         // torchtitan op-level SAC recomputes wk, wo and w3 (every second matmul) + elementwise.
-        const double d = h / a;
         const double recomputed = (h * k * d + h * h + h * f) / matmul_parameters_per_layer(model);
-        recompute_s = recomputed * matmul_fwd_s + elementwise_fwd_s;
-        recompute_flops = recomputed * layer_matmul_fwd;
+        out.recompute_s = recomputed * out.matmul_fwd_s + out.elementwise_fwd_s;
+        out.recompute_flops = recomputed * out.matmul_fwd_flops;
       }
       break;
   }
@@ -197,52 +390,64 @@ double model_flops_per_token(const ModelSpec& model, int64_t seq) {
 // [SECTION] Step time
 
 // Long on purpose: the step's terms in the order of the formula (links, TP, CP, ZeRO-3, stages,
-// bubble, DP, optimizer), each with its source, sharing the per-config quantities above them;
-// the per-layer compute lives in layer_compute().
+// bubble, DP, optimizer), each with its source; the per-layer compute lives in layer_compute().
 StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   const ModelSpec& model = config.model;
   const TrainingSpec& training = config.training;
   const Layout& layout = config.layout;
-  const PerfCalibration cal = perf_calibration(training.framework, training.precision);
+  const GpuSpec& gpu = config.gpu;
+  const FrameworkPerf perf = framework_perf(training.framework, training.kernels, training.dp_comm_overlap);
   StepReport report;
 
   const Dims dims = dims_of(config);  // plain names (C++17 lambdas cannot capture structured bindings)
   const double t = dims.t, h = dims.h, a = dims.a, k = dims.k, seq = dims.seq, tokens = dims.tokens, t_sp = dims.t_sp;
-  const double bf16_peak = config.gpu.bf16_flops;
+  const double d = h / a;
+  const double bf16_peak = gpu.bf16_flops;
+  const bool sequence_parallel = t_sp > 1.0;
 
-  const LayerCompute layer = layer_compute(config, plan, cal);
+  const LayerCompute layer = layer_compute(config, plan, perf);
+  const Rates& rate = layer.rate;
   report.gemm_efficiency = layer.gemm_efficiency;
-  const double matmul_rate = layer.matmul_rate;
-  const double hbm_rate = layer.hbm_rate;
-  const double attention_fwd_s = layer.attention_fwd_s;
+  report.host_bound_fraction = layer.host_bound_fraction;
+  report.memory_bound_bytes_per_s = rate.hbm_bytes_per_s;
+  const double matmul_fwd_s = layer.matmul_fwd_s;
+  const double attention_total_s = layer.attention_total_s;
   const double layer_fwd_s = layer.forward_s;
   const double layer_bwd_s = layer.backward_s;
   const double recompute_s = layer.recompute_s;
 
   // Communication links (Megatron rank order tp, cp, dp, pp).
   const int64_t dp = plan.dp;
-  const Link tp_link = link_for_span(config, cal, layout.tp);
-  const Link cp_link = link_for_span(config, cal, layout.tp * layout.cp);
-  const Link dp_link = link_for_span(config, cal, layout.tp * layout.cp * dp);
-  const Link pp_link = link_for_span(config, cal, 2 * layout.tp * layout.cp * dp);
+  const Link tp_link = link_for_group(config, 1, layout.tp);
+  const Link cp_link = link_for_group(config, layout.tp, layout.cp);
+  const Link dp_link = link_for_group(config, layout.tp * layout.cp, dp);
+  Link zero3_link = dp_link;
+  zero3_link.busbw_max *= perf.zero3_bandwidth_fraction;
+  const Link pp_link = link_for_group(config, layout.tp * layout.cp * dp, 2);
   report.tp_crosses_nodes = layout.tp > 1 && tp_link.crosses_nodes;
   report.dp_crosses_nodes = dp * layout.cp > 1 && dp_link.crosses_nodes;
 
-  // TP: 2 all-reduce equivalents forward, 2 backward, 2 more in a full-recompute forward
-  // (with SP: all-gather + reduce-scatter pairs, the same volume). Not overlapped (Megatron default).
+  // TP: 2 all-reduce equivalents forward, 2 backward, 2 more in a full-recompute forward (with SP:
+  // all-gather + reduce-scatter pairs, the same volume). Overlapped with the GEMMs only with
+  // Megatron --tp-comm-overlap / torchtitan AsyncTP (hidden up to the GEMM time it splits).
   const double tp_collectives = 4.0 + (training.recompute == Recompute::kFull ? 2.0 : 0.0);
-  const double tp_layer_s = tp_collectives * all_reduce_s(tp_link, layout.tp, tokens * h * 2.0);
+  const double tp_message = tokens * h * 2.0;
+  double tp_layer_s = sequence_parallel ? tp_collectives * 2.0 * gather_or_scatter_s(tp_link, layout.tp, tp_message)
+                                        : tp_collectives * all_reduce_s(tp_link, layout.tp, tp_message);
+  if (training.tp_comm_overlap && layout.tp > 1)
+    tp_layer_s = std::max(0.0, tp_layer_s - 0.9 * (3.0 + (training.recompute == Recompute::kFull ? 1.0 : 0.0)) * matmul_fwd_s);
   // CP ring: c-1 hops of this rank's K and V forward, ~2x backward (K, V and their gradients),
   // hidden behind the attention compute up to cp_overlap.
-  const double kv_bytes = 2.0 * tokens * k * (h / a) * 2.0;
-  const double cp_traffic_s = layout.cp > 1 ? 3.0 * double(layout.cp - 1) * (kv_bytes / cp_link.bytes_per_s + cp_link.latency_s) : 0.0;
-  const double cp_layer_s = std::max(0.0, cp_traffic_s - cal.cp_overlap * (1.0 + kFlashBackwardFactor) * attention_fwd_s);
+  const double kv_bytes = 2.0 * tokens * k * d * 2.0;
+  const double cp_traffic_s = layout.cp > 1 ? 3.0 * double(layout.cp - 1) * send_s(cp_link, kv_bytes) : 0.0;
+  const double cp_layer_s = std::max(0.0, cp_traffic_s - perf.cp_overlap * attention_total_s);
 
-  // ZeRO-3 / FSDP gather and scatter every micro-batch.
+  // ZeRO-3 / FSDP gather and scatter every micro-batch, one layer's parameters per message.
   const FrameworkProfile& profile = plan.profile;
   const bool sharded_weights = profile.weights_sharded(layout.zero);
   const int64_t shard_ranks = plan.optimizer_shard_ranks;
   const double reduce_bytes = profile.grad_reduce_in_bf16 ? 2.0 : (training.fp32_grad_buffer ? 4.0 : 2.0);
+  const double head_fwd_s = gemm_s(tokens, double(plan.padded_vocab) / t, h, rate.bf16_gemm_flops, rate.hbm_stream, 2.0);
 
   const auto stage_time = [&](int64_t stage_index) {
     const StageShape shape = stage_shape(config, plan, stage_index);
@@ -252,25 +457,30 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
     st.forward = layers * layer_fwd_s;
     st.backward = layers * (layer_bwd_s + recompute_s);
     if (stage.has_lm_head) {
-      const double head_fwd = 2.0 * tokens * double(plan.padded_vocab) * h / t;
-      const double logits_s = tokens * double(plan.padded_vocab) / t * kLogitsElementBytes / hbm_rate;
-      st.forward += head_fwd / matmul_rate + logits_s / 2.0;
-      st.backward += 2.0 * head_fwd / matmul_rate + logits_s / 2.0;
+      const double logits_s = tokens * double(plan.padded_vocab) / t * kLogitsElementBytes / rate.hbm_bytes_per_s;
+      st.forward += head_fwd_s + logits_s / 2.0;
+      st.backward += 2.0 * head_fwd_s + logits_s / 2.0;
     }
+    // Per micro-batch host work (embedding, loss, schedule); hidden unless it exceeds the device work.
+    const double host_microbatch_s = perf.host_ops_per_microbatch * perf.host_op_s;
+    st.forward += std::max(0.0, host_microbatch_s - 0.5 * st.forward);
+    // Gradient accumulation without GEMM fusion: read the new gradient, read and write the buffer.
+    if (!perf.fused_grad_accumulation && !sharded_weights)
+      st.backward += shape.parameters * (2.0 + 2.0 * (training.fp32_grad_buffer ? 4.0 : 2.0)) / rate.hbm_bytes_per_s;
     st.compute = st.forward + st.backward;
     st.tp = layers * tp_layer_s;
     st.cp = layers * cp_layer_s;
     if (layout.pp > 1) {
       // Each chunk boundary: activations forward, their gradients backward (scattered over tp with SP).
       const double activation_bytes = tokens * h * 2.0 / t_sp;
-      st.p2p = 2.0 * double(layout.vpp) * (activation_bytes / pp_link.bytes_per_s + pp_link.latency_s);
+      st.p2p = 2.0 * double(layout.vpp) * send_s(pp_link, activation_bytes);
     }
-    if (sharded_weights) {
-      const double params = shape.parameters;
+    if (sharded_weights && stage.layers > 0) {
+      const double layer_params = shape.parameters / layers;
       const bool gather_again = layout.zero == 3;  // FULL_SHARD re-gathers for backward
-      const double traffic = gather_or_scatter_s(dp_link, shard_ranks, params * 2.0) * (gather_again ? 2.0 : 1.0) +
-                             gather_or_scatter_s(dp_link, shard_ranks, params * reduce_bytes);
-      st.zero3 = std::max(0.0, traffic - cal.zero3_overlap * st.compute);
+      const double traffic = layers * (gather_or_scatter_s(zero3_link, shard_ranks, layer_params * 2.0) * (gather_again ? 2.0 : 1.0) +
+                                       gather_or_scatter_s(zero3_link, shard_ranks, layer_params * reduce_bytes));
+      st.zero3 = std::max(0.0, traffic - perf.zero3_overlap * st.compute);
     }
     return st;
   };
@@ -287,22 +497,35 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   report.microbatch_time_s = slowest.total();
   report.bubble_fraction = bubble_slots / m;
 
-  // DP once per step (not ZeRO-3): gradient reduce-scatter (sharded optimizer) or all-reduce,
-  // hidden behind the last micro-batch's backward; the parameter all-gather of a sharded optimizer
-  // behind the next step's first forward.
+  // DP once per step (not ZeRO-3): gradient reduce-scatter (sharded optimizer) or all-reduce in
+  // buckets, hidden behind the last micro-batch's backward up to dp_overlap; the parameter
+  // all-gather of a sharded optimizer behind the next forward up to param_gather_overlap.
   double dp_exposed = 0;
-  const double stage_params = stage_shape(config, plan, 0).parameters;  // the first stage (embedding; at pp=1 the head too)
+  const StageShape first_stage = stage_shape(config, plan, 0);
+  const double stage_params = first_stage.parameters;  // the first stage (embedding; at pp=1 the head too)
   if (!sharded_weights && shard_ranks > 1) {
     const bool sharded_optimizer = layout.zero >= 1;
-    const double grad_bytes = stage_params * (profile.grad_reduce_in_fp32 ? 4.0 : reduce_bytes);
-    const double grad_sync = sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, grad_bytes)
-                                               : all_reduce_s(dp_link, shard_ranks, grad_bytes);
-    const double param_gather = sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, stage_params * 2.0) : 0.0;
-    dp_exposed = std::max(0.0, grad_sync - cal.dp_overlap * slowest.backward) +
-                 std::max(0.0, param_gather - cal.dp_overlap * slowest.forward);
+    const double grad_element_bytes = profile.grad_reduce_in_fp32 ? 4.0 : reduce_bytes;
+    const double grad_bytes = stage_params * grad_element_bytes;
+    double bucket_bytes = grad_bytes;
+    if (training.framework == Framework::kMegatron)
+      bucket_bytes = std::max(kMegatronBucketElements, 1e6 * double(shard_ranks)) * grad_element_bytes;
+    else if (training.framework == Framework::kDeepSpeed)
+      bucket_bytes = kDeepSpeedBucketElements * grad_element_bytes;
+    else
+      bucket_bytes = stage_params / std::max<double>(1.0, double(first_stage.placement.layers)) * grad_element_bytes;  // FSDP2: one block
+    bucket_bytes = std::min(bucket_bytes, grad_bytes);
+    const double buckets = std::ceil(grad_bytes / bucket_bytes);
+    const double grad_sync = buckets * (sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, bucket_bytes)
+                                                          : all_reduce_s(dp_link, shard_ranks, bucket_bytes));
+    const double gather_bucket = bucket_bytes / grad_element_bytes * 2.0;
+    const double param_gather = sharded_optimizer ? buckets * gather_or_scatter_s(dp_link, shard_ranks, gather_bucket) : 0.0;
+    dp_exposed = std::max(0.0, grad_sync - perf.dp_overlap * slowest.backward) +
+                 std::max(0.0, param_gather - perf.param_gather_overlap * slowest.forward);
   }
-  // Optimizer step: reads and writes the sharded states, reads gradients, writes weights.
-  const double optimizer_bytes = stage_params * (2.0 * plan.optimizer_bytes_per_param + plan.grad_bytes_per_param +
+  // Optimizer step: reads and writes the sharded states, reads gradients, writes weights; gradient
+  // clipping reads the gradients once more.
+  const double optimizer_bytes = stage_params * (2.0 * plan.optimizer_bytes_per_param + 2.0 * plan.grad_bytes_per_param +
                                                  plan.weight_bytes_per_param);
 
   StepBreakdown& b = report.breakdown;
@@ -312,7 +535,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   b.pp_p2p_s = m * slowest.p2p;
   b.pp_bubble_s = bubble_slots * slowest.total();
   b.dp_comm_s = dp_exposed + m * slowest.zero3;
-  b.optimizer_s = optimizer_bytes / hbm_rate;
+  b.optimizer_s = optimizer_bytes / rate.hbm_bytes_per_s;
   report.step_time_s = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.pp_p2p_s + b.pp_bubble_s + b.dp_comm_s + b.optimizer_s;
 
   const double gpus = double(config.cluster.gpus);
@@ -325,7 +548,41 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   // 3x forward, full s x s attention).
   const double layer_model_flops = 3.0 * (layer.matmul_fwd_flops + 4.0 * tokens * seq * h / t);
   report.hfu = report.mfu * (1.0 + layer.recompute_flops / layer_model_flops);
+  report.error_band = throughput_error_band(training.framework, gpu.family);
   return report;
+}
+
+// [SECTION] Error bands
+
+namespace {
+
+struct BandRow {
+  Framework framework;
+  const char* family;
+  ErrorBand band;
+};
+
+// Filled from test_throughput_validation.cpp's output; that test fails when a row drifts from the
+// data by more than a point.
+const BandRow kBands[] = {
+    {Framework::kMegatron, "ampere", {0.050, 24, "Narayanan 2021 T1/T2, Korthikanti 2022 T5 (A100)"}},
+    {Framework::kDeepSpeed, "ampere", {0.316, 407, "Hagemann 2023 sweep (A100), Narayanan 2021 T2 ZeRO-3"}},
+    {Framework::kMegatron, "hopper", {0.017, 3, "Llama 3 Table 4 (H100)"}},
+};
+
+}  // namespace
+
+ErrorBand throughput_error_band(Framework framework, const std::string& gpu_family) {
+  for (const BandRow& row : kBands)
+    if (row.framework == framework && gpu_family == row.family) return row.band;
+  return {};
+}
+
+std::string error_band_text(const ErrorBand& band) {
+  if (band.runs == 0) return "not validated for this framework and GPU family";
+  char text[96];
+  std::snprintf(text, sizeof text, "\xC2\xB1%.0f%% on %d published runs", 100.0 * band.median_abs_error, band.runs);
+  return text;
 }
 
 }  // namespace meshfit

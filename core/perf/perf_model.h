@@ -1,32 +1,40 @@
-// perf_model.h — predicted step time, tokens/s per GPU, MFU and HFU for one layout, with the time
-// broken into compute, exposed TP/CP communication, pipeline bubble and P2P, DP/ZeRO communication
-// and the optimizer step. Formulas: Narayanan et al. SC'21 (pipeline bubble (p-1)/(v*m), §2.2 and
-// §3), Korthikanti et al. 2022 (TP/SP communication, recompute), Calculon (Isaev et al. SC'23:
-// size-dependent GEMM efficiencies).
+// perf_model.h — predicted step time, tokens/s per GPU, MFU and HFU for one layout, built from
+// kernels: per layer and micro-batch each GEMM at its shape's rate under the GPU's measured matmul
+// ceiling, the attention kernel at published FlashAttention rates, memory-bound kernels at achieved
+// HBM bandwidth, a per-kernel launch floor and the host's per-op dispatch; collectives at a
+// message-size-dependent bus bandwidth on the link they use. Every constant is cited in
+// perf_model.cpp (and listed in site/docs.html); sources: ../shared/reference/kernels/ and
+// THROUGHPUT_NOTES.md (Narayanan et al. SC'21, Korthikanti et al. 2022, Calculon).
 #pragma once
+
+#include <string>
 
 #include "spec/config.h"
 #include "memory/memory_model.h"
 
 namespace meshfit {
 
-// Calibration constants, one set per framework profile and precision, never per layout.
-struct PerfCalibration {
-  double gemm_efficiency = 0.73;          // fraction of dense peak reached by large GEMMs
-  double gemm_half_efficiency_flops = 1.5e9;  // a GEMM of this many flops runs at half of the above
-  double attention_efficiency = 0.45;     // FlashAttention core, fraction of dense peak (fwd+bwd)
-  double eager_attention_efficiency = 0.25;   // unfused attention (masked s^2 GEMMs + softmax)
-  double hbm_efficiency = 0.7;            // memory-bound kernels: fraction of HBM bandwidth
-  double nvlink_efficiency = 0.7;         // achieved / per-direction NVLink bandwidth (Calculon: 0.65)
-  double network_efficiency = 0.8;        // achieved / per-GPU NIC bandwidth
-  double intra_latency_s = 10e-6;         // per collective step inside an NVLink domain
-  double inter_latency_s = 25e-6;         // per collective step across nodes
-  double dp_overlap = 0.9;                // share of a micro-batch's backward that can hide DP traffic
-  double zero3_overlap = 0.7;             // share of a micro-batch's compute that hides ZeRO-3 gathers
-  double cp_overlap = 0.9;                // share of attention compute that hides the ring K/V exchange
+// How a framework issues and overlaps its work (perf_model.cpp kFrameworkPerf); one record per
+// framework and kernel mode, never per layout.
+struct FrameworkPerf {
+  const char* source = "";
+  double gemm_fraction_of_ceiling = 0.84;  // training GEMMs vs the GPU's best-shape matmul rate
+  double elementwise_fraction = 0.8;       // memory-bound kernels vs streaming bandwidth
+  double host_ops_per_layer = 14;          // ops dispatched per layer forward (backward: 2x)
+  double host_op_s = 0;                    // CPU time per op dispatch (0: graphs / negligible)
+  double host_ops_per_microbatch = 30;     // embedding, LM head, loss, schedule bookkeeping
+  double dp_overlap = 0.9;                 // with overlap on: share of a micro-batch's backward hiding the gradient sync
+  double param_gather_overlap = 0.9;       // with overlap on: ZeRO-1/2 parameter all-gather hidden behind forward
+  bool dp_always_overlapped = false;       // FSDP2: reduce-scatter per block during backward, no flag
+  double zero3_bandwidth_fraction = 1.0;   // ZeRO-3 gathers: achieved share of the link's bus bandwidth
+  double zero3_overlap = 0.7;              // ZeRO-3 / FSDP per-micro-batch gathers hidden behind compute
+  double cp_overlap = 0.9;                 // ring K/V exchange hidden behind attention
+  bool fa3_on_hopper = false;              // Hopper attention via cuDNN / FlashAttention-3
+  bool fused_grad_accumulation = true;     // wgrad GEMM accumulates into the main grad (Megatron
+                                           // gradient_accumulation_fusion); else a memory-bound pass per micro-batch
 };
 
-PerfCalibration perf_calibration(Framework framework, Precision precision);
+FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_overlap);
 
 struct StepBreakdown {       // seconds per optimizer step; the parts add up to step_time_s
   double compute_s = 0;      // forward + backward (+ recompute) on the slowest stage, all micro-batches
@@ -35,8 +43,18 @@ struct StepBreakdown {       // seconds per optimizer step; the parts add up to 
   double pp_bubble_s = 0;    // (pp-1)/vpp idle micro-batch slots
   double pp_p2p_s = 0;       // stage-to-stage activation transfers
   double dp_comm_s = 0;      // exposed gradient reduce / parameter gather (incl. ZeRO-3 per micro-batch)
-  double optimizer_s = 0;    // the optimizer step (memory-bound)
+  double optimizer_s = 0;    // the optimizer step and gradient clipping (memory-bound) and per-step fixed costs
 };
+
+// The validation error of the step-time model for a framework and GPU family, from the published
+// runs in tests/data (test_throughput_validation.cpp checks this table against them).
+struct ErrorBand {
+  double median_abs_error = 0;  // median |predicted / measured - 1| of tokens/s/GPU; 0 when runs == 0
+  int runs = 0;                 // published runs behind it; 0 = no validation for this combination
+  const char* basis = "";       // which sources
+};
+ErrorBand throughput_error_band(Framework framework, const std::string& gpu_family);
+std::string error_band_text(const ErrorBand& band);  // "±6% on 30 published runs" or "not validated"
 
 struct StepReport {
   double step_time_s = 0;
@@ -46,10 +64,13 @@ struct StepReport {
   double model_flops_per_token = 0;     // 6*N_matmul + 12*L*h*s (see perf_model.cpp)
   double tflops_per_gpu = 0;            // model TFLOP/s per GPU
   StepBreakdown breakdown;
+  ErrorBand error_band;                 // validation error for this framework and GPU family
   // Intermediates a front end can show.
   double microbatch_time_s = 0;         // slowest stage, one micro-batch, forward + backward + comm
   double bubble_fraction = 0;           // (pp-1)/(vpp*m)
-  double gemm_efficiency = 0;           // achieved fraction for this layout's GEMM sizes
+  double gemm_efficiency = 0;           // achieved fraction of the GEMM peak over this layout's layer GEMMs
+  double host_bound_fraction = 0;       // share of layer time spent waiting on host dispatch
+  double memory_bound_bytes_per_s = 0;  // achieved HBM rate of memory-bound kernels (optimizer, norms)
   bool tp_crosses_nodes = false;
   bool dp_crosses_nodes = false;
 };

@@ -84,6 +84,22 @@ ConfigField custom(const char* key, const char* state_key, FieldKind kind, Field
   return field;
 }
 
+// A GPU figure in datasheet units: stored value = given value * Unit::value.
+struct One { static constexpr double value = 1.0; };
+struct Tera { static constexpr double value = 1e12; };     // TFLOP/s, TB/s
+struct Giga { static constexpr double value = 1e9; };      // GB/s
+struct GigaBit { static constexpr double value = 1e9 / 8.0; };  // Gb/s -> bytes/s
+template <double GpuSpec::*Member, class Unit>
+ConfigField gpu_figure(const char* key, const char* help) {
+  ConfigField field{key, key, help, FieldKind::kNumber, FieldGroup::kHardware, {}};
+  field.get = [](const Config& c) -> json { return c.gpu.*Member / Unit::value; };
+  field.set = [](Config& c, const json& value) {
+    c.gpu.*Member = value.get<double>() * Unit::value;
+    return true;
+  };
+  return field;
+}
+
 // [SECTION] The table
 
 std::vector<ConfigField> make_fields() {
@@ -114,6 +130,22 @@ std::vector<ConfigField> make_fields() {
                c.gpu.memory_bytes = gib_to_bytes(value.get<double>());
                return true;
              }),
+      // GPU figures: set every one for a custom GPU, or override a preset's (units as on datasheets).
+      gpu_figure<&GpuSpec::bf16_flops, Tera>("gpu_bf16_tflops", "dense BF16 tensor TFLOP/s (datasheet)"),
+      gpu_figure<&GpuSpec::fp8_flops, Tera>("gpu_fp8_tflops", "dense FP8 tensor TFLOP/s (0 = no FP8)"),
+      gpu_figure<&GpuSpec::hbm_bytes_per_s, Tera>("gpu_hbm_tbps", "memory bandwidth, TB/s"),
+      gpu_figure<&GpuSpec::nvlink_bytes_per_s, Giga>("gpu_nvlink_gbps", "NVLink/xGMI GB/s per GPU, both directions (0 = none)"),
+      gpu_figure<&GpuSpec::internode_bytes_per_s, GigaBit>("gpu_nic_gbps", "network Gb/s per GPU (bits)"),
+      gpu_figure<&GpuSpec::bf16_gemm_ceiling, One>("gpu_bf16_gemm_ceiling", "measured best bf16 matmul / bf16 peak (0-1)"),
+      gpu_figure<&GpuSpec::fp8_gemm_ceiling, One>("gpu_fp8_gemm_ceiling", "measured best fp8 matmul / fp8 peak (0-1)"),
+      gpu_figure<&GpuSpec::power_limit_w, One>("gpu_power_limit_w", "power cap in W (0 = none; needs the part's TDP)"),
+      gpu_figure<&GpuSpec::tdp_w, One>("gpu_tdp_w", "board power in W"),
+      custom("gpu_nvlink_domain", "gpu_nvlink_domain", FieldKind::kInteger, G::kHardware,
+             "GPUs in one NVLink domain (8 HGX, 72 NVL72)", [](const Config& c) -> json { return c.gpu.nvlink_domain; },
+             [](Config& c, const json& value) {
+               c.gpu.nvlink_domain = value.get<int64_t>();
+               return true;
+             }),
       integer<&C::cluster, &ClusterSpec::gpus>("gpus", "gpus", G::kHardware, "total GPUs"),
       integer<&C::cluster, &ClusterSpec::gpus_per_node>("gpus_per_node", "gpus_per_node", G::kHardware, "GPUs per node"),
       // Training.
@@ -131,6 +163,12 @@ std::vector<ConfigField> make_fields() {
                                                             "fp32 gradient accumulation buffer"),
       number<&C::training, &TrainingSpec::headroom>("headroom", G::kTraining,
                                                     "fraction of capacity flagged as tight (default 0.8)"),
+      word<&C::training, &TrainingSpec::kernels>("kernels", G::kTraining,
+                                                 "kernel issue mode for the step time (auto = the framework's)"),
+      boolean<&C::training, &TrainingSpec::tp_comm_overlap>("tp_comm_overlap", G::kTraining,
+                                                            "overlap TP collectives with GEMMs (Megatron TE / AsyncTP)"),
+      boolean<&C::training, &TrainingSpec::dp_comm_overlap>("dp_comm_overlap", G::kTraining,
+                                                            "overlap DP gradient reduce / parameter gather with compute"),
       // Layout. dp is written resolved (gpus / (tp*pp*cp) when not given).
       custom("dp", "dp", FieldKind::kInteger, G::kLayout, "data-parallel degree (default: gpus / (tp*pp*cp))",
              [](const Config& c) -> json { return effective_dp(c); },

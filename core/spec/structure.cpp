@@ -45,12 +45,16 @@ bool choose_pipeline_split(int64_t layers, const FrameworkProfile& profile, Layo
     layout.pp_last_stage_layers = layers - layers / 2;
     return true;
   }
-  const int64_t per_chunk = (layers + chunks - 1) / chunks;
-  const int64_t rest = layers - (chunks - 2) * per_chunk;
-  if (rest < 2) return false;
-  layout.pp_first_stage_layers = rest / 2;
-  layout.pp_last_stage_layers = rest - rest / 2;
-  return true;
+  // Middle chunks at ceil(layers / chunks), or fewer when that leaves the ends empty (28 layers on
+  // 16 stages: 7 + 14 x 1 + 7, which Megatron-LM accepts through its first/last-stage flags).
+  for (int64_t per_chunk = (layers + chunks - 1) / chunks; per_chunk >= 1; --per_chunk) {
+    const int64_t rest = layers - (chunks - 2) * per_chunk;
+    if (rest < 2) continue;
+    layout.pp_first_stage_layers = rest / 2;
+    layout.pp_last_stage_layers = rest - rest / 2;
+    return true;
+  }
+  return false;
 }
 
 bool batch_divides(int64_t global_batch, int64_t dp, int64_t micro_batch) {

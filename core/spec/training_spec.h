@@ -14,6 +14,10 @@ enum class Precision { kBf16, kFp8 };                      // bf16 mixed; fp8 (T
 enum class Optimizer { kAdamW, kSgd, kAdam8bit };          // Adam and AdamW have equal state
 enum class Recompute { kNone, kSelective, kFull };         // selective = attention core (Korthikanti)
 enum class Framework { kMegatron, kFsdp, kDeepSpeed };     // memory-layout profile
+// How the layer's kernels are issued (step time only; perf_model.cpp kKernelProfiles): the framework's
+// default, PyTorch eager ops (torchtitan without compile, nanotron, HF/DeepSpeed models), fused
+// kernels (Megatron-LM with Transformer Engine), or torch.compile (torchtitan --compile).
+enum class Kernels { kAuto, kEager, kFused, kCompiled };
 
 template <> struct EnumNames<Precision> {
   static constexpr EnumName<Precision> table[] = {{Precision::kBf16, "bf16", "bf16"}, {Precision::kFp8, "fp8", "fp8"}};
@@ -35,6 +39,13 @@ template <> struct EnumNames<Framework> {
                                                   {Framework::kDeepSpeed, "deepspeed", "DeepSpeed ZeRO"}};
 };
 
+template <> struct EnumNames<Kernels> {
+  static constexpr EnumName<Kernels> table[] = {{Kernels::kAuto, "auto", "framework default"},
+                                                {Kernels::kEager, "eager", "PyTorch eager"},
+                                                {Kernels::kFused, "fused", "fused (Transformer Engine)"},
+                                                {Kernels::kCompiled, "compiled", "torch.compile"}};
+};
+
 struct TrainingSpec {
   int64_t seq = 4096;                      // s: tokens per sequence
   int64_t global_batch = 512;              // sequences per optimizer step (all DP ranks)
@@ -47,6 +58,10 @@ struct TrainingSpec {
   Framework framework = Framework::kMegatron;
   bool fp32_grad_buffer = true;            // Megatron/DeepSpeed: accumulate gradients in fp32
   double headroom = 0.8;                   // "tight" at or above this fraction of capacity (Fujii 2024)
+  Kernels kernels = Kernels::kAuto;        // kernel issue mode (step time only)
+  bool tp_comm_overlap = false;            // Megatron --tp-comm-overlap / torchtitan AsyncTP
+  bool dp_comm_overlap = true;             // Megatron --overlap-grad-reduce/--overlap-param-gather (on in
+                                           // Megatron-Bridge/NeMo recipes), DeepSpeed overlap_comm; FSDP2 always
 };
 
 }  // namespace meshfit

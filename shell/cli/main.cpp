@@ -148,8 +148,9 @@ void print_table(const json& out) {
               gib(worst["device_bytes"].get<double>()).c_str(), gib(out["capacity_bytes"].get<double>()).c_str(),
               100.0 * worst["device_bytes"].get<double>() / out["capacity_bytes"].get<double>(),
               out["verdict"].get<std::string>().c_str(), 100.0 * out["headroom"].get<double>());
-  std::printf("predicted step %.3f s, %.0f tokens/s/GPU, MFU %.1f%%\n", out["step_time_s"].get<double>(),
-              out["tokens_per_s_per_gpu"].get<double>(), 100.0 * out["mfu"].get<double>());
+  std::printf("predicted step %.3f s, %.0f tokens/s/GPU, MFU %.1f%% (%s)\n", out["step_time_s"].get<double>(),
+              out["tokens_per_s_per_gpu"].get<double>(), 100.0 * out["mfu"].get<double>(),
+              out["error_band"]["text"].get<std::string>().c_str());
 }
 
 std::string layout_label(const json& c) {
@@ -177,6 +178,8 @@ int run_search(const Inputs& in) {
     std::cout << out.dump(2) << "\n";
   } else if (ok) {
     std::printf("%lld layouts evaluated, %lld feasible\n", out["evaluated"].get<long long>(), out["feasible"].get<long long>());
+    if (!out["layouts"].empty() && out["layouts"][0].contains("error_band"))
+      std::printf("tokens/s/GPU and MFU below: %s\n", out["layouts"][0]["error_band"]["text"].get<std::string>().c_str());
     for (const auto& [reason, count] : out["rejected"].items())
       std::printf("  rejected %-24s %lld\n", reason.c_str(), count.get<long long>());
     std::printf("\n%-4s %-70s %9s %10s %6s %7s %7s %7s\n", "rank", "layout", "mem GiB", "tok/s/GPU", "MFU", "bubble",

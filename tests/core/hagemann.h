@@ -39,6 +39,9 @@ inline meshfit::Config hagemann_config(const CsvRow& row) {
   config.training.sp = row.at("sp") == "1";
   const std::string kernel = hagemann_kernel(row);
   config.training.flash = kernel != "torch" && kernel != "fused";  // "fused" = Megatron fused softmax (eager)
+  // A Megatron-derived codebase: fused kernels and gradient-accumulation fusion, DP sync not overlapped.
+  config.training.kernels = Kernels::kFused;
+  config.training.dp_comm_overlap = false;
   return config;
 }
 

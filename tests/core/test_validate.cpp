@@ -56,7 +56,7 @@ TEST_CASE("out_of_range") {
 TEST_CASE("unknown_model_preset") {
   expect_issue(with(base(), {{"model", "llama9-1t"}}), IssueCode::kUnknownModelPreset, "model", {"llama9-1t", "llama3.1-405b"});
 }
-TEST_CASE("unknown_gpu_preset") { expect_issue(with(base(), {{"gpu", "v100"}}), IssueCode::kUnknownGpuPreset, "gpu", {"v100", "h100-sxm"}); }
+TEST_CASE("unknown_gpu_preset") { expect_issue(with(base(), {{"gpu", "tpu-v5p"}}), IssueCode::kUnknownGpuPreset, "gpu", {"tpu-v5p", "h100-sxm"}); }
 TEST_CASE("unknown_value") {
   expect_issue(with(base(), {{"recompute", "most"}}), IssueCode::kUnknownValue, "recompute", {"most", "selective"});
 }
@@ -129,7 +129,31 @@ TEST_CASE("gpus_per_node_mismatch is a warning, not an error") {
   CHECK_FALSE(has_errors(issues_for(object)));
 }
 TEST_CASE("a custom GPU needs its memory") {
-  expect_issue(with(base(), {{"gpu", "custom"}}), IssueCode::kNotPositive, "gpu_memory_gib", {"custom GPU"});
+  expect_issue(with(base(), {{"gpu", "custom"}, {"gpu_bf16_tflops", 400}, {"gpu_hbm_tbps", 2}}), IssueCode::kNotPositive,
+               "gpu_memory_gib", {"custom GPU"});
+}
+
+TEST_CASE("a custom GPU needs its compute rate and bandwidth, and every figure can be set") {
+  expect_issue(with(base(), {{"gpu", "custom"}, {"gpu_memory_gib", 64}, {"gpu_hbm_tbps", 2}}), IssueCode::kNotPositive,
+               "gpu_bf16_tflops",
+               {"custom GPU"});
+  expect_issue(with(base(), {{"gpu", "custom"}, {"gpu_memory_gib", 64}, {"gpu_bf16_tflops", 400}}), IssueCode::kNotPositive,
+               "gpu_hbm_tbps", {"custom GPU"});
+  const ParsedConfig parsed = parse_config(with(base(), {{"gpu", "custom"}, {"gpu_memory_gib", 64}, {"gpu_bf16_tflops", 400},
+                                                        {"gpu_fp8_tflops", 800}, {"gpu_hbm_tbps", 2.5}, {"gpu_nvlink_gbps", 500},
+                                                        {"gpu_nic_gbps", 200}, {"gpu_nvlink_domain", 4},
+                                                        {"gpu_bf16_gemm_ceiling", 0.7}, {"gpu_power_limit_w", 300},
+                                                        {"gpu_tdp_w", 400}}));
+  REQUIRE(parsed.issues.empty());
+  const GpuSpec& gpu = parsed.config.gpu;
+  CHECK(gpu.bf16_flops == doctest::Approx(400e12));
+  CHECK(gpu.fp8_flops == doctest::Approx(800e12));
+  CHECK(gpu.hbm_bytes_per_s == doctest::Approx(2.5e12));
+  CHECK(gpu.nvlink_bytes_per_s == doctest::Approx(500e9));
+  CHECK(gpu.internode_bytes_per_s == doctest::Approx(25e9));
+  CHECK(gpu.nvlink_domain == 4);
+  CHECK(gpu.bf16_gemm_ceiling == doctest::Approx(0.7));
+  CHECK(power_cap_clock_fraction(gpu) == doctest::Approx(std::cbrt(0.75)));
 }
 
 TEST_CASE("every problem is reported at once") {

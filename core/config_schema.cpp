@@ -117,6 +117,9 @@ std::vector<ConfigField> make_fields() {
       word<&C::training, &TrainingSpec::framework>("framework", G::kTraining, "framework memory layout"),
       boolean<&C::training, &TrainingSpec::fp32_grad_buffer>("fp32_grad_buffer", G::kTraining,
                                                             "fp32 gradient accumulation buffer"),
+      word<&C::training, &TrainingSpec::loss>("loss", G::kTraining, "cross-entropy implementation"),
+      boolean<&C::training, &TrainingSpec::compile>("compile", G::kTraining, "torch.compile (blocks and loss)"),
+      boolean<&C::training, &TrainingSpec::async_tp>("async_tp", G::kTraining, "asynchronous TP (needs compile)"),
       number<&C::training, &TrainingSpec::headroom>("headroom", G::kTraining,
                                                     "fraction of capacity flagged as tight (default 0.8)"),
       // Layout. dp is written resolved (gpus / (tp*pp*cp) when not given).

@@ -2,6 +2,7 @@
 // physics says so, pipeline accounting (MEMORY_NOTES.md §13.4), framework byte counts (§13.3).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "fixtures.h"
@@ -237,4 +238,103 @@ TEST_CASE("the search's fast path finds the same worst stage as the full report"
   const MemoryReport report = estimate_memory(uneven);
   REQUIRE(report.valid());
   CHECK(worst_stage_memory(uneven, plan_memory(uneven)).device_bytes == report.worst().device_bytes);
+}
+
+// [SECTION] What the frameworks keep live (../shared/reference/FRAMEWORK_NOTES.md)
+
+namespace {
+Config torchtitan_config(const char* model, long long gpus, long long tp, long long pp) {
+  Config config = preset_config(model, gpus, tp, pp);
+  config.training.framework = Framework::kFsdp;
+  config.layout.zero = 3;
+  return config;
+}
+}  // namespace
+
+TEST_CASE("torchtitan splits stages counting the embedding and the head as one layer each (§1.5)") {
+  SUBCASE("Llama-3-8B, pp 4: 34 effective layers as 9, 9, 8, 8, so 8, 9, 8, 7 layers") {
+    const MemoryReport report = estimate_memory(torchtitan_config("llama3-8b", 64, 1, 4));
+    REQUIRE(report.valid());
+    std::vector<int64_t> layers;
+    for (const RankMemory& rank : report.ranks) layers.push_back(rank.intermediates.layers);
+    CHECK(layers == std::vector<int64_t>{8, 9, 8, 7});
+  }
+  SUBCASE("126 layers on 16 virtual stages (pp 8, 2 per rank): 7 + 14 x 8 + 7, no explicit split needed") {
+    Config config = torchtitan_config("llama3.1-405b", 1024, 8, 8);
+    config.layout.vpp = 2;
+    const MemoryReport report = estimate_memory(config);
+    REQUIRE(report.valid());
+    REQUIRE(report.ranks.front().chunks.size() == 2);
+    CHECK(report.ranks.front().chunks.front().layers == 7);
+    CHECK(report.ranks.back().chunks.back().layers == 7);
+    CHECK(report.ranks[3].intermediates.layers == 16);
+  }
+}
+
+TEST_CASE("FSDP2 under PP keeps the stage unsharded: 2 B bf16 params + 4 B fp32 accumulated grads per stage param") {
+  Config config = torchtitan_config("llama3.1-70b", 256, 8, 8);
+  const MemoryReport with_pp = estimate_memory(config);
+  REQUIRE(with_pp.valid());
+  for (const RankMemory& rank : with_pp.ranks) {
+    const RankIntermediates& in = rank.intermediates;
+    CAPTURE(rank.pp_stage);
+    CHECK(in.unsharded_parameter_bytes == doctest::Approx(2.0 * in.parameters));
+    CHECK(in.unsharded_gradient_bytes == doctest::Approx(4.0 * in.parameters));
+    CHECK(rank.bytes(Component::kGradients) >= in.unsharded_gradient_bytes);
+    CHECK(rank.bytes(Component::kCommBuffers) >= in.unsharded_parameter_bytes);
+  }
+  config.layout.pp = 1;
+  config.layout.dp = 0;
+  const MemoryReport without_pp = estimate_memory(config);
+  REQUIRE(without_pp.valid());
+  CHECK(without_pp.ranks[0].intermediates.unsharded_gradient_bytes == 0);
+}
+
+TEST_CASE("precision modes: pure bf16 AdamW is 8 B/param on one GPU, mixed precision 16") {
+  Config config = preset_config("llama3.2-3b", 1);
+  config.training.framework = Framework::kFsdp;
+  config.layout.zero = 0;
+  config.training.global_batch = 4;
+  for (auto [precision, bytes] : {std::pair{Precision::kPureBf16, 8.0}, {Precision::kBf16, 16.0}}) {
+    config.training.precision = precision;
+    const MemoryReport report = estimate_memory(config);
+    REQUIRE(report.valid());
+    const RankIntermediates& in = report.ranks[0].intermediates;
+    CHECK(in.weight_bytes_per_param + in.grad_bytes_per_param + in.optimizer_bytes_per_param == doctest::Approx(bytes));
+    // No DDP at one rank: no gradient bucket copy (a bug found by measurement).
+    CHECK(report.ranks[0].bytes(Component::kCommBuffers) == 0);
+  }
+}
+
+TEST_CASE("cross-entropy kinds order the last stage's logit bytes: chunked < compiled < vocab-parallel < eager") {
+  Config config = torchtitan_config("llama3-8b", 8, 1, 1);
+  std::vector<double> bytes;
+  for (LossKind loss : {LossKind::kChunked, LossKind::kCompiled, LossKind::kVocabParallel, LossKind::kEager,
+                        LossKind::kEagerKeepLogits}) {
+    config.training.loss = loss;
+    bytes.push_back(estimate_memory(config).ranks[0].intermediates.bytes_per_logit);
+  }
+  CHECK(std::is_sorted(bytes.begin(), bytes.end()));
+  config.training.loss = LossKind::kAuto;
+  CHECK(estimate_memory(config).ranks[0].intermediates.bytes_per_logit == 12);  // torchtitan eager
+  config.training.compile = true;  // compile.components includes the loss
+  CHECK(estimate_memory(config).ranks[0].intermediates.bytes_per_logit == 4);
+}
+
+TEST_CASE("torch.compile lowers activations without recompute; CP ring buffers grow with the CP degree") {
+  Config config = torchtitan_config("llama3-8b", 8, 1, 1);
+  const double eager = estimate_memory(config).ranks[0].bytes(Component::kActivations);
+  config.training.compile = true;
+  CHECK(estimate_memory(config).ranks[0].bytes(Component::kActivations) < eager);
+  config.training.compile = false;
+  config.training.seq = 32768;
+  std::vector<double> ring_full_sequence;
+  for (long long cp : {2, 4, 8}) {
+    config.layout.cp = cp;
+    config.layout.dp = 8 / cp;
+    const MemoryReport report = estimate_memory(config);
+    REQUIRE(report.valid());
+    ring_full_sequence.push_back(report.ranks[0].intermediates.cp_ring_bytes * double(cp));
+  }
+  CHECK(std::is_sorted(ring_full_sequence.begin(), ring_full_sequence.end()));
 }

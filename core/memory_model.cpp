@@ -53,6 +53,7 @@ const FrameworkProfile kProfiles[] = {
       p.unsharded_under_pp = true;  // fsdp_reshard_after_forward "default" = not pp_enabled
       p.ddp_bucket_copy = true;     // torch DDP's gradient buckets
       p.cp_ring_allgather = true;   // PT-CP _templated_ring_attention with _AllGatherRotater
+      p.grads_set_to_none = true;   // train.py: optimizers.zero_grad() (set_to_none=True)
       p.selective = SelectiveKind::kAlternateMatmuls;  // torchtitan ac_mode selective, op
       return p;
     }(),
@@ -371,7 +372,15 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
                                ? plan.profile.fp8_weight_cache_bytes * double(stage.layers) * plan.layer_parameters
                                : 0.0;
   c[size_t(Component::kWeights)] = in.parameters * plan.weight_bytes_per_param + fp8_cache;
-  c[size_t(Component::kGradients)] = in.parameters * plan.grad_bytes_per_param + in.unsharded_gradient_bytes;
+  const double gradient_bytes = in.parameters * plan.grad_bytes_per_param + in.unsharded_gradient_bytes;
+  // torch.optim's zero_grad(set_to_none=True) (the default since PyTorch 2.0; torchtitan's and HF
+  // Trainer's loops call it) frees .grad after every step, so with one micro-batch per step and no
+  // unsharded accumulation the gradients are created during backward as the activations they come
+  // from are freed: none exist at the loss, all of them at the end of backward. Megatron's and
+  // DeepSpeed's contiguous gradient buffers persist instead.
+  in.gradients_built_during_backward =
+      plan.profile.grads_set_to_none && plan.num_microbatches == 1 && in.unsharded_gradient_bytes == 0;
+  c[size_t(Component::kGradients)] = in.gradients_built_during_backward ? 0.0 : gradient_bytes;
   c[size_t(Component::kOptimizerStates)] = in.parameters * plan.optimizer_bytes_per_param;
   c[size_t(Component::kActivations)] =
       in.activations.total - (in.peak_at_backward ? 0.0 : in.activations.recompute_working_bytes);
@@ -379,6 +388,19 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   c[size_t(Component::kCommBuffers)] = comm_buffer_bytes(config, in);
   c[size_t(Component::kWorkspace)] =
       kCublasWorkspaceBytes + sp_gather + (in.peak_at_backward ? backward_temporaries + in.cp_ring_bytes : 0.0);
+  if (in.gradients_built_during_backward) {
+    // The end of backward: every gradient, no activation left.
+    double during = 0, at_end = 0;
+    for (int i = 0; i <= int(Component::kWorkspace); ++i) during += c[size_t(i)];
+    at_end = c[size_t(Component::kWeights)] + gradient_bytes + c[size_t(Component::kOptimizerStates)] +
+             c[size_t(Component::kCommBuffers)] + kCublasWorkspaceBytes;
+    if (at_end > during) {
+      in.peak_at_backward = true;
+      c[size_t(Component::kGradients)] = gradient_bytes;
+      c[size_t(Component::kActivations)] = c[size_t(Component::kLogitsLoss)] = 0;
+      c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes;
+    }
+  }
   const double dynamic = c[size_t(Component::kActivations)] + c[size_t(Component::kLogitsLoss)] +
                          c[size_t(Component::kCommBuffers)] + c[size_t(Component::kWorkspace)];
   c[size_t(Component::kFragmentation)] = kFragmentationFraction * dynamic;

@@ -90,6 +90,9 @@ struct FrameworkProfile {
   // Context parallelism is PyTorch's ring attention with the all-gather rotater (torchtitan
   // context_parallel_rotate_method = "allgather"); Megatron-DeepSpeed's "cp" rows are Ulysses.
   bool cp_ring_allgather = false;
+  // The training loop frees gradients after each step (torch.optim zero_grad(set_to_none=True));
+  // Megatron (persistent main_grad buffer) and DeepSpeed (contiguous gradient buffers) do not.
+  bool grads_set_to_none = false;
   SelectiveKind selective = SelectiveKind::kAttentionCore;  // meaning of recompute=selective
 
   bool offers_zero(int64_t zero) const { return zero >= 0 && zero <= 3 && zero_stages[size_t(zero)] != nullptr; }
@@ -127,6 +130,7 @@ struct RankIntermediates {
   double unsharded_gradient_bytes = 0;  // FSDP2 under PP: unsharded grads accumulated over micro-batches
   double bytes_per_logit = 0;           // of the cross-entropy in use
   double cp_ring_bytes = 0;             // ring-attention buffers of one layer's backward (cp > 1)
+  bool gradients_built_during_backward = false;  // no gradient exists at the loss (see memory_model.cpp)
   int64_t nccl_communicators = 0;
 };
 

@@ -54,6 +54,7 @@ const FrameworkProfile kProfiles[] = {
       p.ddp_bucket_copy = true;     // torch DDP's gradient buckets
       p.cp_ring_allgather = true;   // PT-CP _templated_ring_attention with _AllGatherRotater
       p.grads_set_to_none = true;   // train.py: optimizers.zero_grad() (set_to_none=True)
+      p.pp_buffers_per_microbatch = true;  // torch.distributed.pipelining schedules
       p.selective = SelectiveKind::kAlternateMatmuls;  // torchtitan ac_mode selective, op
       return p;
     }(),
@@ -327,6 +328,18 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
     in.unsharded_gradient_bytes = 4.0 * in.parameters;
   }
   in.bytes_per_logit = loss_bytes_per_logit(plan.profile, training);
+  if (plan.profile.pp_buffers_per_microbatch && layout.pp > 1) {
+    // PT-PP stage.py: the last stage's output stays in fwd_cache until its backward, so the eager
+    // loss runs with the bf16 logits alive (torchtitan's `del pred` only applies without PP).
+    if (effective_loss(plan.profile, training) == LossKind::kEager) in.bytes_per_logit = kPyTorchKeepLogitsBytesPerLogit;
+    // PT-PP stage.py _prepare_forward_infra: one receive buffer of the stage input (bf16, b*s*h,
+    // sequence-sharded under SP) per micro-batch of the step, on every non-first stage.
+    if (stage.stage > 0) {
+      const double t_input = (training.sp && layout.tp > 1) ? double(layout.tp) : 1.0;
+      in.pp_receive_buffer_bytes = double(plan.num_microbatches) * 2.0 * double(training.seq) / double(layout.cp) *
+                                   double(training.micro_batch) * double(model.hidden) / t_input;
+    }
+  }
 
   double logits = 0;
   if (stage.has_lm_head) {
@@ -385,7 +398,7 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   c[size_t(Component::kActivations)] =
       in.activations.total - (in.peak_at_backward ? 0.0 : in.activations.recompute_working_bytes);
   c[size_t(Component::kLogitsLoss)] = in.peak_at_backward ? 0.0 : logits;
-  c[size_t(Component::kCommBuffers)] = comm_buffer_bytes(config, in);
+  c[size_t(Component::kCommBuffers)] = comm_buffer_bytes(config, in) + in.pp_receive_buffer_bytes;
   c[size_t(Component::kWorkspace)] =
       kCublasWorkspaceBytes + sp_gather + (in.peak_at_backward ? backward_temporaries + in.cp_ring_bytes : 0.0);
   if (in.gradients_built_during_backward) {

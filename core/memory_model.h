@@ -93,6 +93,10 @@ struct FrameworkProfile {
   // The training loop frees gradients after each step (torch.optim zero_grad(set_to_none=True));
   // Megatron (persistent main_grad buffer) and DeepSpeed (contiguous gradient buffers) do not.
   bool grads_set_to_none = false;
+  // torch.distributed.pipelining (PT-PP stage.py): a non-first stage allocates a receive buffer of
+  // its input for each of the step's micro-batches (_prepare_forward_infra), and the last stage
+  // keeps its output (the logits) in fwd_cache until that micro-batch's backward.
+  bool pp_buffers_per_microbatch = false;
   SelectiveKind selective = SelectiveKind::kAttentionCore;  // meaning of recompute=selective
 
   bool offers_zero(int64_t zero) const { return zero >= 0 && zero <= 3 && zero_stages[size_t(zero)] != nullptr; }
@@ -131,6 +135,7 @@ struct RankIntermediates {
   double bytes_per_logit = 0;           // of the cross-entropy in use
   double cp_ring_bytes = 0;             // ring-attention buffers of one layer's backward (cp > 1)
   bool gradients_built_during_backward = false;  // no gradient exists at the loss (see memory_model.cpp)
+  double pp_receive_buffer_bytes = 0;   // torch pipelining: one input buffer per micro-batch
   int64_t nccl_communicators = 0;
 };
 

@@ -338,3 +338,15 @@ TEST_CASE("torch.compile lowers activations without recompute; CP ring buffers g
   }
   CHECK(std::is_sorted(ring_full_sequence.begin(), ring_full_sequence.end()));
 }
+
+TEST_CASE("torch pipelining: a receive buffer per micro-batch on non-first stages; the last stage keeps its logits") {
+  Config config = torchtitan_config("llama3.1-70b", 256, 8, 8);
+  config.training.global_batch = 128;  // dp 4: 32 micro-batches of 1
+  const MemoryReport report = estimate_memory(config);
+  REQUIRE(report.valid());
+  REQUIRE(report.num_microbatches == 32);
+  CHECK(report.ranks.front().intermediates.pp_receive_buffer_bytes == 0);
+  // 32 x bf16 x s x h / tp (sequence-sharded stage boundary)
+  CHECK(report.ranks[1].intermediates.pp_receive_buffer_bytes == doctest::Approx(32.0 * 2 * 4096 * 8192 / 8));
+  CHECK(report.ranks.back().intermediates.bytes_per_logit == 14);  // eager loss with the output in fwd_cache
+}

@@ -120,6 +120,8 @@ std::vector<ConfigField> make_fields() {
       word<&C::training, &TrainingSpec::loss>("loss", G::kTraining, "cross-entropy implementation"),
       boolean<&C::training, &TrainingSpec::compile>("compile", G::kTraining, "torch.compile (blocks and loss)"),
       boolean<&C::training, &TrainingSpec::async_tp>("async_tp", G::kTraining, "asynchronous TP (needs compile)"),
+      word<&C::training, &TrainingSpec::allocator>("allocator", G::kTraining,
+                                                   "PyTorch allocator: auto, caching or expandable_segments"),
       number<&C::training, &TrainingSpec::headroom>("headroom", G::kTraining,
                                                     "fraction of capacity flagged as tight (default 0.8)"),
       // Layout. dp is written resolved (gpus / (tp*pp*cp) when not given).

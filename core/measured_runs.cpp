@@ -1,5 +1,5 @@
 // measured_runs.cpp — see measured_runs.h. Each CSV row states its setup in columns (framework,
-// metric, norm, mlp, linear_bias, tied_embeddings, loss, optimizer, steady_state beside the
+// metric, norm, mlp, linear_bias, tied_embeddings, loss, optimizer, steady_state, allocator beside the
 // architecture and layout), so nothing is inferred from a model's name.
 #include "measured_runs.h"
 
@@ -67,6 +67,7 @@ MeasuredRun run_from_row(const CsvRow& row) {
   t.framework = enum_from_key<Framework>(field("framework")).value_or(Framework::kMegatron);
   t.loss = enum_from_key<LossKind>(field("loss")).value_or(LossKind::kAuto);
   t.optimizer = enum_from_key<Optimizer>(field("optimizer")).value_or(Optimizer::kAdamW);
+  t.allocator = enum_from_key<AllocatorMode>(field("allocator")).value_or(AllocatorMode::kAuto);
   const std::string& precision = field("precision");
   t.precision = contains(precision, "pure") ? Precision::kPureBf16
                 : contains(precision, "fp8") ? Precision::kFp8

@@ -55,6 +55,7 @@ const FrameworkProfile kProfiles[] = {
       p.cp_ring_allgather = true;   // PT-CP _templated_ring_attention with _AllGatherRotater
       p.grads_set_to_none = true;   // train.py: optimizers.zero_grad() (set_to_none=True)
       p.pp_buffers_per_microbatch = true;  // torch.distributed.pipelining schedules
+      p.expandable_segments = true;        // run_train.sh PYTORCH_ALLOC_CONF="expandable_segments:True"
       p.selective = SelectiveKind::kAlternateMatmuls;  // torchtitan ac_mode selective, op
       return p;
     }(),
@@ -416,7 +417,11 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   }
   const double dynamic = c[size_t(Component::kActivations)] + c[size_t(Component::kLogitsLoss)] +
                          c[size_t(Component::kCommBuffers)] + c[size_t(Component::kWorkspace)];
-  c[size_t(Component::kFragmentation)] = kFragmentationFraction * dynamic;
+  const bool expandable = training.allocator == AllocatorMode::kAuto
+                              ? plan.profile.expandable_segments
+                              : training.allocator == AllocatorMode::kExpandableSegments;
+  in.fragmentation_fraction = expandable ? kExpandableSegmentsFragmentationFraction : kFragmentationFraction;
+  c[size_t(Component::kFragmentation)] = in.fragmentation_fraction * dynamic;
   c[size_t(Component::kNccl)] = double(plan.nccl_communicators) * kNcclBytesPerCommunicator;
   c[size_t(Component::kCudaContext)] = kCudaContextBytes;
 

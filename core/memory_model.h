@@ -97,6 +97,7 @@ struct FrameworkProfile {
   // its input for each of the step's micro-batches (_prepare_forward_infra), and the last stage
   // keeps its output (the logits) in fwd_cache until that micro-batch's backward.
   bool pp_buffers_per_microbatch = false;
+  bool expandable_segments = false;  // the launcher sets PYTORCH_ALLOC_CONF=expandable_segments:True
   SelectiveKind selective = SelectiveKind::kAttentionCore;  // meaning of recompute=selective
 
   bool offers_zero(int64_t zero) const { return zero >= 0 && zero <= 3 && zero_stages[size_t(zero)] != nullptr; }
@@ -136,6 +137,7 @@ struct RankIntermediates {
   double cp_ring_bytes = 0;             // ring-attention buffers of one layer's backward (cp > 1)
   bool gradients_built_during_backward = false;  // no gradient exists at the loss (see memory_model.cpp)
   double pp_receive_buffer_bytes = 0;   // torch pipelining: one input buffer per micro-batch
+  double fragmentation_fraction = 0;    // of the per-step allocations (overheads.h)
   int64_t nccl_communicators = 0;
 };
 

@@ -24,6 +24,11 @@ constexpr double kCublasWorkspaceBytes = 64 * kMiB;
 // Megatron 4090 PP stage 0: 0.84 GiB over ~10 GiB dynamic; Leonardo 1.7B: 3.0 GiB over ~39 GiB
 // dynamic (../shared/reference/memory_measured.csv); ROCm Megatron PR #161 budgets 7%.
 constexpr double kFragmentationFraction = 0.08;
+// The same with PYTORCH_ALLOC_CONF=expandable_segments:True (torchtitan's run_train.sh): one growing
+// segment per stream mapped in 2 MiB pages, so reserved ~ allocated + small slack
+// (../shared/reference/FRAMEWORK_NOTES.md §1.11). ASSUMED value, not measured: no public log gives
+// both figures under expandable segments; reported by `meshfit validate`'s notes.
+constexpr double kExpandableSegmentsFragmentationFraction = 0.02;
 
 // DeepSpeed defaults (deepspeed/runtime/zero/config.py): reduce_bucket_size = 5e8 elements,
 // stage3_prefetch_bucket_size = 5e7 elements; buckets hold 16-bit gradients/parameters.

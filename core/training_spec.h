@@ -19,6 +19,9 @@ enum class Precision { kBf16, kFp8, kPureBf16 };
 // auto = the framework's own (Megatron/DeepSpeed: vocab-parallel; torchtitan: eager, or compiled
 // when compile is on); eager_keep_logits = eager with the bf16 logits kept alive through the
 // backward (HF transformers returns them in the model output).
+// PyTorch caching-allocator configuration: auto = what the framework's launcher sets (torchtitan's
+// run_train.sh: PYTORCH_ALLOC_CONF="expandable_segments:True"; Megatron and DeepSpeed: none).
+enum class AllocatorMode { kAuto, kCaching, kExpandableSegments };
 enum class LossKind { kAuto, kVocabParallel, kEager, kEagerKeepLogits, kCompiled, kChunked };
 enum class Optimizer { kAdamW, kSgd, kAdam8bit };          // Adam and AdamW have equal state
 enum class Recompute { kNone, kSelective, kFull };         // selective = attention core (Korthikanti)
@@ -29,6 +32,12 @@ template <> struct EnumNames<Precision> {
                                                   {Precision::kFp8, "fp8", "fp8 GEMMs (bf16 mixed)"},
                                                   {Precision::kPureBf16, "pure_bf16", "pure bf16 (no master)"},
                                                   {Precision::kPureBf16, "bf16-true", nullptr}};  // litgpt's name
+};
+template <> struct EnumNames<AllocatorMode> {
+  static constexpr EnumName<AllocatorMode> table[] = {{AllocatorMode::kAuto, "auto", "framework launcher's"},
+                                                      {AllocatorMode::kCaching, "caching", "caching (default)"},
+                                                      {AllocatorMode::kExpandableSegments, "expandable_segments",
+                                                       "expandable segments"}};
 };
 template <> struct EnumNames<LossKind> {
   static constexpr EnumName<LossKind> table[] = {{LossKind::kAuto, "auto", "framework default"},
@@ -69,6 +78,7 @@ struct TrainingSpec {
   LossKind loss = LossKind::kAuto;         // cross-entropy implementation
   bool compile = false;                    // torch.compile of the blocks (and the loss) (torchtitan compile.enable)
   bool async_tp = false;                   // torchtitan enable_async_tensor_parallel (runs under compile)
+  AllocatorMode allocator = AllocatorMode::kAuto;  // PYTORCH_ALLOC_CONF expandable_segments or not
   double headroom = 0.8;                   // "tight" at or above this fraction of capacity (Fujii 2024)
 };
 

@@ -1160,6 +1160,61 @@ void draw_header(AppState& s) {
   }
 }
 
+// Every public measured run beside its prediction (measured_runs.h): how far to trust a number for a
+// setup like the user's. The same rows `meshfit validate` prints.
+void draw_validation_view(AppState& s) {
+  if (!s.validation_ready) {
+    s.validation = validate_against_measurements();
+    s.validation_ready = true;
+  }
+  const ValidationReport& v = s.validation;
+  ImGui::TextWrapped("Median |error| %.1f%% (signed %+.1f%%) over %lld measured runs; %lld of %lld fit/OOM labels "
+                     "disagree; %lld runs that ran out of memory predicted to fit. Each run is predicted on the "
+                     "metric its source reports.",
+                     100.0 * v.median_abs_error, 100.0 * v.median_signed_error, (long long)v.measured_rows,
+                     (long long)v.label_disagreements, (long long)v.label_rows, (long long)v.false_fits);
+  if (!ImGui::BeginTable("validation", 8,
+                         ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
+                             ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,
+                         ImVec2(0, 0)))
+    return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  ImGui::TableSetupColumn("run");
+  ImGui::TableSetupColumn("metric");
+  ImGui::TableSetupColumn("measured");
+  ImGui::TableSetupColumn("predicted");
+  ImGui::TableSetupColumn("error");
+  ImGui::TableSetupColumn("label");
+  ImGui::TableSetupColumn("verdict");
+  ImGui::TableSetupColumn("source");
+  ImGui::TableHeadersRow();
+  for (const ValidationRow& row : v.rows) {
+    const MeasuredRun& run = row.run;
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(run.label.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(enum_label(run.metric));
+    ImGui::TableNextColumn();
+    if (run.measured_bytes > 0) ImGui::Text("%.2f %s", unit_value(s, run.measured_bytes), unit_label(s));
+    else ImGui::TextDisabled("-");
+    ImGui::TableNextColumn();
+    if (run.expressible) ImGui::Text("%.2f %s", unit_value(s, row.predicted_bytes), unit_label(s));
+    else ImGui::TextDisabled("not expressible");
+    ImGui::TableNextColumn();
+    if (run.expressible && run.measured_bytes > 0) ImGui::Text("%+.1f%%", 100.0 * row.signed_error);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(run.oom ? "OOM" : "ran");
+    ImGui::TableNextColumn();
+    if (run.expressible) ImGui::TextUnformatted(to_string(row.verdict));
+    else ImGui::TextDisabled("%s", run.why_not.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(run.source.c_str());
+    if (ImGui::IsItemHovered() && !run.notes.empty()) ImGui::SetTooltip("%s", run.notes.c_str());
+  }
+  ImGui::EndTable();
+}
+
 }  // namespace
 
 bool draw(AppState& s) {
@@ -1189,6 +1244,12 @@ bool draw(AppState& s) {
       record_rect(s, "tab_layouts");
       if (layouts_open) {
         changed |= draw_layouts_view(s);
+        ImGui::EndTabItem();
+      }
+      const bool validation_open = ImGui::BeginTabItem("Validation");
+      record_rect(s, "tab_validation");
+      if (validation_open) {
+        draw_validation_view(s);
         ImGui::EndTabItem();
       }
       ImGui::EndTabBar();

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "layout_search.h"
+#include "measured_runs.h"
 
 namespace meshfit::ui {
 
@@ -58,6 +59,8 @@ struct AppState {
   std::string state;                   // the shareable URL state of the form
   std::string mirror;                  // JSON for the DOM mirror (aria-live region + tests)
   int64_t mirror_version = 0;          // bumps when mirror changes
+  ValidationReport validation;         // the measured runs vs their predictions (fixed data)
+  bool validation_ready = false;       // computed on first view of the Validation tab
 
   // View.
   bool units_gb = false;               // GiB (binary) by default; GB (decimal) on request

@@ -350,3 +350,12 @@ TEST_CASE("torch pipelining: a receive buffer per micro-batch on non-first stage
   CHECK(report.ranks[1].intermediates.pp_receive_buffer_bytes == doctest::Approx(32.0 * 2 * 4096 * 8192 / 8));
   CHECK(report.ranks.back().intermediates.bytes_per_logit == 14);  // eager loss with the output in fwd_cache
 }
+
+TEST_CASE("expandable segments (torchtitan's launcher) leave less allocator slack than the default caching allocator") {
+  Config config = torchtitan_config("llama3-8b", 8, 1, 1);
+  const double torchtitan = estimate_memory(config).ranks[0].bytes(Component::kFragmentation);
+  config.training.allocator = AllocatorMode::kCaching;
+  const double caching = estimate_memory(config).ranks[0].bytes(Component::kFragmentation);
+  CHECK(torchtitan < caching);
+  CHECK(estimate_memory(config).ranks[0].intermediates.fragmentation_fraction == 0.08);
+}

@@ -185,43 +185,56 @@ int64_t count_communicators(const Layout& layout, int64_t dp) {
   return count;
 }
 
-// Transient buffers for sharded or bucketed gradient/parameter communication on one rank.
-double comm_buffer_bytes(const Config& config, const RankIntermediates& rank) {
+// Buffers for sharded or bucketed gradient/parameter communication on one rank, at the two moments
+// a stage can peak: the loss (end of the last forward) and inside a block's backward.
+struct CommBuffers {
+  double at_loss = 0;
+  double in_backward = 0;
+};
+
+CommBuffers comm_buffer_bytes(const Config& config, const RankIntermediates& rank) {
   const int64_t zero = config.layout.zero;
   const double layer = rank.layer_parameters;
   const double largest = rank.largest_unit_parameters;
+  const auto both = [](double bytes) { return CommBuffers{bytes, bytes}; };
   switch (config.training.framework) {
     case Framework::kMegatron:
-      return 0;  // mcore DDP reduces and gathers in place in its contiguous buffers
+      return both(0);  // mcore DDP reduces and gathers in place in its contiguous buffers
     case Framework::kDeepSpeed:
       if (zero >= 3) {
         // estimate_zero3: 4 * largest layer (its 16-bit params + grads unsharded), plus the
         // prefetch bucket and the reduce bucket.
-        return 4.0 * largest + 2.0 * std::min(layer, kDeepSpeedPrefetchBucketElements) +
-               2.0 * kDeepSpeedReduceBucketElements;
+        return both(4.0 * largest + 2.0 * std::min(layer, kDeepSpeedPrefetchBucketElements) +
+                    2.0 * kDeepSpeedReduceBucketElements);
       }
-      return 2.0 * kDeepSpeedReduceBucketElements;  // one 16-bit reduce bucket
-    case Framework::kFsdp:
+      return both(2.0 * kDeepSpeedReduceBucketElements);  // one 16-bit reduce bucket
+    case Framework::kFsdp: {
       // DDP bucket copies of the fp32 gradients, only when there is a DDP group (torchtitan wraps
       // with DDP only when dp_replicate > 1; at one rank there is nothing to reduce).
       if (zero == 0)
-        return framework_profile(Framework::kFsdp).ddp_bucket_copy && effective_dp(config) * config.layout.cp > 1
-                   ? 4.0 * rank.parameters
-                   : 0.0;
+        return both(framework_profile(Framework::kFsdp).ddp_bucket_copy && effective_dp(config) * config.layout.cp > 1
+                        ? 4.0 * rank.parameters
+                        : 0.0);
       if (rank.unsharded_parameter_bytes > 0) {
         // Under PP the stage stays unsharded (counted apart); in a block's backward its bf16
         // gradient (2) lives until it is added into the fp32 accumulated gradient
         // (_fsdp_param.py accumulate_unsharded_grad_if_needed).
-        return rank.unsharded_parameter_bytes + 2.0 * std::max(layer, rank.lm_head_parameters);
+        return {rank.unsharded_parameter_bytes,
+                rank.unsharded_parameter_bytes + 2.0 * std::max(layer, rank.lm_head_parameters)};
       }
-      // In a block's backward: the block and the prefetched next one all-gathered in bf16 (2 + 2),
-      // its unsharded bf16 gradient (2) and the fp32 reduce-scatter input (4): 10 B per block
-      // parameter. At the start of backward on the last stage: the LM head kept unsharded after
-      // forward (2), its gradient (2) and fp32 reduce-scatter input (4): 8 B per head parameter.
-      // SHARD_GRAD_OP (zero 2) also keeps every unit unsharded between forward and backward.
-      return std::max(10.0 * layer, 8.0 * rank.lm_head_parameters) + (zero == 2 ? 2.0 * rank.parameters : 0.0);
+      // SHARD_GRAD_OP (zero 2) keeps every unit unsharded between forward and backward.
+      const double kept_unsharded = zero == 2 ? 2.0 * rank.parameters : 0.0;
+      // At the loss only the [norm, output] unit is unsharded: torchtitan never reshards it after
+      // forward (reshard_after_forward = policy == "always", FRAMEWORK_NOTES §1.2); the blocks'
+      // gathers start with the backward. In a block's backward: the block and the prefetched next
+      // one all-gathered in bf16 (2 + 2), its unsharded bf16 gradient (2) and the fp32 reduce-scatter
+      // input (4): 10 B per block parameter; in the head's backward: its params (2), gradient (2)
+      // and fp32 reduce-scatter input (4): 8 B per head parameter (§1.4).
+      return {2.0 * rank.lm_head_parameters + kept_unsharded,
+              std::max(10.0 * layer, 8.0 * rank.lm_head_parameters) + kept_unsharded};
+    }
   }
-  return 0;
+  return both(0);
 }
 
 }  // namespace
@@ -373,11 +386,13 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   // A stage peaks either at the end of a forward (logits and loss buffers live) or inside a
   // layer's backward (recomputed layer + gradient temporaries live); never both at once, since
   // the loss buffers are freed before any layer's backward runs.
-  const double forward_end_extra = logits;
-  const double backward_extra = in.activations.recompute_working_bytes + backward_temporaries + in.cp_ring_bytes;
+  const CommBuffers comm = comm_buffer_bytes(config, in);
+  const double forward_end_extra = logits + comm.at_loss;
+  const double backward_extra =
+      in.activations.recompute_working_bytes + backward_temporaries + in.cp_ring_bytes + comm.in_backward;
   in.peak_at_backward = backward_extra >= forward_end_extra;
   in.logits_bytes = logits;
-  in.backward_working_bytes = backward_extra;
+  in.backward_working_bytes = backward_extra - comm.in_backward;
 
   auto& c = rank.component_bytes;
   // FP8 weight caches cover the GEMM weights of the transformer layers (the embedding is a lookup;
@@ -399,7 +414,7 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   c[size_t(Component::kActivations)] =
       in.activations.total - (in.peak_at_backward ? 0.0 : in.activations.recompute_working_bytes);
   c[size_t(Component::kLogitsLoss)] = in.peak_at_backward ? 0.0 : logits;
-  c[size_t(Component::kCommBuffers)] = comm_buffer_bytes(config, in) + in.pp_receive_buffer_bytes;
+  c[size_t(Component::kCommBuffers)] = (in.peak_at_backward ? comm.in_backward : comm.at_loss) + in.pp_receive_buffer_bytes;
   c[size_t(Component::kWorkspace)] =
       kCublasWorkspaceBytes + sp_gather + (in.peak_at_backward ? backward_temporaries + in.cp_ring_bytes : 0.0);
   if (in.gradients_built_during_backward) {

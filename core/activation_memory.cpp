@@ -21,6 +21,8 @@ LayerActivations layer_activations(const ModelSpec& model, const ActivationSetti
   LayerActivations act;
   // Korthikanti §4.1: LN inputs 4sbh, QKV input 2sbh, MLP input 2sbh, dropout masks 2sbh.
   act.sequence_terms = sbh * (8.0 + dropout_masks) / t_sp;
+  if (settings.sp_saves_gathered_inputs && t_sp > 1)  // QKV and MLP inputs saved gathered (2sbh each)
+    act.sequence_terms = sbh * (4.0 + dropout_masks) / t_sp + 4.0 * sbh;
   // Q 2sbh, K and V 2sbh*k/a each (GQA, Fujii 2024), output-projection input 2sbh;
   // MLP: GeLU input + output 2*2sbf (Korthikanti 16sbh at f = 4h); SwiGLU gate, up, act(gate),
   // product 4*2sbf (Fujii 2024: 8f/h).

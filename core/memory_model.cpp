@@ -263,6 +263,7 @@ MemoryPlan plan_memory(const Config& config) {
   settings.recompute = training.recompute;
   settings.selective = plan.profile.selective;
   settings.eager_attention_copies = training.framework == Framework::kFsdp;  // torchtitan's llama3 model.py
+  settings.sp_saves_gathered_inputs = training.framework == Framework::kFsdp;  // torchtitan's DTensor SP
   settings.compiled = training.compile || training.async_tp;  // AsyncTP runs under compile (maybe_enable_async_tp)
   plan.layer_activations = layer_activations(model, settings);
 

@@ -17,6 +17,7 @@ export interface Config {
   allocator?: 'auto' | 'caching' | 'expandable_segments';
   dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;
   pp_first_stage_layers?: number; pp_last_stage_layers?: number;
+  notes?: string;
   /** A URL state merged under the other fields. */
   state?: string;
 }

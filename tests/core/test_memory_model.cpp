@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 
 #include "fixtures.h"
@@ -361,4 +362,66 @@ TEST_CASE("expandable segments (torchtitan's launcher) leave less allocator slac
   const double caching = estimate_memory(config).ranks[0].bytes(Component::kFragmentation);
   CHECK(torchtitan < caching);
   CHECK(estimate_memory(config).ranks[0].intermediates.fragmentation_fraction == 0.08);
+}
+
+// [SECTION] The issue's reference estimates, printed with their components (README test command)
+
+namespace {
+void print_worst(const char* title, const MemoryReport& report) {
+  const RankMemory& worst = report.worst();
+  const RankIntermediates& in = worst.intermediates;
+  std::printf("\n%s\n  worst rank: %s stage %lld, %lld layers, %.3f B params on the rank, %lld in-flight micro-batches, "
+              "%.1f B/logit\n",
+              title, worst.role, (long long)worst.pp_stage, (long long)in.layers, in.parameters / 1e9,
+              (long long)in.in_flight_microbatches, in.bytes_per_logit);
+  for (int i = 0; i < kComponentCount; ++i)
+    std::printf("  %-18s %8.2f GiB\n", component_label(Component(i)), bytes_to_gib(worst.component_bytes[size_t(i)]));
+  std::printf("  %-18s %8.2f GiB\n  %-18s %8.2f GiB\n  %-18s %8.2f GiB of %.2f GiB -> %s\n", "peak allocated",
+              bytes_to_gib(worst.peak_allocated_bytes), "peak reserved", bytes_to_gib(worst.peak_reserved_bytes),
+              "device (smi)", bytes_to_gib(worst.device_bytes), bytes_to_gib(report.capacity_bytes),
+              to_string(report.verdict));
+}
+}  // namespace
+
+TEST_CASE("framework mechanisms: the issue's reference estimates (70B FSDP2 + PP; 3B fine-tune on 24 GB)") {
+  SUBCASE("Llama 3.1 70B on 256 H100, FSDP2 dp4 tp8 pp8, 1F1B, 32 micro-batches of 1, full recompute, seq 8192") {
+    Config config = preset_config("llama3.1-70b", 256, 8, 8);
+    config.gpu = *find_gpu_preset("h100-sxm");
+    config.training.framework = Framework::kFsdp;
+    config.layout.zero = 3;
+    config.layout.dp = 4;
+    config.training.seq = 8192;
+    config.training.micro_batch = 1;
+    config.training.global_batch = 128;
+    config.training.recompute = Recompute::kFull;
+    const MemoryReport report = estimate_memory(config);
+    REQUIRE(report.valid());
+    REQUIRE(report.num_microbatches == 32);
+    print_worst("Llama 3.1 70B, 256 H100, FSDP2 dp4 tp8 pp8 1F1B, 32 x 1 micro-batches, full AC, seq 8192", report);
+    // torchtitan's split of 80 layers + embedding + head over 8 stages: 10, 11, 10 x 5, 9.
+    CHECK(report.ranks[1].intermediates.layers == 11);
+    CHECK(report.ranks.back().intermediates.layers == 9);
+    CHECK(report.worst().intermediates.unsharded_gradient_bytes > 0);
+    CHECK(report.verdict == Verdict::kFits);
+  }
+  SUBCASE("Llama 3.2 3B full fine-tune on one 24 GB GPU, seq 1024, micro-batch 4: pure bf16, then mixed") {
+    Config config = preset_config("llama3.2-3b", 1);
+    config.gpu = *find_gpu_preset("rtx4090");
+    config.training.framework = Framework::kFsdp;
+    config.layout.zero = 0;
+    config.training.seq = 1024;
+    config.training.micro_batch = 4;
+    config.training.global_batch = 4;
+    config.training.precision = Precision::kPureBf16;
+    const MemoryReport pure = estimate_memory(config);
+    REQUIRE(pure.valid());
+    print_worst("Llama 3.2 3B pure bf16 (8 B/param AdamW), 1 x 24 GB, seq 1024, micro-batch 4, no AC", pure);
+    config.training.precision = Precision::kBf16;
+    const MemoryReport mixed = estimate_memory(config);
+    REQUIRE(mixed.valid());
+    print_worst("Llama 3.2 3B mixed precision (fp32 params + AdamW, 16 B/param), same run", mixed);
+    CHECK(pure.worst().device_bytes < mixed.worst().device_bytes);
+    CHECK(pure.verdict == Verdict::kOutOfMemory);  // 3.2 B x 8 B alone is 24 GiB at the end of backward
+    CHECK(mixed.verdict == Verdict::kOutOfMemory);
+  }
 }

@@ -134,7 +134,8 @@ Dims dims_of(const Config& config) {
 LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const PerfCalibration& cal) {
   const ModelSpec& model = config.model;
   const TrainingSpec& training = config.training;
-  const auto [t, h, a, k, seq, tokens, t_sp] = dims_of(config);
+  const Dims dims = dims_of(config);  // plain names (C++17 lambdas cannot capture structured bindings)
+  const double t = dims.t, h = dims.h, a = dims.a, k = dims.k, seq = dims.seq, tokens = dims.tokens, t_sp = dims.t_sp;
   const double f = double(model.ffn);
   const double bf16_peak = config.gpu.bf16_flops;
   const double gemm_peak = training.precision == Precision::kFp8 && config.gpu.fp8_flops > 0 ? config.gpu.fp8_flops : bf16_peak;
@@ -205,7 +206,8 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   const PerfCalibration cal = perf_calibration(training.framework, training.precision);
   StepReport report;
 
-  const auto [t, h, a, k, seq, tokens, t_sp] = dims_of(config);
+  const Dims dims = dims_of(config);  // plain names (C++17 lambdas cannot capture structured bindings)
+  const double t = dims.t, h = dims.h, a = dims.a, k = dims.k, seq = dims.seq, tokens = dims.tokens, t_sp = dims.t_sp;
   const double bf16_peak = config.gpu.bf16_flops;
 
   const LayerCompute layer = layer_compute(config, plan, cal);

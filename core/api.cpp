@@ -2,6 +2,7 @@
 #include "api.h"
 
 #include "io/import_export.h"
+#include "io/measured_runs.h"
 #include "search/layout_search.h"
 #include "memory/memory_model.h"
 #include "perf/perf_model.h"
@@ -115,6 +116,42 @@ json run_search(json input, const json& options) {
 }
 
 json run_presets() { return with_status(presets_to_json(), {}); }
+
+json run_validate() {
+  const ValidationReport report = validate_against_measurements();
+  json rows = json::array();
+  for (const ValidationRow& row : report.rows) {
+    const MeasuredRun& run = row.run;
+    json r = {{"label", run.label},
+              {"source", run.source},
+              {"notes", run.notes},
+              {"expressible", run.expressible},
+              {"metric", to_string(run.metric)},
+              {"oom", run.oom},
+              {"first_iteration", !run.steady_state}};
+    if (!run.expressible) {
+      r["why_not"] = run.why_not;
+    } else {
+      r["config"] = config_to_json(run.config);
+      r["predicted_bytes"] = row.predicted_bytes;
+      r["verdict"] = to_string(row.verdict);
+      r["label_agrees"] = row.label_agrees;
+    }
+    if (run.measured_bytes > 0) {
+      r["measured_bytes"] = run.measured_bytes;
+      if (run.expressible) r["signed_error"] = row.signed_error;
+    }
+    rows.push_back(std::move(r));
+  }
+  json out = {{"rows", rows},
+              {"measured_rows", report.measured_rows},
+              {"median_abs_error", report.median_abs_error},
+              {"median_signed_error", report.median_signed_error},
+              {"label_rows", report.label_rows},
+              {"label_disagreements", report.label_disagreements},
+              {"false_fits", report.false_fits}};
+  return with_status(out, {});
+}
 
 json run_parse_hf_config(const std::string& text) {
   const HfImport import = import_hf_config(text);

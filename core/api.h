@@ -47,6 +47,9 @@ nlohmann::json run_estimate(nlohmann::json input);
 // "top", "keep_all") -> the search result.
 nlohmann::json run_search(nlohmann::json input, const nlohmann::json& options);
 nlohmann::json run_presets();
+// Every measured run in tests/data/memory_measured.csv (compiled in) with its prediction: metric,
+// measured and predicted bytes, signed error, fit/OOM label and verdict, source; plus the median.
+nlohmann::json run_validate();
 nlohmann::json run_parse_hf_config(const std::string& text);
 nlohmann::json run_encode_state(nlohmann::json input);
 nlohmann::json run_decode_state(const std::string& state);

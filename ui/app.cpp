@@ -144,6 +144,12 @@ bool draw(AppState& s) {
         changed |= draw_layouts_view(s);
         ImGui::EndTabItem();
       }
+      const bool validation_open = ImGui::BeginTabItem("Validation");
+      record_rect(s, "tab_validation");
+      if (validation_open) {
+        draw_validation_view(s);
+        ImGui::EndTabItem();
+      }
       ImGui::EndTabBar();
     }
   }

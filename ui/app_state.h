@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api.h"
+#include "io/measured_runs.h"
 
 namespace meshfit::ui {
 
@@ -38,6 +39,8 @@ struct AppState {
   std::string state;                   // the shareable URL state of the config
   std::string mirror;                  // JSON for the DOM mirror (aria-live region + tests)
   int64_t mirror_version = 0;          // bumps when mirror changes
+  ValidationReport validation;         // the measured runs vs their predictions (fixed data)
+  bool validation_ready = false;       // computed on the first view of the Validation tab
 
   // View.
   bool units_gb = false;               // GiB (binary) by default; GB (decimal) on request

@@ -205,8 +205,17 @@ bool draw_training(AppState& s) {
   ImGui::SetNextItemWidth(half);
   changed |= combo_enum("##optimizer", t.optimizer);
   field_issue(s, "precision");
+  ImGui::TextUnformatted("cross-entropy / allocator");
+  ImGui::SetNextItemWidth(half);
+  changed |= combo_enum("##loss", t.loss);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(half);
+  changed |= combo_enum("##allocator", t.allocator);
   changed |= ImGui::Checkbox("FlashAttention", &t.flash);
   changed |= ImGui::Checkbox("sequence parallelism (with tp > 1)", &t.sp);
+  changed |= ImGui::Checkbox("torch.compile", &t.compile);
+  ImGui::SameLine();
+  changed |= ImGui::Checkbox("AsyncTP", &t.async_tp);
   return changed;
 }
 

@@ -1,5 +1,5 @@
 // panels.h — what the panel files of the page share (internal to ui/): one draw function per panel
-// (inputs, memory view, layouts view, header) and the small widgets and formats they all use.
+// (inputs, memory view, layouts view, validation view, header) and the small widgets and formats they all use.
 #pragma once
 
 #include <string>
@@ -18,6 +18,7 @@ bool draw_inputs(AppState& s);         // panel_inputs.cpp; true when the config
 void draw_memory_view(AppState& s);    // panel_memory.cpp
 bool draw_layouts_view(AppState& s);   // panel_layouts.cpp; true when a layout was applied
 void draw_header(AppState& s);         // panel_header.cpp (verdict line, copy/export buttons)
+void draw_validation_view(AppState& s);  // panel_validation.cpp (measured runs vs predictions)
 
 // [SECTION] Formats and widgets (widgets.cpp)
 std::string format_bytes(const AppState& s, double bytes, int decimals = 2);  // "12.34 GiB" / "13.25 GB"

@@ -12,9 +12,11 @@ export interface Config {
   gpu?: string; gpu_memory_gib?: number; gpus?: number; gpus_per_node?: number;
   gpu_bf16_tflops?: number; gpu_fp8_tflops?: number; gpu_hbm_tbps?: number; gpu_nvlink_gbps?: number; gpu_nic_gbps?: number;
   gpu_bf16_gemm_ceiling?: number; gpu_fp8_gemm_ceiling?: number; gpu_power_limit_w?: number; gpu_tdp_w?: number; gpu_nvlink_domain?: number;
-  seq?: number; global_batch?: number; micro_batch?: number; precision?: 'bf16' | 'fp8';
+  seq?: number; global_batch?: number; micro_batch?: number; precision?: 'bf16' | 'fp8' | 'pure_bf16' | 'bf16-true';
   optimizer?: 'adamw' | 'adam' | 'sgd' | 'adam8bit'; recompute?: Recompute; flash?: boolean; sp?: boolean;
   framework?: Framework; fp32_grad_buffer?: boolean; headroom?: number;
+  loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked'; compile?: boolean; async_tp?: boolean;
+  allocator?: 'auto' | 'caching' | 'expandable_segments';
   kernels?: 'auto' | 'eager' | 'fused' | 'compiled'; tp_comm_overlap?: boolean; dp_comm_overlap?: boolean;
   dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;
   pp_first_stage_layers?: number; pp_last_stage_layers?: number;
@@ -86,11 +88,24 @@ export interface Presets extends Result {
           power_limit_w: number }[];
 }
 
+/** One measured run of tests/data/memory_measured.csv beside its prediction (`meshfit validate --json`). */
+export interface ValidationRow {
+  label: string; source: string; notes: string; expressible: boolean; why_not?: string;
+  metric: 'max_reserved' | 'max_allocated' | 'device' | 'fit_label'; oom: boolean; first_iteration: boolean;
+  config?: Config; predicted_bytes?: number; measured_bytes?: number; signed_error?: number;
+  verdict?: 'fits' | 'tight' | 'oom'; label_agrees?: boolean;
+}
+export interface ValidationResult extends Result {
+  rows: ValidationRow[]; measured_rows: number; median_abs_error: number; median_signed_error: number;
+  label_rows: number; label_disagreements: number; false_fits: number;
+}
+
 export interface Meshfit {
   readonly version: string;
   estimate(config: Config): EstimateResult;
   search(config: Config, options?: SearchOptions): SearchResult;
   presets(): Presets;
+  validate(): ValidationResult;
   parseHfConfig(configJsonText: string): Result & { model?: Config; model_type: string };
   encodeState(config: Config): Result & { state?: string };
   decodeState(state: string): Result & { fields: Record<string, unknown>; config?: Required<Config> };

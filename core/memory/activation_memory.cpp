@@ -21,11 +21,18 @@ LayerActivations layer_activations(const ModelSpec& model, const ActivationSetti
   LayerActivations act;
   // Korthikanti §4.1: LN inputs 4sbh, QKV input 2sbh, MLP input 2sbh, dropout masks 2sbh.
   act.sequence_terms = sbh * (8.0 + dropout_masks) / t_sp;
+  if (settings.sp_saves_gathered_inputs && t_sp > 1)  // QKV and MLP inputs saved gathered (2sbh each)
+    act.sequence_terms = sbh * (4.0 + dropout_masks) / t_sp + 4.0 * sbh;
   // Q 2sbh, K and V 2sbh*k/a each (GQA, Fujii 2024), output-projection input 2sbh;
   // MLP: GeLU input + output 2*2sbf (Korthikanti 16sbh at f = 4h); SwiGLU gate, up, act(gate),
   // product 4*2sbf (Fujii 2024: 8f/h).
-  const double mlp_terms = model.mlp == MlpKind::kSwiGlu ? 8.0 * f / h : 4.0 * f / h;
-  act.tp_split_terms = sbh * (2.0 + 4.0 * k / a + 2.0 + mlp_terms) / t;
+  // Compiled: half the f-wide tensors (see ActivationSettings::compiled).
+  const double mlp_terms = (model.mlp == MlpKind::kSwiGlu ? 8.0 * f / h : 4.0 * f / h) * (settings.compiled ? 0.5 : 1.0);
+  // Eager torchtitan attention: K and V expanded to all heads, 4sbh(1 - k/a) more than GQA's, and
+  // the contiguous copy of the SDPA output, 2sbh (FRAMEWORK_NOTES §1.7 "No-AC activations").
+  const double attention_copies =
+      (settings.eager_attention_copies && !settings.compiled) ? 4.0 * (1.0 - k / a) + 2.0 : 0.0;
+  act.tp_split_terms = sbh * (2.0 + 4.0 * k / a + 2.0 + mlp_terms + attention_copies) / t;
   if (settings.flash) {
     act.attention_scores = 4.0 * a * s_local * b / t;  // fp32 log-sum-exp per query row
   } else {

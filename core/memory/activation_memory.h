@@ -26,6 +26,19 @@ struct ActivationSettings {
   bool flash = true;
   Recompute recompute = Recompute::kNone;
   SelectiveKind selective = SelectiveKind::kAttentionCore;  // what "selective" means (per framework)
+  // torchtitan's eager attention saves K and V after repeat_kv (full-head size) and a contiguous
+  // copy of the SDPA output (FRAMEWORK_NOTES §1.7, TT25 model/model.py Attention.forward).
+  bool eager_attention_copies = false;
+  // DTensor sequence parallelism (torchtitan apply_tp: SequenceParallel norms, then the norm output
+  // all-gathered to Replicate before wq/wk/wv and w1/w3): F.linear saves the gathered full-sequence
+  // input, so those two 2h inputs are not divided by tp (FRAMEWORK_NOTES §1.7 "TP+SP in
+  // torchtitan"); Megatron's SP saves the sharded norm output and re-gathers in backward.
+  bool sp_saves_gathered_inputs = false;
+  // torch.compile: the min-cut partitioner (torch/_functorch/partitioners.py
+  // min_cut_rematerialization_partition) recomputes cheap pointwise ops in backward instead of
+  // saving their outputs: SwiGLU keeps the w1 and w3 outputs (silu and the product are
+  // recomputed), GeLU keeps its input only, and the repeat_kv/contiguous copies are fused away.
+  bool compiled = false;
 };
 
 // One layer, one micro-batch, one rank; every field in bytes (bf16 activations, 2 bytes/element).

@@ -27,8 +27,11 @@ const FrameworkProfile kProfiles[] = {
       p.even_middle_split = true;            // arguments.py: layers split evenly over the middle stages
       p.interleave_needs_pp_multiple = true; // interleaved 1F1B: num_microbatches % pp == 0
       p.vocab_pad_multiple = 128;            // --make-vocab-size-divisible-by 128 (times tp)
-      p.bytes_per_logit = kMegatronBytesPerLogit;
-      p.fp8_weight_cache_bytes = 1;          // Transformer Engine keeps an fp8 copy of GEMM weights
+      p.default_loss = LossKind::kVocabParallel;  // tensor_parallel/cross_entropy.py
+      // Transformer Engine caches the fp8 weight and its fp8 transpose (Hopper) between the
+      // micro-batches of a step (TE Linear.forward is_first_microbatch; Megatron
+      // extensions/transformer_engine.py): 1 + 1 B per GEMM weight. NOT verified against a measurement.
+      p.fp8_weight_cache_bytes = 2;
       return p;
     }(),
     [] {
@@ -41,8 +44,18 @@ const FrameworkProfile kProfiles[] = {
       p.weights_sharded_from_zero = 2;
       p.grad_reduce_in_fp32 = true;
       p.vocab_pad_multiple = 1;
-      p.bytes_per_logit = kPyTorchBytesPerLogit;
-      p.fp8_weight_cache_bytes = 0;                    // torchtitan float8 casts per step, no cache
+      p.default_loss = LossKind::kEager;               // components/loss.py cross_entropy_loss
+      p.compiled_loss_when_compiled = true;            // compile.components = ["model", "loss"]
+      // torchao float8 saves the high-precision weight and casts per use (float8_linear.py); the
+      // fp8 all-gather is off by default (enable_fsdp_float8_all_gather = False): no cache.
+      p.fp8_weight_cache_bytes = 0;
+      p.pipeline_edge_weight = 1;   // pipeline_parallel_first/last_stage_less_layers = 1
+      p.unsharded_under_pp = true;  // fsdp_reshard_after_forward "default" = not pp_enabled
+      p.ddp_bucket_copy = true;     // torch DDP's gradient buckets
+      p.cp_ring_allgather = true;   // PT-CP _templated_ring_attention with _AllGatherRotater
+      p.grads_set_to_none = true;   // train.py: optimizers.zero_grad() (set_to_none=True)
+      p.pp_buffers_per_microbatch = true;  // torch.distributed.pipelining schedules
+      p.expandable_segments = true;        // run_train.sh PYTORCH_ALLOC_CONF="expandable_segments:True"
       p.selective = SelectiveKind::kAlternateMatmuls;  // torchtitan ac_mode selective, op
       return p;
     }(),
@@ -55,8 +68,8 @@ const FrameworkProfile kProfiles[] = {
       p.weights_sharded_from_zero = 3;
       p.grad_reduce_in_bf16 = true;
       p.vocab_pad_multiple = 128;
-      p.bytes_per_logit = kMegatronBytesPerLogit;  // Megatron's vocab-parallel cross-entropy
-      p.fp8_weight_cache_bytes = 1;
+      p.default_loss = LossKind::kVocabParallel;  // Megatron's vocab-parallel cross-entropy
+      p.fp8_weight_cache_bytes = 2;               // Transformer Engine, as Megatron
       return p;
     }(),
 };
@@ -70,7 +83,7 @@ const FrameworkProfile& framework_profile(Framework framework) {
   return profile;
 }
 
-ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_grad_buffer) {
+ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_grad_buffer, Precision precision) {
   ModelStateRule rule;
   switch (framework) {
     case Framework::kMegatron:
@@ -109,13 +122,43 @@ ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_gra
       rule.moments_sharded = zero >= 2;
       break;
   }
+  if (precision == Precision::kPureBf16) {
+    // Pure bf16: the bf16 weights are the only copy (no master), gradients are bf16 like the
+    // params they belong to, sharded as the framework shards gradients (FRAMEWORK_NOTES §4.1;
+    // Megatron --main-params-dtype/--main-grads-dtype bf16; FSDP2 grads take the param dtype).
+    rule.weight_bytes = 2;
+    rule.grads_sharded = rule.grad_fp32_bytes > 0 ? rule.grads_fp32_sharded : rule.grads_sharded;
+    rule.grad_bytes = 2;
+    rule.grad_fp32_bytes = 0;
+    rule.master_bytes = 0;
+  }
   return rule;
 }
 
-double optimizer_moment_bytes(Optimizer optimizer) {
+LossKind effective_loss(const FrameworkProfile& profile, const TrainingSpec& training) {
+  if (training.loss != LossKind::kAuto) return training.loss;
+  if ((training.compile || training.async_tp) && profile.compiled_loss_when_compiled) return LossKind::kCompiled;
+  return profile.default_loss;
+}
+
+double loss_bytes_per_logit(const FrameworkProfile& profile, const TrainingSpec& training) {
+  switch (effective_loss(profile, training)) {
+    case LossKind::kAuto:  // resolved above
+    case LossKind::kVocabParallel: return kMegatronBytesPerLogit;
+    case LossKind::kEager: return kPyTorchBytesPerLogit;
+    case LossKind::kEagerKeepLogits: return kPyTorchKeepLogitsBytesPerLogit;
+    case LossKind::kCompiled: return kCompiledBytesPerLogit;
+    case LossKind::kChunked: return kPyTorchBytesPerLogit / kChunkedLossChunks;
+  }
+  return kPyTorchBytesPerLogit;
+}
+
+double optimizer_moment_bytes(Optimizer optimizer, Precision precision) {
+  // torch.optim creates the moments with zeros_like(param): bf16 under pure bf16 (adam.py _init_group).
+  const double width = precision == Precision::kPureBf16 ? 2.0 : 4.0;
   switch (optimizer) {
-    case Optimizer::kAdamW: return 8;     // fp32 m and v
-    case Optimizer::kSgd: return 4;       // fp32 momentum
+    case Optimizer::kAdamW: return 2 * width;  // m and v
+    case Optimizer::kSgd: return width;        // momentum
     case Optimizer::kAdam8bit: return 2;  // bitsandbytes: 1-byte m and v (block scales negligible)
   }
   return 8;
@@ -142,32 +185,56 @@ int64_t count_communicators(const Layout& layout, int64_t dp) {
   return count;
 }
 
-// Transient buffers for sharded or bucketed gradient/parameter communication on one rank.
-double comm_buffer_bytes(const Config& config, const RankIntermediates& rank) {
+// Buffers for sharded or bucketed gradient/parameter communication on one rank, at the two moments
+// a stage can peak: the loss (end of the last forward) and inside a block's backward.
+struct CommBuffers {
+  double at_loss = 0;
+  double in_backward = 0;
+};
+
+CommBuffers comm_buffer_bytes(const Config& config, const RankIntermediates& rank) {
   const int64_t zero = config.layout.zero;
   const double layer = rank.layer_parameters;
   const double largest = rank.largest_unit_parameters;
+  const auto both = [](double bytes) { return CommBuffers{bytes, bytes}; };
   switch (config.training.framework) {
     case Framework::kMegatron:
-      return 0;  // mcore DDP reduces and gathers in place in its contiguous buffers
+      return both(0);  // mcore DDP reduces and gathers in place in its contiguous buffers
     case Framework::kDeepSpeed:
       if (zero >= 3) {
         // estimate_zero3: 4 * largest layer (its 16-bit params + grads unsharded), plus the
         // prefetch bucket and the reduce bucket.
-        return 4.0 * largest + 2.0 * std::min(layer, kDeepSpeedPrefetchBucketElements) +
-               2.0 * kDeepSpeedReduceBucketElements;
+        return both(4.0 * largest + 2.0 * std::min(layer, kDeepSpeedPrefetchBucketElements) +
+                    2.0 * kDeepSpeedReduceBucketElements);
       }
-      return 2.0 * kDeepSpeedReduceBucketElements;  // one 16-bit reduce bucket
-    case Framework::kFsdp:
-      if (zero == 0) return 4.0 * rank.parameters;  // DDP bucket copies of the fp32 gradients
-      // In a block's backward: the block and the prefetched next one all-gathered in bf16 (2 + 2),
-      // its unsharded bf16 gradient (2) and the fp32 reduce-scatter input (4): 10 B per block
-      // parameter. At the start of backward on the last stage: the LM head kept unsharded after
-      // forward (2), its gradient (2) and fp32 reduce-scatter input (4): 8 B per head parameter.
-      // SHARD_GRAD_OP (zero 2) also keeps every unit unsharded between forward and backward.
-      return std::max(10.0 * layer, 8.0 * rank.lm_head_parameters) + (zero == 2 ? 2.0 * rank.parameters : 0.0);
+      return both(2.0 * kDeepSpeedReduceBucketElements);  // one 16-bit reduce bucket
+    case Framework::kFsdp: {
+      // DDP bucket copies of the fp32 gradients, only when there is a DDP group (torchtitan wraps
+      // with DDP only when dp_replicate > 1; at one rank there is nothing to reduce).
+      if (zero == 0)
+        return both(framework_profile(Framework::kFsdp).ddp_bucket_copy && effective_dp(config) * config.layout.cp > 1
+                        ? 4.0 * rank.parameters
+                        : 0.0);
+      if (rank.unsharded_parameter_bytes > 0) {
+        // Under PP the stage stays unsharded (counted apart); in a block's backward its bf16
+        // gradient (2) lives until it is added into the fp32 accumulated gradient
+        // (_fsdp_param.py accumulate_unsharded_grad_if_needed).
+        return {rank.unsharded_parameter_bytes,
+                rank.unsharded_parameter_bytes + 2.0 * std::max(layer, rank.lm_head_parameters)};
+      }
+      // SHARD_GRAD_OP (zero 2) keeps every unit unsharded between forward and backward.
+      const double kept_unsharded = zero == 2 ? 2.0 * rank.parameters : 0.0;
+      // At the loss only the [norm, output] unit is unsharded: torchtitan never reshards it after
+      // forward (reshard_after_forward = policy == "always", FRAMEWORK_NOTES §1.2); the blocks'
+      // gathers start with the backward. In a block's backward: the block and the prefetched next
+      // one all-gathered in bf16 (2 + 2), its unsharded bf16 gradient (2) and the fp32 reduce-scatter
+      // input (4): 10 B per block parameter; in the head's backward: its params (2), gradient (2)
+      // and fp32 reduce-scatter input (4): 8 B per head parameter (§1.4).
+      return {2.0 * rank.lm_head_parameters + kept_unsharded,
+              std::max(10.0 * layer, 8.0 * rank.lm_head_parameters) + kept_unsharded};
+    }
   }
-  return 0;
+  return both(0);
 }
 
 }  // namespace
@@ -181,7 +248,8 @@ MemoryPlan plan_memory(const Config& config) {
                  "plan_memory needs a validated config");
   MemoryPlan plan;
   plan.profile = framework_profile(training.framework);
-  const ModelStateRule rule = model_state_rule(training.framework, layout.zero, training.fp32_grad_buffer);
+  const ModelStateRule rule =
+      model_state_rule(training.framework, layout.zero, training.fp32_grad_buffer, training.precision);
   plan.dp = effective_dp(config);
   plan.num_microbatches = num_microbatches(config);
   plan.optimizer_shard_ranks = plan.dp * layout.cp;
@@ -197,16 +265,18 @@ MemoryPlan plan_memory(const Config& config) {
   settings.flash = training.flash;
   settings.recompute = training.recompute;
   settings.selective = plan.profile.selective;
+  settings.eager_attention_copies = training.framework == Framework::kFsdp;  // torchtitan's llama3 model.py
+  settings.sp_saves_gathered_inputs = training.framework == Framework::kFsdp;  // torchtitan's DTensor SP
+  settings.compiled = training.compile || training.async_tp;  // AsyncTP runs under compile (maybe_enable_async_tp)
   plan.layer_activations = layer_activations(model, settings);
 
   const double shard = double(plan.optimizer_shard_ranks);
   const auto per_param = [shard](double bytes, bool sharded) { return sharded ? bytes / shard : bytes; };
-  plan.weight_bytes_per_param = per_param(rule.weight_bytes, rule.weights_sharded) +
-                                (training.precision == Precision::kFp8 ? plan.profile.fp8_weight_cache_bytes : 0.0);
+  plan.weight_bytes_per_param = per_param(rule.weight_bytes, rule.weights_sharded);
   plan.grad_bytes_per_param = per_param(rule.grad_bytes, rule.grads_sharded) +
                               per_param(rule.grad_fp32_bytes, rule.grads_fp32_sharded);
   plan.optimizer_bytes_per_param = per_param(rule.master_bytes, rule.master_sharded) +
-                                   per_param(optimizer_moment_bytes(training.optimizer), rule.moments_sharded);
+                                   per_param(optimizer_moment_bytes(training.optimizer, training.precision), rule.moments_sharded);
   plan.layer_parameters = layer_parameters_on_tp_rank(model, layout.tp);
   plan.vocab_parameters = double(plan.padded_vocab) * double(model.hidden) / double(layout.tp);
   return plan;
@@ -215,7 +285,7 @@ MemoryPlan plan_memory(const Config& config) {
 StageShape stage_shape(const Config& config, const MemoryPlan& plan, int64_t stage_index) {
   MESHFIT_ASSERT(stage_index >= 0 && stage_index < config.layout.pp, "pipeline stage out of range");
   StageShape shape;
-  shape.placement = place_stage(config.model.layers, config.layout, stage_index);
+  shape.placement = place_stage(config.model.layers, config.layout, stage_index, plan.profile.pipeline_edge_weight);
   shape.embedding_parameters = shape.placement.has_embedding ? plan.vocab_parameters : 0.0;
   // The LM head: its own matrix when untied; when tied and split over stages, Megatron keeps a
   // copy of the embedding on the last stage (synchronised by the embedding group).
@@ -241,7 +311,7 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   rank.pp_stage = stage.stage;
   if (with_chunks) {
     int64_t first_layer = 0;
-    const std::vector<int64_t> counts = virtual_stage_layers(model.layers, layout);
+    const std::vector<int64_t> counts = virtual_stage_layers(model.layers, layout, plan.profile.pipeline_edge_weight);
     for (int64_t j = 0; j < int64_t(counts.size()); ++j) {
       if (j % layout.pp == stage.stage) rank.chunks.push_back({j / layout.pp, first_layer, counts[size_t(j)]});
       first_layer += counts[size_t(j)];
@@ -268,12 +338,34 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   in.activations = stage_activations(model, plan.activation_settings, stage, layout.pp, layout.vpp, plan.num_microbatches);
   in.in_flight_microbatches = in.activations.in_flight;
   in.nccl_communicators = plan.nccl_communicators;
+  // FSDP2 under PP (FRAMEWORK_NOTES §1.2-1.3): with reshard_after_forward = False and
+  // set_reshard_after_backward(False) / set_requires_gradient_sync(False) on every backward but
+  // the last (torch pipelining stage.py backward_maybe_with_nosync, _post_backward), the stage's
+  // bf16 params stay unsharded all step (2 B x P_st) and the gradients are kept unsharded in the
+  // reduce dtype, fp32, across micro-batches (_fsdp_param.py to_accumulated_grad_if_needed: 4 B x P_st).
+  if (plan.profile.unsharded_under_pp && layout.pp > 1 && plan.profile.weights_sharded(layout.zero)) {
+    in.unsharded_parameter_bytes = 2.0 * in.parameters;
+    in.unsharded_gradient_bytes = 4.0 * in.parameters;
+  }
+  in.bytes_per_logit = loss_bytes_per_logit(plan.profile, training);
+  if (plan.profile.pp_buffers_per_microbatch && layout.pp > 1) {
+    // PT-PP stage.py: the last stage's output stays in fwd_cache until its backward, so the eager
+    // loss runs with the bf16 logits alive (torchtitan's `del pred` only applies without PP).
+    if (effective_loss(plan.profile, training) == LossKind::kEager) in.bytes_per_logit = kPyTorchKeepLogitsBytesPerLogit;
+    // PT-PP stage.py _prepare_forward_infra: one receive buffer of the stage input (bf16, b*s*h,
+    // sequence-sharded under SP) per micro-batch of the step, on every non-first stage.
+    if (stage.stage > 0) {
+      const double t_input = (training.sp && layout.tp > 1) ? double(layout.tp) : 1.0;
+      in.pp_receive_buffer_bytes = double(plan.num_microbatches) * 2.0 * double(training.seq) / double(layout.cp) *
+                                   double(training.micro_batch) * double(model.hidden) / t_input;
+    }
+  }
 
   double logits = 0;
   if (stage.has_lm_head) {
     in.logits_elements = double(training.seq) / double(layout.cp) * double(training.micro_batch) *
                          double(plan.padded_vocab) / double(layout.tp);
-    logits = in.logits_elements * plan.profile.bytes_per_logit;
+    logits = in.logits_elements * in.bytes_per_logit;
   }
 
   // Backward temporaries of one layer: the f-wide gradients (SwiGLU: d(gate), d(up), d(product);
@@ -285,28 +377,72 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   const double backward_temporaries =
       f_grads * 2.0 * sb * double(model.ffn) / double(layout.tp) + 2.0 * 2.0 * sb * double(model.hidden) / t_sp;
   const double sp_gather = sequence_parallel ? 2.0 * sb * double(model.hidden) : 0.0;
+  // Context parallelism, ring attention backward of one layer (overheads.h
+  // kRingAttentionFp32GradBuffers): the all-gathered K and V of the whole sequence, bf16, plus five
+  // local-sized fp32 gradient buffers. Transient: joins the backward moment only.
+  if (plan.profile.cp_ring_allgather && layout.cp > 1 && stage.layers > 0) {
+    // torchtitan passes K/V after repeat_kv, so all heads (h wide) go round the ring.
+    const double kv_width = double(model.hidden) / double(layout.tp);
+    const double local_tokens = sb;
+    const double full_tokens = sb * double(layout.cp);
+    in.cp_ring_bytes = 2.0 * 2.0 * full_tokens * kv_width +
+                       kRingAttentionFp32GradBuffers * 4.0 * local_tokens * double(model.hidden) / double(layout.tp);
+  }
 
   // A stage peaks either at the end of a forward (logits and loss buffers live) or inside a
   // layer's backward (recomputed layer + gradient temporaries live); never both at once, since
   // the loss buffers are freed before any layer's backward runs.
-  const double forward_end_extra = logits;
-  const double backward_extra = in.activations.recompute_working_bytes + backward_temporaries;
+  const CommBuffers comm = comm_buffer_bytes(config, in);
+  const double forward_end_extra = logits + comm.at_loss;
+  const double backward_extra =
+      in.activations.recompute_working_bytes + backward_temporaries + in.cp_ring_bytes + comm.in_backward;
   in.peak_at_backward = backward_extra >= forward_end_extra;
   in.logits_bytes = logits;
-  in.backward_working_bytes = backward_extra;
+  in.backward_working_bytes = backward_extra - comm.in_backward;
 
   auto& c = rank.component_bytes;
-  c[size_t(Component::kWeights)] = in.parameters * plan.weight_bytes_per_param;
-  c[size_t(Component::kGradients)] = in.parameters * plan.grad_bytes_per_param;
+  // FP8 weight caches cover the GEMM weights of the transformer layers (the embedding is a lookup;
+  // Megatron's output layer is not a TE module).
+  const double fp8_cache = training.precision == Precision::kFp8
+                               ? plan.profile.fp8_weight_cache_bytes * double(stage.layers) * plan.layer_parameters
+                               : 0.0;
+  c[size_t(Component::kWeights)] = in.parameters * plan.weight_bytes_per_param + fp8_cache;
+  const double gradient_bytes = in.parameters * plan.grad_bytes_per_param + in.unsharded_gradient_bytes;
+  // torch.optim's zero_grad(set_to_none=True) (the default since PyTorch 2.0; torchtitan's and HF
+  // Trainer's loops call it) frees .grad after every step, so with one micro-batch per step and no
+  // unsharded accumulation the gradients are created during backward as the activations they come
+  // from are freed: none exist at the loss, all of them at the end of backward. Megatron's and
+  // DeepSpeed's contiguous gradient buffers persist instead.
+  in.gradients_built_during_backward =
+      plan.profile.grads_set_to_none && plan.num_microbatches == 1 && in.unsharded_gradient_bytes == 0;
+  c[size_t(Component::kGradients)] = in.gradients_built_during_backward ? 0.0 : gradient_bytes;
   c[size_t(Component::kOptimizerStates)] = in.parameters * plan.optimizer_bytes_per_param;
   c[size_t(Component::kActivations)] =
       in.activations.total - (in.peak_at_backward ? 0.0 : in.activations.recompute_working_bytes);
   c[size_t(Component::kLogitsLoss)] = in.peak_at_backward ? 0.0 : logits;
-  c[size_t(Component::kCommBuffers)] = comm_buffer_bytes(config, in);
-  c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes + sp_gather + (in.peak_at_backward ? backward_temporaries : 0.0);
+  c[size_t(Component::kCommBuffers)] = (in.peak_at_backward ? comm.in_backward : comm.at_loss) + in.pp_receive_buffer_bytes;
+  c[size_t(Component::kWorkspace)] =
+      kCublasWorkspaceBytes + sp_gather + (in.peak_at_backward ? backward_temporaries + in.cp_ring_bytes : 0.0);
+  if (in.gradients_built_during_backward) {
+    // The end of backward: every gradient, no activation left.
+    double during = 0, at_end = 0;
+    for (int i = 0; i <= int(Component::kWorkspace); ++i) during += c[size_t(i)];
+    at_end = c[size_t(Component::kWeights)] + gradient_bytes + c[size_t(Component::kOptimizerStates)] +
+             c[size_t(Component::kCommBuffers)] + kCublasWorkspaceBytes;
+    if (at_end > during) {
+      in.peak_at_backward = true;
+      c[size_t(Component::kGradients)] = gradient_bytes;
+      c[size_t(Component::kActivations)] = c[size_t(Component::kLogitsLoss)] = 0;
+      c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes;
+    }
+  }
   const double dynamic = c[size_t(Component::kActivations)] + c[size_t(Component::kLogitsLoss)] +
                          c[size_t(Component::kCommBuffers)] + c[size_t(Component::kWorkspace)];
-  c[size_t(Component::kFragmentation)] = kFragmentationFraction * dynamic;
+  const bool expandable = training.allocator == AllocatorMode::kAuto
+                              ? plan.profile.expandable_segments
+                              : training.allocator == AllocatorMode::kExpandableSegments;
+  in.fragmentation_fraction = expandable ? kExpandableSegmentsFragmentationFraction : kFragmentationFraction;
+  c[size_t(Component::kFragmentation)] = in.fragmentation_fraction * dynamic;
   c[size_t(Component::kNccl)] = double(plan.nccl_communicators) * kNcclBytesPerCommunicator;
   c[size_t(Component::kCudaContext)] = kCudaContextBytes;
 

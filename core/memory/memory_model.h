@@ -73,8 +73,31 @@ struct FrameworkProfile {
   bool grad_reduce_in_bf16 = false;  // gradients reduced in bf16 whatever the buffer (DeepSpeed)
   bool grad_reduce_in_fp32 = false;  // gradients reduced in fp32 whatever the buffer (FSDP2 DP sync)
   int64_t vocab_pad_multiple = 1;    // vocabulary padded to a multiple of this * tp
-  double bytes_per_logit = 6;        // see overheads.h
-  double fp8_weight_cache_bytes = 0; // extra bytes per parameter kept for FP8 GEMMs
+  LossKind default_loss = LossKind::kVocabParallel;  // what loss=auto means (compile: compiled_loss_when_compiled)
+  bool compiled_loss_when_compiled = false;  // compile also compiles the loss (torchtitan compile.components)
+  double fp8_weight_cache_bytes = 0; // extra bytes per GEMM weight kept for FP8 GEMMs
+  // Pipeline split: the embedding and the norm+head each count as this many layers when stages
+  // are cut (torchtitan generate_llm_fqn_per_model_part input_weight/output_weight = 1); 0 = the
+  // layers alone are split (Megatron without account_for_embedding_in_pipeline_split).
+  int64_t pipeline_edge_weight = 0;
+  // FSDP2 under PP (torchtitan reshard_after_forward = not pp_enabled; torch pipelining
+  // stage.py backward_maybe_with_nosync): the stage's params stay unsharded from the first
+  // forward to the last backward, and gradients accumulate unsharded in the reduce dtype.
+  bool unsharded_under_pp = false;
+  // DDP (zero 0) keeps gradient buckets (a copy of the gradients) only when there is a data-parallel
+  // group to reduce over; at dp*cp = 1 torchtitan applies no DDP wrapper.
+  bool ddp_bucket_copy = false;
+  // Context parallelism is PyTorch's ring attention with the all-gather rotater (torchtitan
+  // context_parallel_rotate_method = "allgather"); Megatron-DeepSpeed's "cp" rows are Ulysses.
+  bool cp_ring_allgather = false;
+  // The training loop frees gradients after each step (torch.optim zero_grad(set_to_none=True));
+  // Megatron (persistent main_grad buffer) and DeepSpeed (contiguous gradient buffers) do not.
+  bool grads_set_to_none = false;
+  // torch.distributed.pipelining (PT-PP stage.py): a non-first stage allocates a receive buffer of
+  // its input for each of the step's micro-batches (_prepare_forward_infra), and the last stage
+  // keeps its output (the logits) in fwd_cache until that micro-batch's backward.
+  bool pp_buffers_per_microbatch = false;
+  bool expandable_segments = false;  // the launcher sets PYTORCH_ALLOC_CONF=expandable_segments:True
   SelectiveKind selective = SelectiveKind::kAttentionCore;  // meaning of recompute=selective
 
   bool offers_zero(int64_t zero) const { return zero >= 0 && zero <= 3 && zero_stages[size_t(zero)] != nullptr; }
@@ -83,8 +106,13 @@ struct FrameworkProfile {
 
 const FrameworkProfile& framework_profile(Framework framework);
 // The rule for a framework and ZeRO stage (validated: the stage exists for the framework).
-ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_grad_buffer);
-double optimizer_moment_bytes(Optimizer optimizer);  // AdamW 8, SGD momentum 4, 8-bit Adam 2
+// Pure bf16 drops the fp32 master and keeps gradients and moments in bf16.
+ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_grad_buffer,
+                                Precision precision = Precision::kBf16);
+// Bytes per logit element of the cross-entropy the config uses (overheads.h).
+double loss_bytes_per_logit(const FrameworkProfile& profile, const TrainingSpec& training);
+LossKind effective_loss(const FrameworkProfile& profile, const TrainingSpec& training);
+double optimizer_moment_bytes(Optimizer optimizer, Precision precision = Precision::kBf16);  // AdamW 8 (pure bf16: 4), SGD 4 (2), 8-bit Adam 2
 
 // The quantities behind one rank's numbers, so a front end can show each formula filled in.
 struct RankIntermediates {
@@ -103,6 +131,13 @@ struct RankIntermediates {
   double backward_working_bytes = 0;    // recomputed layer + gradient temporaries in a backward
   bool peak_at_backward = true;         // which of the two moments is the stage's peak
   double largest_unit_parameters = 0;   // largest unit gathered whole (FSDP: block; DeepSpeed: module)
+  double unsharded_parameter_bytes = 0; // FSDP2 under PP: the stage's params unsharded all step
+  double unsharded_gradient_bytes = 0;  // FSDP2 under PP: unsharded grads accumulated over micro-batches
+  double bytes_per_logit = 0;           // of the cross-entropy in use
+  double cp_ring_bytes = 0;             // ring-attention buffers of one layer's backward (cp > 1)
+  bool gradients_built_during_backward = false;  // no gradient exists at the loss (see memory_model.cpp)
+  double pp_receive_buffer_bytes = 0;   // torch pipelining: one input buffer per micro-batch
+  double fragmentation_fraction = 0;    // of the per-step allocations (overheads.h)
   int64_t nccl_communicators = 0;
 };
 

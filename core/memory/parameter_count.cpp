@@ -53,11 +53,21 @@ double total_parameters(const ModelSpec& model) {
 namespace {
 
 // Layers of virtual stage j (0 .. pp*vpp-1) under the split rule of virtual_stage_layers.
-int64_t chunk_layers(int64_t layers, const Layout& layout, int64_t j) {
+int64_t chunk_layers(int64_t layers, const Layout& layout, int64_t j, int64_t edge_weight) {
   const int64_t chunks = layout.pp * layout.vpp;
   if (chunks == 1) return layers;
   const int64_t first = layout.pp_first_stage_layers;
   const int64_t last = layout.pp_last_stage_layers;
+  if (first == 0 && last == 0 && edge_weight > 0) {
+    // torchtitan distributed/pipeline_parallel.py generate_llm_fqn_per_model_part: the embedding
+    // and the norm+output count as edge_weight layers each; the E = L + 2w effective layers are
+    // spread floor(E/S) per stage, the first E mod S stages taking one more.
+    const int64_t effective = layers + 2 * edge_weight;
+    int64_t count = effective / chunks + (j < effective % chunks ? 1 : 0);
+    if (j == 0) count -= edge_weight;
+    if (j == chunks - 1) count -= edge_weight;
+    return std::max<int64_t>(0, count);
+  }
   if (first > 0 && j == 0) return first;
   if (last > 0 && j == chunks - 1) return last;
   const int64_t begin = first > 0 ? 1 : 0;
@@ -69,17 +79,18 @@ int64_t chunk_layers(int64_t layers, const Layout& layout, int64_t j) {
 
 }  // namespace
 
-std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout) {
+std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout, int64_t edge_weight) {
   std::vector<int64_t> counts(size_t(layout.pp * layout.vpp));
-  for (int64_t j = 0; j < int64_t(counts.size()); ++j) counts[size_t(j)] = chunk_layers(layers, layout, j);
+  for (int64_t j = 0; j < int64_t(counts.size()); ++j)
+    counts[size_t(j)] = chunk_layers(layers, layout, j, edge_weight);
   return counts;
 }
 
-StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage) {
+StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage, int64_t edge_weight) {
   StagePlacement placement;
   placement.stage = stage;
   for (int64_t chunk = 0; chunk < layout.vpp; ++chunk)
-    placement.layers += chunk_layers(layers, layout, chunk * layout.pp + stage);
+    placement.layers += chunk_layers(layers, layout, chunk * layout.pp + stage, edge_weight);
   placement.has_embedding = stage == 0;
   placement.has_lm_head = stage == layout.pp - 1;
   return placement;

@@ -45,8 +45,9 @@ struct StagePlacement {
 
 // Layers per virtual stage: an even split, or the explicit first/last counts with the rest spread
 // evenly (remainder to the earliest middle chunks). Requires a validated layout.
-std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout);
+// edge_weight > 0: torchtitan's split, the embedding and the head counting as that many layers.
+std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout, int64_t edge_weight = 0);
 // One pipeline stage: virtual stage j lives on rank j % pp (Megatron interleaving).
-StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage);
+StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage, int64_t edge_weight = 0);
 
 }  // namespace meshfit

@@ -1,4 +1,5 @@
-// main.cpp — the native command-line front end: `meshfit estimate`, `search` and `presets`.
+// main.cpp — the native command-line front end: `meshfit estimate`, `search`, `validate` and
+// `presets`.
 // Flags and --config files map onto the one flat JSON schema (core/spec/config_schema.h: a flag per
 // row); flags override the file. Exit status: 0 success, 2 invalid input (issues printed), 1 unreadable file.
 #include <CLI/CLI.hpp>
@@ -212,6 +213,43 @@ int run_estimate(const Inputs& in) {
 
 }  // namespace
 
+// `meshfit validate`: one line per measured run (prediction on the metric its source reports, signed
+// error, fit/OOM label against the verdict, source), then the median.
+int run_validate(bool as_json) {
+  const json out = meshfit::run_validate();
+  if (as_json) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%-58s %-13s %9s %9s %8s %5s %-6s %s\n", "run", "metric", "measured", "predicted", "error", "label",
+              "verdict", "source");
+  for (const json& r : out["rows"]) {
+    const std::string label = r["label"].get<std::string>();
+    const std::string source = r["source"].get<std::string>().substr(0, 60);
+    if (!r["expressible"].get<bool>()) {
+      std::printf("%-58s not expressible: %s  [%s]\n", label.c_str(), r["why_not"].get<std::string>().c_str(),
+                  source.c_str());
+      continue;
+    }
+    const bool measured = r.contains("measured_bytes");
+    char measured_text[32] = "-", error_text[32] = "";
+    if (measured) {
+      std::snprintf(measured_text, sizeof measured_text, "%.2f", meshfit::bytes_to_gib(r["measured_bytes"].get<double>()));
+      std::snprintf(error_text, sizeof error_text, "%+.1f%%", 100.0 * r["signed_error"].get<double>());
+    }
+    std::printf("%-58s %-13s %9s %9.2f %8s %5s %-6s %s%s\n", label.c_str(), r["metric"].get<std::string>().c_str(),
+                measured_text, meshfit::bytes_to_gib(r["predicted_bytes"].get<double>()), error_text,
+                r["oom"].get<bool>() ? "OOM" : "ran", r["verdict"].get<std::string>().c_str(), source.c_str(),
+                r["first_iteration"].get<bool>() ? " (first iteration)" : "");
+  }
+  std::printf("GiB. median |error| %.1f%% (signed %+.1f%%) over %lld measured runs; %lld of %lld fit/OOM labels "
+              "disagree; %lld runs that ran out of memory predicted to fit\n",
+              100.0 * out["median_abs_error"].get<double>(), 100.0 * out["median_signed_error"].get<double>(),
+              out["measured_rows"].get<long long>(), out["label_disagreements"].get<long long>(),
+              out["label_rows"].get<long long>(), out["false_fits"].get<long long>());
+  return 0;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"meshfit — will this LLM training run fit in GPU memory, rank by rank?"};
   app.require_subcommand(1);
@@ -222,6 +260,10 @@ int main(int argc, char** argv) {
   search_inputs.search = true;
   CLI::App* search = app.add_subcommand("search", "rank every feasible layout for the GPU count");
   add_input_flags(*search, search_inputs);
+  bool validate_json = false;
+  CLI::App* validate = app.add_subcommand(
+      "validate", "every public measured run in tests/data with the prediction beside it, and the median error");
+  validate->add_flag("--json", validate_json, "print JSON");
   bool presets_json = false;
   CLI::App* presets = app.add_subcommand("presets", "list model and GPU presets");
   presets->add_flag("--json", presets_json, "print JSON");
@@ -233,6 +275,7 @@ int main(int argc, char** argv) {
   }
   if (estimate->parsed()) return run_estimate(estimate_inputs);
   if (search->parsed()) return run_search(search_inputs);
+  if (validate->parsed()) return run_validate(validate_json);
   if (presets->parsed()) {
     const json all = meshfit::run_presets();
     if (presets_json) {

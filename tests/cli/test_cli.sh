@@ -1,6 +1,7 @@
 #!/bin/sh
 # test_cli.sh — the native CLI end to end: the issue's example command prints the promised JSON
-# fields, bad input exits 2 naming the field, flags override --config, presets list as JSON.
+# fields, bad input exits 2 naming the field, flags override --config, validate lists the measured
+# runs with the median, presets list as JSON.
 # Usage: test_cli.sh PATH_TO_MESHFIT
 set -u
 meshfit="$1"
@@ -49,6 +50,14 @@ check "a small GPU gives oom and fits=false" json_has "$tmp/small.json" "d['verd
 
 "$meshfit" estimate --model llama3.1-70b --gpus 64 --tp 8 --pp 4 --seq 8192 >"$tmp/table.txt"
 check "table output labels GiB and names the worst rank" grep -q "worst rank: first" "$tmp/table.txt"
+
+"$meshfit" validate --json >"$tmp/validate.json"
+check "validate exits 0" test $? -eq 0
+check "validate lists every measured run with metric, error, source and the median" json_has "$tmp/validate.json" \
+  "len(d['rows'])>=20 and all('metric' in r and 'source' in r for r in d['rows']) and d['measured_rows']>0 and 0<=d['median_abs_error']<1 and all('signed_error' in r for r in d['rows'] if r['expressible'] and 'measured_bytes' in r)"
+check "validate never predicts 'fits' for a run that ran out of memory" json_has "$tmp/validate.json" "d['false_fits']==0"
+"$meshfit" validate >"$tmp/validate.txt"
+check "validate prints the median" grep -q "median |error|" "$tmp/validate.txt"
 
 "$meshfit" presets --json >"$tmp/presets.json"
 check "presets --json lists models and gpus" json_has "$tmp/presets.json" "len(d['models'])>=15 and len(d['gpus'])>=10"

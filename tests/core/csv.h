@@ -1,67 +1,24 @@
-// csv.h — a minimal RFC-4180 CSV reader for the reference data in tests/data (quoted fields,
-// embedded commas). Test-only; rows are maps from the header's column names to text.
+// csv.h — the reference data in tests/data read with core's CSV reader (core/io/csv_text.h), plus the
+// helpers the tests share (data paths, numbers, the architecture columns).
 #pragma once
 
 #include <fstream>
-#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "io/csv_text.h"
 #include "spec/model_spec.h"
 
 namespace meshfit_test {
 
-using CsvRow = std::map<std::string, std::string>;
-
-inline std::vector<std::string> split_csv_line(std::istream& in, bool& ok) {
-  std::vector<std::string> fields;
-  std::string field;
-  bool quoted = false;
-  char ch;
-  ok = false;
-  while (in.get(ch)) {
-    ok = true;
-    if (quoted) {
-      if (ch == '"') {
-        if (in.peek() == '"') {
-          field += '"';
-          in.get(ch);
-        } else {
-          quoted = false;
-        }
-      } else {
-        field += ch;
-      }
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      fields.push_back(field);
-      field.clear();
-    } else if (ch == '\n') {
-      break;
-    } else if (ch != '\r') {
-      field += ch;
-    }
-  }
-  fields.push_back(field);
-  return fields;
-}
+using CsvRow = meshfit::CsvRow;
 
 inline std::vector<CsvRow> read_csv(const std::string& path) {
   std::ifstream in(path);
-  std::vector<CsvRow> rows;
-  bool ok = false;
-  const std::vector<std::string> header = split_csv_line(in, ok);
-  while (true) {
-    const std::vector<std::string> fields = split_csv_line(in, ok);
-    if (!ok) break;
-    if (fields.size() == 1 && fields[0].empty()) continue;
-    CsvRow row;
-    for (size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
-    rows.push_back(row);
-  }
-  return rows;
+  std::stringstream text;
+  text << in.rdbuf();
+  return meshfit::parse_csv(text.str());
 }
 
 inline std::string data_path(const std::string& name) { return std::string(MESHFIT_TEST_DATA_DIR) + "/" + name; }

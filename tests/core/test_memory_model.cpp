@@ -2,6 +2,8 @@
 // physics says so, pipeline accounting (MEMORY_NOTES.md §13.4), framework byte counts (§13.3).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <numeric>
 
 #include "fixtures.h"
@@ -240,4 +242,186 @@ TEST_CASE("the search's fast path finds the same worst stage as the full report"
   const MemoryReport report = estimate_memory(uneven);
   REQUIRE(report.valid());
   CHECK(worst_stage_memory(uneven, plan_memory(uneven)).device_bytes == report.worst().device_bytes);
+}
+
+// [SECTION] What the frameworks keep live (../shared/reference/FRAMEWORK_NOTES.md)
+
+namespace {
+Config torchtitan_config(const char* model, long long gpus, long long tp, long long pp) {
+  Config config = preset_config(model, gpus, tp, pp);
+  config.training.framework = Framework::kFsdp;
+  config.layout.zero = 3;
+  return config;
+}
+}  // namespace
+
+TEST_CASE("torchtitan splits stages counting the embedding and the head as one layer each (§1.5)") {
+  SUBCASE("Llama-3-8B, pp 4: 34 effective layers as 9, 9, 8, 8, so 8, 9, 8, 7 layers") {
+    const MemoryReport report = estimate_memory(torchtitan_config("llama3-8b", 64, 1, 4));
+    REQUIRE(report.valid());
+    std::vector<int64_t> layers;
+    for (const RankMemory& rank : report.ranks) layers.push_back(rank.intermediates.layers);
+    CHECK(layers == std::vector<int64_t>{8, 9, 8, 7});
+  }
+  SUBCASE("126 layers on 16 virtual stages (pp 8, 2 per rank): 7 + 14 x 8 + 7, no explicit split needed") {
+    Config config = torchtitan_config("llama3.1-405b", 1024, 8, 8);
+    config.layout.vpp = 2;
+    const MemoryReport report = estimate_memory(config);
+    REQUIRE(report.valid());
+    REQUIRE(report.ranks.front().chunks.size() == 2);
+    CHECK(report.ranks.front().chunks.front().layers == 7);
+    CHECK(report.ranks.back().chunks.back().layers == 7);
+    CHECK(report.ranks[3].intermediates.layers == 16);
+  }
+}
+
+TEST_CASE("FSDP2 under PP keeps the stage unsharded: 2 B bf16 params + 4 B fp32 accumulated grads per stage param") {
+  Config config = torchtitan_config("llama3.1-70b", 256, 8, 8);
+  const MemoryReport with_pp = estimate_memory(config);
+  REQUIRE(with_pp.valid());
+  for (const RankMemory& rank : with_pp.ranks) {
+    const RankIntermediates& in = rank.intermediates;
+    CAPTURE(rank.pp_stage);
+    CHECK(in.unsharded_parameter_bytes == doctest::Approx(2.0 * in.parameters));
+    CHECK(in.unsharded_gradient_bytes == doctest::Approx(4.0 * in.parameters));
+    CHECK(rank.bytes(Component::kGradients) >= in.unsharded_gradient_bytes);
+    CHECK(rank.bytes(Component::kCommBuffers) >= in.unsharded_parameter_bytes);
+  }
+  config.layout.pp = 1;
+  config.layout.dp = 0;
+  const MemoryReport without_pp = estimate_memory(config);
+  REQUIRE(without_pp.valid());
+  CHECK(without_pp.ranks[0].intermediates.unsharded_gradient_bytes == 0);
+}
+
+TEST_CASE("precision modes: pure bf16 AdamW is 8 B/param on one GPU, mixed precision 16") {
+  Config config = preset_config("llama3.2-3b", 1);
+  config.training.framework = Framework::kFsdp;
+  config.layout.zero = 0;
+  config.training.global_batch = 4;
+  for (auto [precision, bytes] : {std::pair{Precision::kPureBf16, 8.0}, {Precision::kBf16, 16.0}}) {
+    config.training.precision = precision;
+    const MemoryReport report = estimate_memory(config);
+    REQUIRE(report.valid());
+    const RankIntermediates& in = report.ranks[0].intermediates;
+    CHECK(in.weight_bytes_per_param + in.grad_bytes_per_param + in.optimizer_bytes_per_param == doctest::Approx(bytes));
+    // No DDP at one rank: no gradient bucket copy (a bug found by measurement).
+    CHECK(report.ranks[0].bytes(Component::kCommBuffers) == 0);
+  }
+}
+
+TEST_CASE("cross-entropy kinds order the last stage's logit bytes: chunked < compiled < vocab-parallel < eager") {
+  Config config = torchtitan_config("llama3-8b", 8, 1, 1);
+  std::vector<double> bytes;
+  for (LossKind loss : {LossKind::kChunked, LossKind::kCompiled, LossKind::kVocabParallel, LossKind::kEager,
+                        LossKind::kEagerKeepLogits}) {
+    config.training.loss = loss;
+    bytes.push_back(estimate_memory(config).ranks[0].intermediates.bytes_per_logit);
+  }
+  CHECK(std::is_sorted(bytes.begin(), bytes.end()));
+  config.training.loss = LossKind::kAuto;
+  CHECK(estimate_memory(config).ranks[0].intermediates.bytes_per_logit == 12);  // torchtitan eager
+  config.training.compile = true;  // compile.components includes the loss
+  CHECK(estimate_memory(config).ranks[0].intermediates.bytes_per_logit == 4);
+}
+
+TEST_CASE("torch.compile lowers activations without recompute; CP ring buffers grow with the CP degree") {
+  Config config = torchtitan_config("llama3-8b", 8, 1, 1);
+  const double eager = estimate_memory(config).ranks[0].bytes(Component::kActivations);
+  config.training.compile = true;
+  CHECK(estimate_memory(config).ranks[0].bytes(Component::kActivations) < eager);
+  config.training.compile = false;
+  config.training.seq = 32768;
+  std::vector<double> ring_full_sequence;
+  for (long long cp : {2, 4, 8}) {
+    config.layout.cp = cp;
+    config.layout.dp = 8 / cp;
+    const MemoryReport report = estimate_memory(config);
+    REQUIRE(report.valid());
+    ring_full_sequence.push_back(report.ranks[0].intermediates.cp_ring_bytes * double(cp));
+  }
+  CHECK(std::is_sorted(ring_full_sequence.begin(), ring_full_sequence.end()));
+}
+
+TEST_CASE("torch pipelining: a receive buffer per micro-batch on non-first stages; the last stage keeps its logits") {
+  Config config = torchtitan_config("llama3.1-70b", 256, 8, 8);
+  config.training.global_batch = 128;  // dp 4: 32 micro-batches of 1
+  const MemoryReport report = estimate_memory(config);
+  REQUIRE(report.valid());
+  REQUIRE(report.num_microbatches == 32);
+  CHECK(report.ranks.front().intermediates.pp_receive_buffer_bytes == 0);
+  // 32 x bf16 x s x h / tp (sequence-sharded stage boundary)
+  CHECK(report.ranks[1].intermediates.pp_receive_buffer_bytes == doctest::Approx(32.0 * 2 * 4096 * 8192 / 8));
+  CHECK(report.ranks.back().intermediates.bytes_per_logit == 14);  // eager loss with the output in fwd_cache
+}
+
+TEST_CASE("expandable segments (torchtitan's launcher) leave less allocator slack than the default caching allocator") {
+  Config config = torchtitan_config("llama3-8b", 8, 1, 1);
+  const double torchtitan = estimate_memory(config).ranks[0].bytes(Component::kFragmentation);
+  config.training.allocator = AllocatorMode::kCaching;
+  const double caching = estimate_memory(config).ranks[0].bytes(Component::kFragmentation);
+  CHECK(torchtitan < caching);
+  CHECK(estimate_memory(config).ranks[0].intermediates.fragmentation_fraction == 0.08);
+}
+
+// [SECTION] The reference estimates, printed with their components (README test command)
+
+namespace {
+void print_worst(const char* title, const MemoryReport& report) {
+  const RankMemory& worst = report.worst();
+  const RankIntermediates& in = worst.intermediates;
+  std::printf("\n%s\n  worst rank: %s stage %lld, %lld layers, %.3f B params on the rank, %lld in-flight micro-batches, "
+              "%.1f B/logit\n",
+              title, worst.role, (long long)worst.pp_stage, (long long)in.layers, in.parameters / 1e9,
+              (long long)in.in_flight_microbatches, in.bytes_per_logit);
+  for (int i = 0; i < kComponentCount; ++i)
+    std::printf("  %-18s %8.2f GiB\n", component_label(Component(i)), bytes_to_gib(worst.component_bytes[size_t(i)]));
+  std::printf("  %-18s %8.2f GiB\n  %-18s %8.2f GiB\n  %-18s %8.2f GiB of %.2f GiB -> %s\n", "peak allocated",
+              bytes_to_gib(worst.peak_allocated_bytes), "peak reserved", bytes_to_gib(worst.peak_reserved_bytes),
+              "device (smi)", bytes_to_gib(worst.device_bytes), bytes_to_gib(report.capacity_bytes),
+              to_string(report.verdict));
+}
+}  // namespace
+
+TEST_CASE("framework mechanisms: the issue's reference estimates (70B FSDP2 + PP; 3B fine-tune on 24 GB)") {
+  SUBCASE("Llama 3.1 70B on 256 H100, FSDP2 dp4 tp8 pp8, 1F1B, 32 micro-batches of 1, full recompute, seq 8192") {
+    Config config = preset_config("llama3.1-70b", 256, 8, 8);
+    config.gpu = *find_gpu_preset("h100-sxm");
+    config.training.framework = Framework::kFsdp;
+    config.layout.zero = 3;
+    config.layout.dp = 4;
+    config.training.seq = 8192;
+    config.training.micro_batch = 1;
+    config.training.global_batch = 128;
+    config.training.recompute = Recompute::kFull;
+    const MemoryReport report = estimate_memory(config);
+    REQUIRE(report.valid());
+    REQUIRE(report.num_microbatches == 32);
+    print_worst("Llama 3.1 70B, 256 H100, FSDP2 dp4 tp8 pp8 1F1B, 32 x 1 micro-batches, full AC, seq 8192", report);
+    // torchtitan's split of 80 layers + embedding + head over 8 stages: 10, 11, 10 x 5, 9.
+    CHECK(report.ranks[1].intermediates.layers == 11);
+    CHECK(report.ranks.back().intermediates.layers == 9);
+    CHECK(report.worst().intermediates.unsharded_gradient_bytes > 0);
+    CHECK(report.verdict == Verdict::kFits);
+  }
+  SUBCASE("Llama 3.2 3B full fine-tune on one 24 GB GPU, seq 1024, micro-batch 4: pure bf16, then mixed") {
+    Config config = preset_config("llama3.2-3b", 1);
+    config.gpu = *find_gpu_preset("rtx4090");
+    config.training.framework = Framework::kFsdp;
+    config.layout.zero = 0;
+    config.training.seq = 1024;
+    config.training.micro_batch = 4;
+    config.training.global_batch = 4;
+    config.training.precision = Precision::kPureBf16;
+    const MemoryReport pure = estimate_memory(config);
+    REQUIRE(pure.valid());
+    print_worst("Llama 3.2 3B pure bf16 (8 B/param AdamW), 1 x 24 GB, seq 1024, micro-batch 4, no AC", pure);
+    config.training.precision = Precision::kBf16;
+    const MemoryReport mixed = estimate_memory(config);
+    REQUIRE(mixed.valid());
+    print_worst("Llama 3.2 3B mixed precision (fp32 params + AdamW, 16 B/param), same run", mixed);
+    CHECK(pure.worst().device_bytes < mixed.worst().device_bytes);
+    CHECK(pure.verdict == Verdict::kOutOfMemory);  // 3.2 B x 8 B alone is 24 GiB at the end of backward
+    CHECK(mixed.verdict == Verdict::kOutOfMemory);
+  }
 }

@@ -166,6 +166,8 @@ test('clicks and typing on the canvas change the GPU count and select a layout; 
   assert.notEqual(await hash(page), before, 'the URL follows the chosen layout');
   assert.deepEqual(m.ranks, nativeRanks(m.state));
   await page.screenshot({ path: path.join(artifacts, 'layout-selected.png') });
+  await clickWidget(page, 'tab_validation');  // measured runs vs predictions (meshfit validate)
+  await page.screenshot({ path: path.join(artifacts, 'validation.png') });
   assert.deepEqual(errors, []);
   await context.close();
 });

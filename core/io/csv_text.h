@@ -1,0 +1,19 @@
+// csv_text.h — a minimal RFC-4180 CSV reader (quoted fields, embedded commas and quotes) for the
+// reference data meshfit carries (tests/data/*.csv). Rows are maps from header names to text.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace meshfit {
+
+using CsvRow = std::map<std::string, std::string>;
+
+// Every data row of a CSV text whose first line is the header; blank lines are skipped, and a
+// column missing from a short row reads as absent (use csv_field for a default).
+std::vector<CsvRow> parse_csv(const std::string& text);
+// The row's value in `column`, or "" when the column is absent.
+const std::string& csv_field(const CsvRow& row, const std::string& column);
+
+}  // namespace meshfit

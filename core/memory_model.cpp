@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "finetune.h"
 #include "overheads.h"
 #include "parameter_count.h"
 #include "validate.h"
@@ -158,6 +159,11 @@ double optimizer_moment_bytes(Optimizer optimizer, Precision precision) {
     case Optimizer::kAdamW: return 2 * width;  // m and v
     case Optimizer::kSgd: return width;        // momentum
     case Optimizer::kAdam8bit: return 2;  // bitsandbytes: 1-byte m and v (block scales negligible)
+    case Optimizer::kPagedAdamW: return 2 * width;  // bitsandbytes PagedAdamW32bit: fp32 m and v, paged
+    case Optimizer::kPagedAdam8bit: return 2;       // PagedAdamW8bit
+    // HF Adafactor (beta1=None): no first moment; the second moment is factored into a row and a
+    // column vector per matrix, 4*(rows + cols) bytes, under 0.01 B/param at h >= 1024: counted 0.
+    case Optimizer::kAdafactor: return 0;
   }
   return 8;
 }
@@ -249,6 +255,8 @@ MemoryPlan plan_memory(const Config& config) {
   settings.selective = plan.profile.selective;
   settings.eager_attention_copies = training.framework == Framework::kFsdp;  // torchtitan's llama3 model.py
   settings.compiled = training.compile || training.async_tp;  // AsyncTP runs under compile (maybe_enable_async_tp)
+  settings.frozen_base_delta_bytes = lora_activation_delta_bytes(
+      model, training, double(training.seq) / double(layout.cp) * double(training.micro_batch), layout.tp);
   plan.layer_activations = layer_activations(model, settings);
 
   const double shard = double(plan.optimizer_shard_ranks);
@@ -371,8 +379,15 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   const double fp8_cache = training.precision == Precision::kFp8
                                ? plan.profile.fp8_weight_cache_bytes * double(stage.layers) * plan.layer_parameters
                                : 0.0;
-  c[size_t(Component::kWeights)] = in.parameters * plan.weight_bytes_per_param + fp8_cache;
-  const double gradient_bytes = in.parameters * plan.grad_bytes_per_param + in.unsharded_gradient_bytes;
+  // Model states, pretraining or fine-tuning, from the one hook (finetune.h).
+  const StageStateBytes states = stage_state_bytes(config, plan, shape);
+  in.trainable_parameters = states.trainable_parameters;
+  in.frozen_parameters = states.frozen_parameters;
+  in.quantized_parameters = states.quantized_parameters;
+  in.dequantized_transient_bytes = states.transient_bytes;
+  rank.host_bytes = states.host;
+  c[size_t(Component::kWeights)] = states.weights + fp8_cache;
+  const double gradient_bytes = states.gradients + in.unsharded_gradient_bytes;
   // torch.optim's zero_grad(set_to_none=True) (the default since PyTorch 2.0; torchtitan's and HF
   // Trainer's loops call it) frees .grad after every step, so with one micro-batch per step and no
   // unsharded accumulation the gradients are created during backward as the activations they come
@@ -381,13 +396,14 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   in.gradients_built_during_backward =
       plan.profile.grads_set_to_none && plan.num_microbatches == 1 && in.unsharded_gradient_bytes == 0;
   c[size_t(Component::kGradients)] = in.gradients_built_during_backward ? 0.0 : gradient_bytes;
-  c[size_t(Component::kOptimizerStates)] = in.parameters * plan.optimizer_bytes_per_param;
+  c[size_t(Component::kOptimizerStates)] = states.optimizer;
+  c[size_t(Component::kPagedOptimizer)] = states.paged_optimizer;
   c[size_t(Component::kActivations)] =
       in.activations.total - (in.peak_at_backward ? 0.0 : in.activations.recompute_working_bytes);
   c[size_t(Component::kLogitsLoss)] = in.peak_at_backward ? 0.0 : logits;
   c[size_t(Component::kCommBuffers)] = comm_buffer_bytes(config, in);
-  c[size_t(Component::kWorkspace)] =
-      kCublasWorkspaceBytes + sp_gather + (in.peak_at_backward ? backward_temporaries + in.cp_ring_bytes : 0.0);
+  c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes + sp_gather + states.transient_bytes +
+                                     (in.peak_at_backward ? backward_temporaries + in.cp_ring_bytes : 0.0);
   if (in.gradients_built_during_backward) {
     // The end of backward: every gradient, no activation left.
     double during = 0, at_end = 0;
@@ -401,6 +417,9 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
       c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes;
     }
   }
+  // LLMem (Kim et al. 2024 §3) allocates the output section (LM head, logits, loss) apart from the
+  // transformer body: the head's states, its input saved for backward and, at a forward-end peak,
+  // the logits and loss buffers.
   const double dynamic = c[size_t(Component::kActivations)] + c[size_t(Component::kLogitsLoss)] +
                          c[size_t(Component::kCommBuffers)] + c[size_t(Component::kWorkspace)];
   c[size_t(Component::kFragmentation)] = kFragmentationFraction * dynamic;
@@ -409,7 +428,12 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
 
   for (int i = 0; i <= int(Component::kWorkspace); ++i) rank.peak_allocated_bytes += c[size_t(i)];
   rank.peak_reserved_bytes = rank.peak_allocated_bytes + c[size_t(Component::kFragmentation)];
-  rank.device_bytes = rank.peak_reserved_bytes + c[size_t(Component::kNccl)] + c[size_t(Component::kCudaContext)];
+  rank.device_bytes = rank.peak_reserved_bytes + c[size_t(Component::kNccl)] + c[size_t(Component::kCudaContext)] +
+                      c[size_t(Component::kPagedOptimizer)];
+  in.output_section_bytes = states.output_section_bytes +
+                            (c[size_t(Component::kActivations)] > 0 ? in.activations.head_input_bytes : 0.0) +
+                            c[size_t(Component::kLogitsLoss)];
+  in.body_section_bytes = rank.peak_allocated_bytes - in.output_section_bytes;
   return rank;
 }
 

@@ -11,8 +11,13 @@ export interface Config {
   tied_embeddings?: boolean; norm?: 'rmsnorm' | 'layernorm'; mlp?: 'swiglu' | 'gelu'; linear_bias?: boolean; dropout?: boolean;
   gpu?: string; gpu_memory_gib?: number; gpus?: number; gpus_per_node?: number;
   seq?: number; global_batch?: number; micro_batch?: number; precision?: 'bf16' | 'fp8' | 'pure_bf16' | 'bf16-true';
-  optimizer?: 'adamw' | 'adam' | 'sgd' | 'adam8bit'; recompute?: Recompute; flash?: boolean; sp?: boolean;
+  optimizer?: 'adamw' | 'adam' | 'sgd' | 'adam8bit' | 'paged_adamw' | 'paged_adamw8bit' | 'adafactor' | 'adamw_8bit' |
+    'paged_adamw_32bit' | 'paged_adamw_8bit'; recompute?: Recompute; flash?: boolean; sp?: boolean;
   framework?: Framework; fp32_grad_buffer?: boolean; headroom?: number;
+  /** Fine-tuning: none = pretraining. */
+  finetune?: 'none' | 'full' | 'lora' | 'qlora'; lora_rank?: number; lora_alpha?: number; lora_targets?: string;
+  adapter_dtype?: 'fp32' | 'bf16'; kbit_upcast?: boolean; double_quant?: boolean; optimizer_in_backward?: boolean;
+  offload?: 'none' | 'optimizer' | 'params';
   loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked'; compile?: boolean; async_tp?: boolean;
   dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;
   pp_first_stage_layers?: number; pp_last_stage_layers?: number;
@@ -24,13 +29,17 @@ export interface Issue { code: string; severity: 'error' | 'warning'; field: str
 interface Result { ok: boolean; issues: Issue[]; }
 
 export type ComponentName = 'weights' | 'gradients' | 'optimizer_states' | 'activations' | 'logits_loss' |
-  'comm_buffers' | 'workspace' | 'fragmentation' | 'nccl' | 'cuda_context';
+  'comm_buffers' | 'workspace' | 'fragmentation' | 'nccl' | 'cuda_context' | 'paged_optimizer';
 
 export interface RankMemory {
   role: 'only' | 'first' | 'middle' | 'last'; pp_stage: number;
   chunks: { chunk: number; first_layer: number; layers: number }[];
   components: Record<ComponentName, number>;
   peak_allocated_bytes: number; peak_reserved_bytes: number; device_bytes: number;
+  /** CPU memory of offloaded states. */
+  host_bytes: number;
+  /** LLMem's split: the output section (LM head, its input, logits and loss) and the rest. */
+  sections: { body_bytes: number; output_bytes: number };
   intermediates: Record<string, unknown>;
 }
 

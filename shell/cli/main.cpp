@@ -142,6 +142,28 @@ void print_table(const json& out) {
     for (const json& rank : ranks) std::printf("%12s", gib(rank[key].get<double>()).c_str());
     std::printf("\n");
   }
+  // LLMem's split of peak allocated: the output section (LM head, its input, logits and loss) and
+  // the transformer body; and CPU memory when states are offloaded.
+  const std::pair<const char*, const char*> sections[] = {{"  body section", "body_bytes"}, {"  output section", "output_bytes"}};
+  for (const auto& [label, key] : sections) {
+    std::printf("%-18s", label);
+    for (const json& rank : ranks) std::printf("%12s", gib(rank["sections"][key].get<double>()).c_str());
+    std::printf("\n");
+  }
+  bool offloaded = false;
+  for (const json& rank : ranks) offloaded |= rank["host_bytes"].get<double>() > 0;
+  if (offloaded) {
+    std::printf("%-18s", "host (CPU)");
+    for (const json& rank : ranks) std::printf("%12s", gib(rank["host_bytes"].get<double>()).c_str());
+    std::printf("\n");
+  }
+  const std::string finetune = c["finetune"].get<std::string>();
+  if (finetune != "none") {
+    const json& in = ranks[0]["intermediates"];
+    std::printf("fine-tuning: %s, %.3g M trainable / %.3g B frozen parameters on stage 0 (%.3g B in NF4)\n", finetune.c_str(),
+                in["trainable_parameters"].get<double>() / 1e6, in["frozen_parameters"].get<double>() / 1e9,
+                in["quantized_parameters"].get<double>() / 1e9);
+  }
   const json& worst = ranks[out["worst_rank"].get<size_t>()];
   std::printf("\nworst rank: %s (stage %lld), %s GiB of %s GiB = %.1f%% -> %s (tight at >= %.0f%%)\n",
               worst["role"].get<std::string>().c_str(), worst["pp_stage"].get<long long>(),

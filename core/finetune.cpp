@@ -175,21 +175,29 @@ double lora_activation_delta_bytes(const ModelSpec& model, const TrainingSpec& t
   if (!has_adapters(training)) return 0;
   const uint32_t targets = parse_lora_targets(training.lora_targets);
   const double h = double(model.hidden), f = double(model.ffn), t = double(tp);
-  double delta = 0;
-  // A frozen linear needs only its weight to pass the gradient on, so autograd saves its input only
-  // when the weight needs a gradient (FINETUNE_NOTES §1.2, a derivation). Inputs that no other op
-  // saves are then not kept: the output-projection input (attention output, 2sbh), the
-  // down-projection input (the SwiGLU product / GeLU output, 2sbf), and the norm outputs feeding
-  // q/k/v and the MLP (2sbh each) when none of their consumers is adapted.
-  if (!(targets & kLoraO)) delta -= 2.0 * tokens * h / t;
-  if (!(targets & kLoraDown)) delta -= 2.0 * tokens * f / t;
-  if (!(targets & (kLoraQ | kLoraK | kLoraV))) delta -= 2.0 * tokens * h / t;
-  if (!(targets & (kLoraGate | kLoraUp))) delta -= 2.0 * tokens * h / t;
-  // Each adapted module: lora_B saves lora_A's output (r wide, adapter dtype). With fp32 adapters
-  // and no autocast (pure bf16), Linear.forward casts x to fp32 (tuners_utils _cast_input_dtype)
-  // and lora_A saves that copy: 4 * in per token (FINETUNE_NOTES §1.2, not measured).
   const double adapter_bytes = training.adapter_dtype == AdapterDtype::kFp32 ? 4.0 : 2.0;
+  // With fp32 adapters and no autocast (pure bf16), Linear.forward casts x to the adapter dtype
+  // (tuners_utils _cast_input_dtype) before lora_A, which then saves that fp32 copy: 4 * in per
+  // token per adapted module; the bf16 input itself is then saved by nobody (FINETUNE_NOTES §1.2,
+  // a derivation, not measured).
   const bool fp32_input_copy = training.adapter_dtype == AdapterDtype::kFp32 && training.precision == Precision::kPureBf16;
+  // A frozen linear needs only its weight to pass the gradient on, so autograd saves its input only
+  // when the weight needs a gradient (FINETUNE_NOTES §1.2, a derivation). The four linear inputs
+  // of a block that full training saves (activation_memory.cpp) are therefore kept only when an
+  // adapter consumes them uncast: the attention norm output (q, k, v), the attention output (o),
+  // the MLP norm output (gate, up) and the MLP activation product (down).
+  struct InputGroup {
+    uint32_t consumers;
+    double width;  // elements per token on one TP rank
+  };
+  const InputGroup groups[] = {{kLoraQ | kLoraK | kLoraV, h / t},
+                               {kLoraO, h / t},
+                               {kLoraGate | kLoraUp, h / t},
+                               {kLoraDown, f / t}};
+  double delta = 0;
+  for (const InputGroup& group : groups)
+    if (!(targets & group.consumers) || fp32_input_copy) delta -= 2.0 * tokens * group.width;
+  // Each adapted module: lora_B saves lora_A's output (r wide, adapter dtype), plus the fp32 copy.
   for (const Projection& proj : projections(model, tp)) {
     if (!(targets & proj.target)) continue;
     delta += adapter_bytes * tokens * double(training.lora_rank);

@@ -82,7 +82,7 @@ std::string encode_state(const Config& config) {
   if (is_finetune(config.training)) {
     const FinetuneDefaults d = finetune_defaults(config, config.training.framework != Framework::kFsdp);
     Config with = config;
-    with.training.framework = d.framework;
+    with.training.framework = finetune_defaults(config, false).framework;  // written unless the default
     with.layout.zero = d.zero;
     with.training.global_batch = d.global_batch;
     with.training.recompute = d.recompute;

@@ -169,6 +169,35 @@ StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, 
   return s;
 }
 
+// [SECTION] Work per layer (throughput)
+
+FinetuneWork finetune_work(const Config& config, double tokens) {
+  FinetuneWork w;
+  const TrainingSpec& training = config.training;
+  if (!has_adapters(training)) return w;
+  // Frozen weights get no weight gradient: backward runs only the activation-gradient GEMM (dX = dY W),
+  // half of a trained linear's backward (FINETUNE_NOTES §1.2; the 6N rule's 4N backward = 2N + 2N).
+  w.weight_grad_fraction = 0;
+  const LayerFinetuneParameters layer = layer_finetune_parameters(config.model, training, config.layout.tp);
+  const uint32_t targets = parse_lora_targets(training.lora_targets);
+  const bool fp32_cast = training.adapter_dtype == AdapterDtype::kFp32;
+  for (const Projection& proj : projections(config.model, config.layout.tp)) {
+    if (!(targets & proj.target)) continue;
+    const double r = double(training.lora_rank);
+    w.adapter_flops_fwd += 2.0 * tokens * r * (proj.in + proj.out);
+    // Read x (bf16; fp32 adapters: read it, write and re-read an fp32 copy), write B's fp32 output,
+    // read it and the base output for the add, write the sum (PEFT Linear.forward).
+    w.adapter_bytes_fwd += tokens * (proj.in * (fp32_cast ? 2.0 + 4.0 + 4.0 : 2.0) + proj.out * (4.0 + 4.0 + 2.0 + 2.0));
+  }
+  if (training.finetune == FinetuneMethod::kQlora) {
+    const double nf4 = training.double_quant ? kNf4BytesPerParam : kNf4NoDoubleQuantBytesPerParam;
+    w.dequant_bytes = layer.linear * (nf4 + 2.0);  // bitsandbytes dequantize_4bit per GEMM call
+  }
+  const double all = layer.linear + layer.other;
+  w.trainable_fraction = all > 0 ? layer.adapters / all : 0;
+  return w;
+}
+
 // [SECTION] Activations of a frozen base
 
 double lora_activation_delta_bytes(const ModelSpec& model, const TrainingSpec& training, double tokens, int64_t tp) {

@@ -75,6 +75,18 @@ struct StageStateBytes {
 // The hook of stage_memory(): every method, pretraining included, goes through here.
 StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, const StageShape& shape);
 
+// What fine-tuning changes in the work of one layer, one micro-batch, one rank (perf_model.cpp
+// turns these into seconds with its rates). Pretraining and full fine-tuning: all zero except
+// weight_grad_fraction = 1.
+struct FinetuneWork {
+  double weight_grad_fraction = 1;  // share of the base GEMMs' weight-gradient work done in backward (frozen: 0)
+  double adapter_flops_fwd = 0;     // LoRA A and B GEMMs, forward: 2 * tokens * r * (in + out)
+  double adapter_bytes_fwd = 0;     // their memory traffic (skinny GEMMs are bandwidth-bound): input read, fp32 cast, output add
+  double dequant_bytes = 0;         // QLoRA: one pass over the layer's NF4 weights, read 0.516 + write 2 B/param
+  double trainable_fraction = 1;    // trainable / all parameters (gradient traffic and optimizer step)
+};
+FinetuneWork finetune_work(const Config& config, double tokens);
+
 // Per layer, per micro-batch: what LoRA changes in the saved activations relative to full
 // fine-tuning (negative: inputs of untargeted frozen linears that nothing else saves; positive:
 // the adapters' own saved tensors). Bytes, one TP rank, no recompute.

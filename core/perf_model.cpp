@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "finetune.h"
 #include "parameter_count.h"
 
 namespace meshfit {
@@ -40,6 +41,10 @@ double matmul_parameters_per_layer(const ModelSpec& model) {
 }
 
 constexpr double kPcieBytesPerS = 32e9;      // PCIe Gen4 x16, one direction (no NVLink)
+// Host-side optimizer step with offload (DeepSpeed CPU-Adam, FSDP CPUOffload's torch step):
+// memory-bound over fp32 master, moments and gradients (16 B/param read and written) at this
+// share of a socket's DDR bandwidth per GPU. An assumed constant, NOT verified against a measurement.
+constexpr double kHostOptimizerBytesPerS = 25e9;
 constexpr double kFlashBackwardFactor = 2.5;  // FA2 backward ~2.5x its forward FLOP time
 constexpr double kLogitsElementBytes = 12.0;  // cross-entropy passes over fp32 logits (fwd + bwd)
 
@@ -145,8 +150,15 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   const double matmul_fwd_s = layer_matmul_fwd / matmul_rate;
   const double attention_fwd_s = attention_fwd / attention_rate;
   const double elementwise_fwd_s = elementwise_fwd_bytes / hbm_rate;
-  const double layer_fwd_s = matmul_fwd_s + attention_fwd_s + elementwise_fwd_s;
-  const double layer_bwd_s = 2.0 * matmul_fwd_s + kFlashBackwardFactor * attention_fwd_s + 2.0 * elementwise_fwd_s;
+  const double layer_fwd_s = matmul_fwd_s + attention_fwd_s + elementwise_fwd_s;  // + fine-tuning terms below
+  // Fine-tuning (finetune.h finetune_work): frozen weights skip the weight-gradient GEMMs; LoRA adds
+  // skinny GEMMs, bandwidth-bound, ~2x their forward in backward; QLoRA dequantises every projection
+  // once per forward and once per backward (and per recompute).
+  const FinetuneWork work = finetune_work(config, tokens);
+  const double adapter_fwd_s = std::max(work.adapter_flops_fwd / (bf16_peak * cal.gemm_efficiency), work.adapter_bytes_fwd / hbm_rate);
+  const double dequant_s = work.dequant_bytes / hbm_rate;
+  const double layer_bwd_s = (1.0 + work.weight_grad_fraction) * matmul_fwd_s + kFlashBackwardFactor * attention_fwd_s +
+                             2.0 * elementwise_fwd_s + 2.0 * adapter_fwd_s + dequant_s;
   double recompute_s = 0;
   double recompute_flops = 0;
   switch (training.recompute) {
@@ -199,13 +211,13 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
     const StagePlacement& stage = shape.placement;
     StageTime st;
     const double layers = double(stage.layers);
-    st.forward = layers * layer_fwd_s;
+    st.forward = layers * (layer_fwd_s + adapter_fwd_s + dequant_s);
     st.backward = layers * (layer_bwd_s + recompute_s);
     if (stage.has_lm_head) {
       const double head_fwd = 2.0 * tokens * double(plan.padded_vocab) * h / t;
       const double logits_s = tokens * double(plan.padded_vocab) / t * kLogitsElementBytes / hbm_rate;
       st.forward += head_fwd / matmul_rate + logits_s / 2.0;
-      st.backward += 2.0 * head_fwd / matmul_rate + logits_s / 2.0;
+      st.backward += (1.0 + (has_adapters(training) ? 0.0 : 1.0)) * head_fwd / matmul_rate + logits_s / 2.0;  // frozen head: dX only
     }
     st.compute = st.forward + st.backward;
     st.tp = layers * tp_layer_s;
@@ -215,11 +227,19 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
       const double activation_bytes = tokens * h * 2.0 / t_sp;
       st.p2p = 2.0 * double(layout.vpp) * (activation_bytes / pp_link.bytes_per_s + pp_link.latency_s);
     }
+    if (sharded_weights && training.offload == Offload::kParams) {
+      // ZeRO-Infinity offload_param / FSDP CPUOffload: each micro-batch copies the rank's 16-bit
+      // shard host->device for forward and again for backward over PCIe, hidden behind compute
+      // as the gathers are.
+      const double pcie_s = 2.0 * 2.0 * shape.parameters / double(shard_ranks) / kPcieBytesPerS;
+      st.zero3 += std::max(0.0, pcie_s - cal.zero3_overlap * st.compute);
+    }
     if (sharded_weights) {
       const double params = shape.parameters;
+      const double trained = params * work.trainable_fraction;  // gradients reduced: trainable ones only
       const bool gather_again = layout.zero == 3;  // FULL_SHARD re-gathers for backward
       const double traffic = gather_or_scatter_s(dp_link, shard_ranks, params * 2.0) * (gather_again ? 2.0 : 1.0) +
-                             gather_or_scatter_s(dp_link, shard_ranks, params * reduce_bytes);
+                             gather_or_scatter_s(dp_link, shard_ranks, trained * reduce_bytes);
       st.zero3 = std::max(0.0, traffic - cal.zero3_overlap * st.compute);
     }
     return st;
@@ -242,17 +262,18 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   // behind the next step's first forward.
   double dp_exposed = 0;
   const double stage_params = stage_shape(config, plan, 0).parameters;  // the first stage (embedding; at pp=1 the head too)
+  const double stage_trained = stage_params * work.trainable_fraction;
   if (!sharded_weights && shard_ranks > 1) {
     const bool sharded_optimizer = layout.zero >= 1;
-    const double grad_bytes = stage_params * (profile.grad_reduce_in_fp32 ? 4.0 : reduce_bytes);
+    const double grad_bytes = stage_trained * (profile.grad_reduce_in_fp32 ? 4.0 : reduce_bytes);
     const double grad_sync = sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, grad_bytes)
                                                : all_reduce_s(dp_link, shard_ranks, grad_bytes);
-    const double param_gather = sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, stage_params * 2.0) : 0.0;
+    const double param_gather = sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, stage_trained * 2.0) : 0.0;
     dp_exposed = std::max(0.0, grad_sync - cal.dp_overlap * slowest.backward) +
                  std::max(0.0, param_gather - cal.dp_overlap * slowest.forward);
   }
   // Optimizer step: reads and writes the sharded states, reads gradients, writes weights.
-  const double optimizer_bytes = stage_params * (2.0 * plan.optimizer_bytes_per_param + plan.grad_bytes_per_param +
+  const double optimizer_bytes = stage_trained * (2.0 * plan.optimizer_bytes_per_param + plan.grad_bytes_per_param +
                                                  plan.weight_bytes_per_param);
 
   StepBreakdown& b = report.breakdown;
@@ -263,6 +284,13 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   b.pp_bubble_s = bubble_slots * slowest.total();
   b.dp_comm_s = dp_exposed + m * slowest.zero3;
   b.optimizer_s = optimizer_bytes / hbm_rate;
+  if (training.offload != Offload::kNone) {
+    // ZeRO-Offload: the rank's gradient partition goes device->host (2 B) and its updated 16-bit
+    // parameters come back (2 B) over PCIe each step; the step runs on the CPU (Ren et al. 2021,
+    // ZeRO-Offload §4; DeepSpeed stage_1_and_2.py / stage3.py offload_optimizer).
+    const double rank_trained = stage_trained / (layout.zero >= 1 ? double(shard_ranks) : 1.0);
+    b.optimizer_s = 4.0 * rank_trained / kPcieBytesPerS + 16.0 * 2.0 * rank_trained / kHostOptimizerBytesPerS;
+  }
   report.step_time_s = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.pp_p2p_s + b.pp_bubble_s + b.dp_comm_s + b.optimizer_s;
 
   const double gpus = double(config.cluster.gpus);

@@ -132,6 +132,8 @@ std::vector<ConfigField> make_fields() {
       text<&C::training, &TrainingSpec::lora_targets>("lora_targets", G::kTraining,
                                                      "LoRA target modules: all-linear, attention or a list of q,k,v,o,gate,up,down"),
       word<&C::training, &TrainingSpec::adapter_dtype>("adapter_dtype", G::kTraining, "LoRA adapter dtype"),
+      word<&C::training, &TrainingSpec::base_dtype>("base_dtype", G::kTraining,
+                                                    "LoRA: dtype of the frozen base as loaded (DeepSpeed bf16 casts it to bf16)"),
       boolean<&C::training, &TrainingSpec::kbit_upcast>("kbit_upcast", G::kTraining,
                                                        "QLoRA: fp32 upcast of non-4-bit params (prepare_model_for_kbit_training)"),
       boolean<&C::training, &TrainingSpec::double_quant>("double_quant", G::kTraining, "QLoRA: double-quantised absmax"),

@@ -194,6 +194,12 @@ double comm_buffer_bytes(const Config& config, const RankIntermediates& rank) {
   const int64_t zero = config.layout.zero;
   const double layer = rank.layer_parameters;
   const double largest = rank.largest_unit_parameters;
+  // Fine-tuning with a frozen base (finetune.h): only the adapters have gradients to bucket or
+  // reduce; the gathered base is bf16, or NF4 packed in a bf16 quant_storage under QLoRA.
+  const bool frozen_base = has_adapters(config.training);
+  const double trained = frozen_base ? rank.trainable_parameters : rank.parameters;
+  const double trained_layer = frozen_base && rank.layers > 0 ? rank.trainable_parameters / double(rank.layers) : layer;
+  const double gathered_bytes = config.training.finetune == FinetuneMethod::kQlora ? kNf4BytesPerParam : 2.0;
   switch (config.training.framework) {
     case Framework::kMegatron:
       return 0;  // mcore DDP reduces and gathers in place in its contiguous buffers
@@ -201,22 +207,29 @@ double comm_buffer_bytes(const Config& config, const RankIntermediates& rank) {
       if (zero >= 3) {
         // estimate_zero3: 4 * largest layer (its 16-bit params + grads unsharded), plus the
         // prefetch bucket and the reduce bucket.
-        return 4.0 * largest + 2.0 * std::min(layer, kDeepSpeedPrefetchBucketElements) +
-               2.0 * kDeepSpeedReduceBucketElements;
+        const double unit = frozen_base ? gathered_bytes * largest : 4.0 * largest;
+        return unit + 2.0 * std::min(layer, kDeepSpeedPrefetchBucketElements) +
+               2.0 * std::min(trained, kDeepSpeedReduceBucketElements);
       }
-      return 2.0 * kDeepSpeedReduceBucketElements;  // one 16-bit reduce bucket
+      return 2.0 * std::min(trained, kDeepSpeedReduceBucketElements);  // one 16-bit reduce bucket
     case Framework::kFsdp:
       // DDP bucket copies of the fp32 gradients, only when there is a DDP group (torchtitan wraps
       // with DDP only when dp_replicate > 1; at one rank there is nothing to reduce).
       if (zero == 0)
         return framework_profile(Framework::kFsdp).ddp_bucket_copy && effective_dp(config) * config.layout.cp > 1
-                   ? 4.0 * rank.parameters
+                   ? 4.0 * trained
                    : 0.0;
       if (rank.unsharded_parameter_bytes > 0) {
         // Under PP the stage stays unsharded (counted apart); in a block's backward its bf16
         // gradient (2) lives until it is added into the fp32 accumulated gradient
         // (_fsdp_param.py accumulate_unsharded_grad_if_needed).
         return rank.unsharded_parameter_bytes + 2.0 * std::max(layer, rank.lm_head_parameters);
+      }
+      if (frozen_base) {
+        // The block and the prefetched next one gathered, and the adapters' gradient + fp32
+        // reduce-scatter input (6 B per trainable parameter); the frozen head gathered alone.
+        return std::max(2.0 * gathered_bytes * layer + 6.0 * trained_layer, 2.0 * rank.lm_head_parameters) +
+               (zero == 2 ? gathered_bytes * rank.parameters : 0.0);
       }
       // In a block's backward: the block and the prefetched next one all-gathered in bf16 (2 + 2),
       // its unsharded bf16 gradient (2) and the fp32 reduce-scatter input (4): 10 B per block

@@ -106,6 +106,7 @@ struct TrainingSpec {
   double lora_alpha = 32;                  // scaling alpha/r: no memory or time effect
   std::string lora_targets = "all-linear"; // all-linear | attention | q,k,v,o,gate,up,down
   AdapterDtype adapter_dtype = AdapterDtype::kFp32;
+  AdapterDtype base_dtype = AdapterDtype::kBf16;  // LoRA: dtype the frozen base is loaded in (fp32: PEFT sft example without torch_dtype)
   bool kbit_upcast = true;                 // QLoRA: prepare_model_for_kbit_training casts non-4-bit params to fp32
   bool double_quant = true;                // QLoRA: bnb_4bit_use_double_quant (0.516 vs 0.5625 B/param)
   bool optimizer_in_backward = false;      // step each parameter in its backward hook (torchtune optimizer_in_bwd)

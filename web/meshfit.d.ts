@@ -16,7 +16,7 @@ export interface Config {
   framework?: Framework; fp32_grad_buffer?: boolean; headroom?: number;
   /** Fine-tuning: none = pretraining. */
   finetune?: 'none' | 'full' | 'lora' | 'qlora'; lora_rank?: number; lora_alpha?: number; lora_targets?: string;
-  adapter_dtype?: 'fp32' | 'bf16'; kbit_upcast?: boolean; double_quant?: boolean; optimizer_in_backward?: boolean;
+  adapter_dtype?: 'fp32' | 'bf16'; base_dtype?: 'fp32' | 'bf16'; kbit_upcast?: boolean; double_quant?: boolean; optimizer_in_backward?: boolean;
   offload?: 'none' | 'optimizer' | 'params';
   loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked'; compile?: boolean; async_tp?: boolean;
   dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;

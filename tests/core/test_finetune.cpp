@@ -13,6 +13,7 @@
 #include "csv.h"
 #include "finetune.h"
 #include "memory_model.h"
+#include "method_select.h"
 #include "serialize.h"
 #include "units.h"
 #include "url_state.h"
@@ -214,6 +215,7 @@ FinetuneRow row_from_csv(const meshfit_test::CsvRow& row, int index) {
     o["lora_targets"] = f("targets_key");
     o["adapter_dtype"] = f("adapter_dtype");
     o["kbit_upcast"] = f("kbit_upcast") == "yes";
+    o["base_dtype"] = f("base_dtype");
   }
   return r;
 }
@@ -272,4 +274,26 @@ TEST_CASE("finetune_measured: predicted vs measured for every row, the median, a
   CHECK(false_fits == 0);
   REQUIRE(abs_errors.size() >= 15);
   MESSAGE("median |error| " << 100.0 * median(abs_errors) << "%");
+}
+
+TEST_CASE("fine-tuning methods: Llama 3.1 70B on 8 A100 80GB at seq 4096, fastest that fits first") {
+  const Config base = config_of({{"model", "llama3.1-70b"}, {"gpu", "a100-80gb"}, {"gpus", 8}, {"seq", 4096}, {"finetune", "lora"}});
+  const MethodRanking ranking = rank_finetune_methods(base, MethodOptions{});
+  REQUIRE_FALSE(ranking.ranked.empty());
+  std::printf("\nLlama 3.1 70B, 8 x A100 80GB, seq 4096, micro-batch 1: methods that fit, fastest first\n");
+  int rank = 0;
+  for (const MethodCandidate& c : ranking.ranked) {
+    std::printf("%-3d %-6s %-40s %-5s %7.1f GiB GPU %7.1f GiB host %8.3f s\n", ++rank, to_string(c.config.training.finetune),
+                c.strategy.c_str(), to_string(c.config.training.recompute), bytes_to_gib(c.device_bytes),
+                bytes_to_gib(c.host_bytes), c.step_time_s);
+    CHECK(c.fits);
+    CHECK(c.device_bytes <= base.gpu.memory_bytes);
+  }
+  for (const MethodCandidate& c : ranking.rejected)
+    std::printf("    %-6s %-40s rejected: %s\n", to_string(c.config.training.finetune), c.strategy.c_str(), c.rejected.c_str());
+  for (size_t i = 1; i < ranking.ranked.size(); ++i) CHECK(ranking.ranked[i - 1].step_time_s <= ranking.ranked[i].step_time_s);
+  // Full fine-tuning of 70 B parameters needs 16-18 B/param of states: without offload 8 GPUs are too few.
+  for (const MethodCandidate& c : ranking.ranked)
+    if (c.config.training.finetune == FinetuneMethod::kFull) CHECK(c.config.training.offload != Offload::kNone);
+  for (const MethodCandidate& c : ranking.rejected) CHECK_FALSE(c.rejected.empty());
 }

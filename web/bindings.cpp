@@ -17,6 +17,7 @@ std::string search(const std::string& config, const std::string& options) {
   return meshfit::run_search(parse(config), parse(options)).dump();
 }
 std::string presets() { return meshfit::run_presets().dump(); }
+std::string validate() { return meshfit::run_validate().dump(); }
 std::string parse_hf_config(const std::string& text) { return meshfit::run_parse_hf_config(text).dump(); }
 std::string encode_state(const std::string& config) { return meshfit::run_encode_state(parse(config)).dump(); }
 std::string decode_state(const std::string& state) { return meshfit::run_decode_state(state).dump(); }
@@ -28,6 +29,7 @@ EMSCRIPTEN_BINDINGS(meshfit) {
   emscripten::function("estimate", &estimate);
   emscripten::function("search", &search);
   emscripten::function("presets", &presets);
+  emscripten::function("validate", &validate);
   emscripten::function("parseHfConfig", &parse_hf_config);
   emscripten::function("encodeState", &encode_state);
   emscripten::function("decodeState", &decode_state);

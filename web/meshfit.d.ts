@@ -19,8 +19,10 @@ export interface Config {
   adapter_dtype?: 'fp32' | 'bf16'; base_dtype?: 'fp32' | 'bf16'; kbit_upcast?: boolean; double_quant?: boolean; optimizer_in_backward?: boolean;
   offload?: 'none' | 'optimizer' | 'params';
   loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked'; compile?: boolean; async_tp?: boolean;
+  allocator?: 'auto' | 'caching' | 'expandable_segments';
   dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;
   pp_first_stage_layers?: number; pp_last_stage_layers?: number;
+  notes?: string;
   /** A URL state merged under the other fields. */
   state?: string;
 }
@@ -88,11 +90,24 @@ export interface Presets extends Result {
           nvlink_domain: number }[];
 }
 
+/** One measured run of tests/data/memory_measured.csv beside its prediction (`meshfit validate --json`). */
+export interface ValidationRow {
+  label: string; source: string; notes: string; expressible: boolean; why_not?: string;
+  metric: 'max_reserved' | 'max_allocated' | 'device' | 'fit_label'; oom: boolean; first_iteration: boolean;
+  config?: Config; predicted_bytes?: number; measured_bytes?: number; signed_error?: number;
+  verdict?: 'fits' | 'tight' | 'oom'; label_agrees?: boolean;
+}
+export interface ValidationResult extends Result {
+  rows: ValidationRow[]; measured_rows: number; median_abs_error: number; median_signed_error: number;
+  label_rows: number; label_disagreements: number; false_fits: number;
+}
+
 export interface Meshfit {
   readonly version: string;
   estimate(config: Config): EstimateResult;
   search(config: Config, options?: SearchOptions): SearchResult;
   presets(): Presets;
+  validate(): ValidationResult;
   parseHfConfig(configJsonText: string): Result & { model?: Config; model_type: string };
   encodeState(config: Config): Result & { state?: string };
   decodeState(state: string): Result & { fields: Record<string, unknown>; config?: Required<Config> };

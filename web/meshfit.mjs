@@ -46,6 +46,8 @@ function wrap(module) {
     search: (config, options = {}) => call(module.search(text(config), text(options))),
     /** Model and GPU presets. */
     presets: () => call(module.presets()),
+    /** Every public measured run (tests/data/memory_measured.csv) with its prediction and the median error. */
+    validate: () => call(module.validate()),
     /** Model fields from a pasted Hugging Face config.json (text). */
     parseHfConfig: (configJsonText) => call(module.parseHfConfig(String(configJsonText))),
     /** The shareable URL state of a config ("v=1&model=...&tp=8"). */

@@ -1,4 +1,4 @@
-// csv.h — the reference data in tests/data read with core's CSV reader (core/csv_text.h), plus the
+// csv.h — the reference data in tests/data read with core's CSV reader (core/io/csv_text.h), plus the
 // helpers the tests share (data paths, numbers, the architecture columns).
 #pragma once
 
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "csv_text.h"
-#include "model_spec.h"
+#include "io/csv_text.h"
+#include "spec/model_spec.h"
 
 namespace meshfit_test {
 

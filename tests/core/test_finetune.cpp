@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "csv.h"
-#include "finetune.h"
-#include "memory_model.h"
-#include "method_select.h"
-#include "serialize.h"
+#include "memory/finetune.h"
+#include "memory/memory_model.h"
+#include "search/method_select.h"
+#include "io/serialize.h"
 #include "units.h"
-#include "url_state.h"
+#include "io/url_state.h"
 
 using namespace meshfit;
 using meshfit_test::data_path;

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-#include "measured_runs.h"
+#include "io/measured_runs.h"
 #include "units.h"
 
 using namespace meshfit;

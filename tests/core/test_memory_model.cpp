@@ -3,10 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 
 #include "fixtures.h"
-#include "memory_model.h"
+#include "memory/memory_model.h"
 #include "units.h"
 
 using namespace meshfit;
@@ -134,7 +135,7 @@ TEST_CASE("recompute orders activations: full < selective <= none, and flash rem
   CHECK(flash * 1000 < eager);
 }
 
-TEST_CASE("1F1B: stage i holds min(n_mb, pp - i) micro-batches; interleaving adds Megatron's penalty") {
+TEST_CASE("1F1B: stage i holds min(n_mb, pp - i) micro-batches, and interleaving adds Megatron's penalty") {
   CHECK(in_flight_microbatches(0, 4, 1, 64) == 4);
   CHECK(in_flight_microbatches(3, 4, 1, 64) == 1);
   CHECK(in_flight_microbatches(0, 4, 1, 2) == 2);  // fewer micro-batches than stages
@@ -198,7 +199,7 @@ TEST_CASE("framework byte counts per parameter (MEMORY_NOTES §13.3)") {
   }
 }
 
-TEST_CASE("the last stage of a 128k-vocabulary model carries the logits; the verdict follows capacity") {
+TEST_CASE("the last stage of a 128k-vocabulary model carries the logits, and the verdict follows capacity") {
   Config config = preset_config("llama3-8b", 8);
   config.training.seq = 8192;
   const MemoryReport report = estimate_memory(config);
@@ -217,6 +218,7 @@ TEST_CASE("the last stage of a 128k-vocabulary model carries the logits; the ver
 }
 
 TEST_CASE("the search's fast path finds the same worst stage as the full report") {
+  int checked = 0;  // the valid configs compared, so that a matrix of invalid ones cannot pass
   for (const Config& base : layout_matrix()) {
     for (int64_t vpp : {1, 2}) {
       Config config = base;
@@ -228,8 +230,10 @@ TEST_CASE("the search's fast path finds the same worst stage as the full report"
       CAPTURE(config.layout.pp);
       CHECK(fast.pp_stage == report.worst().pp_stage);
       CHECK(fast.device_bytes == report.worst().device_bytes);
+      checked += config.layout.pp > 2 ? 1 : 0;  // with a middle stage, where the fast path takes a shortcut
     }
   }
+  CHECK(checked >= 10);
   Config uneven = preset_config("llama3.1-405b", 1024, 8, 16);
   uneven.layout.pp_first_stage_layers = 4;
   uneven.layout.pp_last_stage_layers = 2;  // 120 layers over 14 middle stages: 9,9,9,9,9,9,8,...
@@ -337,4 +341,87 @@ TEST_CASE("torch.compile lowers activations without recompute; CP ring buffers g
     ring_full_sequence.push_back(report.ranks[0].intermediates.cp_ring_bytes * double(cp));
   }
   CHECK(std::is_sorted(ring_full_sequence.begin(), ring_full_sequence.end()));
+}
+
+TEST_CASE("torch pipelining: a receive buffer per micro-batch on non-first stages; the last stage keeps its logits") {
+  Config config = torchtitan_config("llama3.1-70b", 256, 8, 8);
+  config.training.global_batch = 128;  // dp 4: 32 micro-batches of 1
+  const MemoryReport report = estimate_memory(config);
+  REQUIRE(report.valid());
+  REQUIRE(report.num_microbatches == 32);
+  CHECK(report.ranks.front().intermediates.pp_receive_buffer_bytes == 0);
+  // 32 x bf16 x s x h / tp (sequence-sharded stage boundary)
+  CHECK(report.ranks[1].intermediates.pp_receive_buffer_bytes == doctest::Approx(32.0 * 2 * 4096 * 8192 / 8));
+  CHECK(report.ranks.back().intermediates.bytes_per_logit == 14);  // eager loss with the output in fwd_cache
+}
+
+TEST_CASE("expandable segments (torchtitan's launcher) leave less allocator slack than the default caching allocator") {
+  Config config = torchtitan_config("llama3-8b", 8, 1, 1);
+  const double torchtitan = estimate_memory(config).ranks[0].bytes(Component::kFragmentation);
+  config.training.allocator = AllocatorMode::kCaching;
+  const double caching = estimate_memory(config).ranks[0].bytes(Component::kFragmentation);
+  CHECK(torchtitan < caching);
+  CHECK(estimate_memory(config).ranks[0].intermediates.fragmentation_fraction == 0.08);
+}
+
+// [SECTION] The issue's reference estimates, printed with their components (README test command)
+
+namespace {
+void print_worst(const char* title, const MemoryReport& report) {
+  const RankMemory& worst = report.worst();
+  const RankIntermediates& in = worst.intermediates;
+  std::printf("\n%s\n  worst rank: %s stage %lld, %lld layers, %.3f B params on the rank, %lld in-flight micro-batches, "
+              "%.1f B/logit\n",
+              title, worst.role, (long long)worst.pp_stage, (long long)in.layers, in.parameters / 1e9,
+              (long long)in.in_flight_microbatches, in.bytes_per_logit);
+  for (int i = 0; i < kComponentCount; ++i)
+    std::printf("  %-18s %8.2f GiB\n", component_label(Component(i)), bytes_to_gib(worst.component_bytes[size_t(i)]));
+  std::printf("  %-18s %8.2f GiB\n  %-18s %8.2f GiB\n  %-18s %8.2f GiB of %.2f GiB -> %s\n", "peak allocated",
+              bytes_to_gib(worst.peak_allocated_bytes), "peak reserved", bytes_to_gib(worst.peak_reserved_bytes),
+              "device (smi)", bytes_to_gib(worst.device_bytes), bytes_to_gib(report.capacity_bytes),
+              to_string(report.verdict));
+}
+}  // namespace
+
+TEST_CASE("framework mechanisms: the issue's reference estimates (70B FSDP2 + PP; 3B fine-tune on 24 GB)") {
+  SUBCASE("Llama 3.1 70B on 256 H100, FSDP2 dp4 tp8 pp8, 1F1B, 32 micro-batches of 1, full recompute, seq 8192") {
+    Config config = preset_config("llama3.1-70b", 256, 8, 8);
+    config.gpu = *find_gpu_preset("h100-sxm");
+    config.training.framework = Framework::kFsdp;
+    config.layout.zero = 3;
+    config.layout.dp = 4;
+    config.training.seq = 8192;
+    config.training.micro_batch = 1;
+    config.training.global_batch = 128;
+    config.training.recompute = Recompute::kFull;
+    const MemoryReport report = estimate_memory(config);
+    REQUIRE(report.valid());
+    REQUIRE(report.num_microbatches == 32);
+    print_worst("Llama 3.1 70B, 256 H100, FSDP2 dp4 tp8 pp8 1F1B, 32 x 1 micro-batches, full AC, seq 8192", report);
+    // torchtitan's split of 80 layers + embedding + head over 8 stages: 10, 11, 10 x 5, 9.
+    CHECK(report.ranks[1].intermediates.layers == 11);
+    CHECK(report.ranks.back().intermediates.layers == 9);
+    CHECK(report.worst().intermediates.unsharded_gradient_bytes > 0);
+    CHECK(report.verdict == Verdict::kFits);
+  }
+  SUBCASE("Llama 3.2 3B full fine-tune on one 24 GB GPU, seq 1024, micro-batch 4: pure bf16, then mixed") {
+    Config config = preset_config("llama3.2-3b", 1);
+    config.gpu = *find_gpu_preset("rtx4090");
+    config.training.framework = Framework::kFsdp;
+    config.layout.zero = 0;
+    config.training.seq = 1024;
+    config.training.micro_batch = 4;
+    config.training.global_batch = 4;
+    config.training.precision = Precision::kPureBf16;
+    const MemoryReport pure = estimate_memory(config);
+    REQUIRE(pure.valid());
+    print_worst("Llama 3.2 3B pure bf16 (8 B/param AdamW), 1 x 24 GB, seq 1024, micro-batch 4, no AC", pure);
+    config.training.precision = Precision::kBf16;
+    const MemoryReport mixed = estimate_memory(config);
+    REQUIRE(mixed.valid());
+    print_worst("Llama 3.2 3B mixed precision (fp32 params + AdamW, 16 B/param), same run", mixed);
+    CHECK(pure.worst().device_bytes < mixed.worst().device_bytes);
+    CHECK(pure.verdict == Verdict::kOutOfMemory);  // 3.2 B x 8 B alone is 24 GiB at the end of backward
+    CHECK(mixed.verdict == Verdict::kOutOfMemory);
+  }
 }

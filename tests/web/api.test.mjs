@@ -121,6 +121,13 @@ test('bad input comes back as issues, never as a throw', () => {
   assert.equal(meshfit.search({ model: 'llama3-8b' }, { memory_limit: 2 }).ok, false);
 });
 
+test('validate gives the CLI\'s rows, predictions and median', () => {
+  const js = meshfit.validate();
+  assert.ok(js.ok && js.rows.length >= 20 && js.false_fits === 0);
+  const cliOut = JSON.parse(execFileSync(cli, ['validate', '--json'], { encoding: 'utf8' }));
+  sameResult(js, cliOut, 'validate');
+});
+
 test('presets, parseHfConfig and version', () => {
   const presets = meshfit.presets();
   assert.ok(presets.models.some((m) => m.id === 'llama3.1-405b'));

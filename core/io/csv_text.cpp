@@ -1,0 +1,63 @@
+// csv_text.cpp — see csv_text.h.
+#include "io/csv_text.h"
+
+namespace meshfit {
+
+namespace {
+
+// One record starting at `pos`; returns false at the end of the text.
+bool next_record(const std::string& text, size_t& pos, std::vector<std::string>& fields) {
+  fields.clear();
+  if (pos >= text.size()) return false;
+  std::string field;
+  bool quoted = false;
+  for (; pos < text.size(); ++pos) {
+    const char ch = text[pos];
+    if (quoted) {
+      if (ch == '"' && pos + 1 < text.size() && text[pos + 1] == '"') {
+        field += '"';
+        ++pos;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        field += ch;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      fields.push_back(field);
+      field.clear();
+    } else if (ch == '\n') {
+      ++pos;
+      break;
+    } else if (ch != '\r') {
+      field += ch;
+    }
+  }
+  fields.push_back(field);
+  return true;
+}
+
+}  // namespace
+
+std::vector<CsvRow> parse_csv(const std::string& text) {
+  std::vector<CsvRow> rows;
+  size_t pos = 0;
+  std::vector<std::string> header, fields;
+  if (!next_record(text, pos, header)) return rows;
+  while (next_record(text, pos, fields)) {
+    if (fields.size() == 1 && fields[0].empty()) continue;
+    CsvRow row;
+    for (size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+const std::string& csv_field(const CsvRow& row, const std::string& column) {
+  static const std::string empty;
+  const auto found = row.find(column);
+  return found == row.end() ? empty : found->second;
+}
+
+}  // namespace meshfit

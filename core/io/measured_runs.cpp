@@ -1,0 +1,179 @@
+// measured_runs.cpp — see measured_runs.h. Each CSV row states its setup in columns (framework,
+// metric, norm, mlp, linear_bias, tied_embeddings, loss, optimizer, steady_state, allocator beside the
+// architecture and layout), so nothing is inferred from a model's name.
+#include "io/measured_runs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "io/csv_text.h"
+#include "memory/overheads.h"
+#include "io/serialize.h"
+#include "units.h"
+
+namespace meshfit {
+
+extern const char* const kMemoryMeasuredCsv;  // generated from tests/data/memory_measured.csv
+
+namespace {
+
+int64_t as_int(const std::string& text) { return text.empty() ? 0 : std::strtoll(text.c_str(), nullptr, 10); }
+double as_number(const std::string& text) { return text.empty() ? 0.0 : std::strtod(text.c_str(), nullptr); }
+bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+bool contains(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
+MeasuredRun run_from_row(const CsvRow& row) {
+  MeasuredRun run;
+  const auto field = [&row](const char* column) -> const std::string& { return csv_field(row, column); };
+  run.source = field("source");
+  run.notes = field("notes");
+  run.label = field("model").substr(0, 22) + " dp" + field("dp") + " tp" + field("tp") + " pp" + field("pp") + " cp" +
+              field("cp") + " z" + field("zero_stage") + " " + field("recompute") + " mb" + field("micro_batch");
+  run.oom = field("oom") == "yes";
+  run.measured_bytes = gib_to_bytes(as_number(field("measured_peak_gb")));  // sources print GiB (see notes)
+  run.metric = enum_from_key<MeasuredMetric>(field("metric")).value_or(MeasuredMetric::kDevice);
+  if (run.measured_bytes <= 0) run.metric = MeasuredMetric::kFitLabel;
+  run.steady_state = field("steady_state") != "no";
+
+  Config& config = run.config;
+  config = default_config();
+  ModelSpec& m = config.model;
+  m.name = field("model");
+  m.hidden = as_int(field("hidden"));
+  m.layers = as_int(field("layers"));
+  m.heads = as_int(field("heads"));
+  m.kv_heads = as_int(field("kv_heads"));
+  m.ffn = as_int(field("ffn"));
+  m.vocab = as_int(field("vocab"));
+  m.norm = enum_from_key<NormKind>(field("norm")).value_or(NormKind::kRmsNorm);
+  m.mlp = enum_from_key<MlpKind>(field("mlp")).value_or(MlpKind::kSwiGlu);
+  m.linear_bias = field("linear_bias") == "yes";
+  m.tied_embeddings = field("tied_embeddings") == "yes";
+  Layout& layout = config.layout;
+  layout.dp = as_int(field("dp"));
+  layout.tp = std::max<int64_t>(1, as_int(field("tp")));
+  layout.pp = std::max<int64_t>(1, as_int(field("pp")));
+  layout.cp = std::max<int64_t>(1, as_int(field("cp")));
+  layout.vpp = std::max<int64_t>(1, as_int(field("vpp")));
+  config.cluster.gpus = layout.dp * layout.tp * layout.pp * layout.cp;
+  TrainingSpec& t = config.training;
+  t.seq = as_int(field("seq_len"));
+  t.micro_batch = as_int(field("micro_batch"));
+  t.global_batch = as_int(field("global_batch"));
+  t.recompute = enum_from_key<Recompute>(field("recompute").empty() ? "none" : field("recompute")).value_or(Recompute::kNone);
+  t.sp = starts_with(field("sp"), "yes");
+  t.flash = starts_with(field("flash_attn"), "yes");
+  t.framework = enum_from_key<Framework>(field("framework")).value_or(Framework::kMegatron);
+  t.loss = enum_from_key<LossKind>(field("loss")).value_or(LossKind::kAuto);
+  t.optimizer = enum_from_key<Optimizer>(field("optimizer")).value_or(Optimizer::kAdamW);
+  t.allocator = enum_from_key<AllocatorMode>(field("allocator")).value_or(AllocatorMode::kAuto);
+  const std::string& precision = field("precision");
+  t.precision = contains(precision, "pure") ? Precision::kPureBf16
+                : contains(precision, "fp8") ? Precision::kFp8
+                                              : Precision::kBf16;  // bf16 / fp16 mixed precision
+  const FrameworkProfile& profile = framework_profile(t.framework);
+  layout.zero = field("zero_stage").empty() ? profile.default_zero : as_int(field("zero_stage"));
+
+  if (t.seq <= 0 || t.micro_batch <= 0) {
+    run.expressible = false;
+    run.why_not = "seq_len and micro_batch not given";
+  } else if (field("zero_stage").empty() && t.framework != Framework::kMegatron) {
+    run.expressible = false;
+    run.why_not = "ZeRO stage and SP not stated";
+  }
+  const std::string& gpu = field("gpu");
+  const std::optional<GpuSpec> preset = contains(gpu, "A100 80GB")   ? find_gpu_preset("a100-80gb")
+                                        : contains(gpu, "A100 40GB") ? find_gpu_preset("a100-40gb")
+                                        : contains(gpu, "L40S")      ? find_gpu_preset("l40s")
+                                                                     : std::nullopt;
+  if (preset) {
+    config.gpu = *preset;
+  } else {
+    config.gpu = GpuSpec{};
+    config.gpu.name = gpu;
+    config.gpu.memory_bytes = gib_to_bytes(as_number(field("gpu_mem_gb")));  // HBM "GB" sizes are GiB
+  }
+  return run;
+}
+
+double figure(const RankMemory& rank, MeasuredMetric metric) {
+  switch (metric) {
+    case MeasuredMetric::kMaxReserved: return rank.peak_reserved_bytes;
+    case MeasuredMetric::kMaxAllocated: return rank.peak_allocated_bytes;
+    case MeasuredMetric::kDevice:
+    case MeasuredMetric::kFitLabel: return rank.device_bytes;
+  }
+  return rank.device_bytes;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+}  // namespace
+
+std::vector<MeasuredRun> parse_measured_runs(const std::string& csv_text) {
+  std::vector<MeasuredRun> runs;
+  for (const CsvRow& row : parse_csv(csv_text)) runs.push_back(run_from_row(row));
+  return runs;
+}
+
+const std::vector<MeasuredRun>& measured_runs() {
+  static const std::vector<MeasuredRun> runs = parse_measured_runs(kMemoryMeasuredCsv);
+  return runs;
+}
+
+ValidationReport validate_against(const std::vector<MeasuredRun>& runs) {
+  ValidationReport report;
+  std::vector<double> abs_errors, signed_errors;
+  for (const MeasuredRun& run : runs) {
+    ValidationRow row;
+    row.run = run;
+    if (run.expressible) {
+      const MemoryReport memory = estimate_memory(run.config);
+      if (memory.valid()) {
+        const RankMemory& worst = memory.worst();
+        row.verdict = memory.verdict;
+        row.predicted_bytes = figure(worst, run.metric);
+        if (!run.steady_state) {
+          // Read in the first iteration: forward and backward ran before the optimizer's moments
+          // existed (torch.optim and Apex/TE FusedAdam create exp_avg/exp_avg_sq lazily in the first
+          // step()); the step then allocates them after the activations are freed. The figure is
+          // the larger of the two moments.
+          const TrainingSpec& t = run.config.training;
+          const ModelStateRule rule = model_state_rule(t.framework, run.config.layout.zero, t.fp32_grad_buffer, t.precision);
+          const double moment_bytes = worst.intermediates.parameters * optimizer_moment_bytes(t.optimizer, t.precision) /
+                                      (rule.moments_sharded ? double(memory.optimizer_shard_ranks) : 1.0);
+          const double outside_allocator =
+              run.metric == MeasuredMetric::kDevice ? worst.bytes(Component::kNccl) + worst.bytes(Component::kCudaContext) : 0.0;
+          const double at_step = worst.bytes(Component::kWeights) + worst.bytes(Component::kGradients) +
+                                 worst.bytes(Component::kOptimizerStates) + kCublasWorkspaceBytes + outside_allocator;
+          row.predicted_bytes = std::max(row.predicted_bytes - moment_bytes, at_step);
+        }
+        row.label_agrees = run.oom == (memory.verdict == Verdict::kOutOfMemory);
+        ++report.label_rows;
+        if (!row.label_agrees) ++report.label_disagreements;
+        if (run.oom && memory.verdict != Verdict::kOutOfMemory) ++report.false_fits;
+        if (run.measured_bytes > 0) {
+          row.signed_error = (row.predicted_bytes - run.measured_bytes) / run.measured_bytes;
+          abs_errors.push_back(std::fabs(row.signed_error));
+          signed_errors.push_back(row.signed_error);
+        }
+      } else {
+        row.run.expressible = false;
+        row.run.why_not = memory.issues.empty() ? "invalid" : memory.issues.front().message;
+      }
+    }
+    report.rows.push_back(std::move(row));
+  }
+  report.measured_rows = int64_t(abs_errors.size());
+  report.median_abs_error = median(abs_errors);
+  report.median_signed_error = median(signed_errors);
+  return report;
+}
+
+}  // namespace meshfit

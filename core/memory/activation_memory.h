@@ -1,0 +1,78 @@
+// activation_memory.h — activation bytes saved for backward, per layer and per pipeline stage.
+// Per-layer terms: Korthikanti et al. 2022 (arXiv 2205.05198) §4, generalised to SwiGLU and GQA as
+// Fujii et al. 2024 (arXiv 2411.06465): sbh*(12 + 4k/a + 8f/h) with FlashAttention. In-flight
+// micro-batches follow Megatron-LM's 1F1B / interleaved schedules (schedules.py warm-up counts).
+#pragma once
+
+#include <cstdint>
+
+#include "spec/config.h"
+#include "memory/parameter_count.h"
+
+namespace meshfit {
+
+// What "selective" recompute saves. Megatron-LM --recompute-granularity selective recomputes the
+// attention core (Korthikanti §5). torchtitan's op-level selective AC (parallelize.py _save_list /
+// _custom_policy) saves the outputs of every other matmul (wq, wv, w1, w2 of the 7 in a block),
+// the SDPA outputs and the block input, and recomputes everything else.
+enum class SelectiveKind { kAttentionCore, kAlternateMatmuls };
+
+struct ActivationSettings {
+  int64_t seq = 0;
+  int64_t micro_batch = 0;
+  int64_t tp = 1;
+  int64_t cp = 1;
+  bool sp = true;              // only effective at tp > 1
+  bool flash = true;
+  Recompute recompute = Recompute::kNone;
+  SelectiveKind selective = SelectiveKind::kAttentionCore;  // what "selective" means (per framework)
+  // torchtitan's eager attention saves K and V after repeat_kv (full-head size) and a contiguous
+  // copy of the SDPA output (FRAMEWORK_NOTES §1.7, TT25 model/model.py Attention.forward).
+  bool eager_attention_copies = false;
+  // DTensor sequence parallelism (torchtitan apply_tp: SequenceParallel norms, then the norm output
+  // all-gathered to Replicate before wq/wk/wv and w1/w3): F.linear saves the gathered full-sequence
+  // input, so those two 2h inputs are not divided by tp (FRAMEWORK_NOTES §1.7 "TP+SP in
+  // torchtitan"); Megatron's SP saves the sharded norm output and re-gathers in backward.
+  bool sp_saves_gathered_inputs = false;
+  // torch.compile: the min-cut partitioner (torch/_functorch/partitioners.py
+  // min_cut_rematerialization_partition) recomputes cheap pointwise ops in backward instead of
+  // saving their outputs: SwiGLU keeps the w1 and w3 outputs (silu and the product are
+  // recomputed), GeLU keeps its input only, and the repeat_kv/contiguous copies are fused away.
+  bool compiled = false;
+  // LoRA/QLoRA: bytes per layer per micro-batch that a frozen base saves less (or adapters more)
+  // than full training, without recompute (finetune.h lora_activation_delta_bytes).
+  double frozen_base_delta_bytes = 0;
+};
+
+// One layer, one micro-batch, one rank; every field in bytes (bf16 activations, 2 bytes/element).
+struct LayerActivations {
+  double sequence_terms = 0;   // norm inputs, block inputs, dropout masks: split by tp only with SP
+  double tp_split_terms = 0;   // Q, K, V, projection input, MLP intermediates: always split by tp
+  double attention_scores = 0; // eager: softmax (+ dropout) a*s^2 terms; flash: fp32 log-sum-exp
+  double no_recompute = 0;     // sum of the three: what one layer saves with no recompute
+  double stored = 0;           // what one layer keeps under the chosen recompute mode
+};
+
+LayerActivations layer_activations(const ModelSpec& model, const ActivationSettings& settings);
+
+// Micro-batches (interleaved: chunk-micro-batches) whose activations are live on a stage at its
+// peak. 1F1B: min(n_mb, pp - stage). Interleaved (Megatron schedules.py):
+// min(n_mb*vpp, (pp - stage - 1)*2 + (vpp - 1)*pp + 1).
+int64_t in_flight_microbatches(int64_t stage, int64_t pp, int64_t vpp, int64_t num_microbatches);
+
+struct StageActivations {
+  int64_t in_flight = 0;            // (chunk-)micro-batches live at the peak
+  double layers_per_in_flight = 0;  // average layers per in-flight unit on this stage
+  double layer_bytes = 0;           // LayerActivations::stored
+  double layers_bytes = 0;          // in_flight * layers_per_in_flight * layer_bytes
+  double recompute_working_bytes = 0;  // full recompute: one layer's activations rebuilt in backward
+  double embedding_bytes = 0;       // first stage: token ids (int64) + embedding dropout mask
+  double head_input_bytes = 0;      // last stage: final-norm input and LM-head input
+  double total = 0;
+};
+
+StageActivations stage_activations(const ModelSpec& model, const ActivationSettings& settings,
+                                   const StagePlacement& stage, int64_t pp, int64_t vpp,
+                                   int64_t num_microbatches);
+
+}  // namespace meshfit

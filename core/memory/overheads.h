@@ -1,0 +1,68 @@
+// overheads.h — memory that the published formulas leave out, as named constants with sources.
+// They are NCCL buffers, CUDA context, workspaces, framework buckets and allocator fragmentation,
+// each cited below.
+#pragma once
+
+#include "units.h"
+
+namespace meshfit {
+
+// NCCL: ~0.5 GB per communicator of size > 1 (Fujii 2024's memory-estimator.js; NCCL buffers live
+// outside PyTorch's allocator, so they show in nvidia-smi only).
+constexpr double kNcclBytesPerCommunicator = 0.5 * kGB;
+
+// CUDA context and loaded kernels, outside PyTorch's allocator: 300-500 MB context (Fujii tool
+// notes) plus lazily loaded cuBLAS/attention kernels; MEMORY_NOTES §13.7 gives 0.3-2 GB.
+constexpr double kCudaContextBytes = 600 * kMiB;
+
+// cuBLAS/cuBLASLt workspaces allocated through PyTorch's caching allocator (CUBLAS_WORKSPACE_CONFIG
+// default :4096:8 = 32 MiB per handle, two handles) — visible in max_memory_allocated.
+constexpr double kCublasWorkspaceBytes = 64 * kMiB;
+
+// Caching-allocator fragmentation (max_reserved - max_allocated) as a fraction of the memory that
+// is allocated and freed every step (activations, logits, buffers, workspaces). Measured gaps:
+// Megatron 4090 PP stage 0: 0.84 GiB over ~10 GiB dynamic; Leonardo 1.7B: 3.0 GiB over ~39 GiB
+// dynamic (tests/data/memory_measured.csv); ROCm Megatron PR #161 budgets 7%.
+constexpr double kFragmentationFraction = 0.08;
+// The same with PYTORCH_ALLOC_CONF=expandable_segments:True (torchtitan's run_train.sh): one growing
+// segment per stream mapped in 2 MiB pages, so reserved ~ allocated + small slack
+// (../shared/reference/FRAMEWORK_NOTES.md §1.11). ASSUMED value, not measured: no public log gives
+// both figures under expandable segments; reported by `meshfit validate`'s notes.
+constexpr double kExpandableSegmentsFragmentationFraction = 0.02;
+
+// DeepSpeed defaults (deepspeed/runtime/zero/config.py): reduce_bucket_size = 5e8 elements,
+// stage3_prefetch_bucket_size = 5e7 elements; buckets hold 16-bit gradients/parameters.
+constexpr double kDeepSpeedReduceBucketElements = 5e8;
+constexpr double kDeepSpeedPrefetchBucketElements = 5e7;
+
+// Peak bytes per logit element on the last stage (logits = s*b*v/(tp*cp) elements), by
+// cross-entropy implementation (LossKind). ../shared/reference/FRAMEWORK_NOTES.md §1.6, §2.7, §4.5.
+// Megatron vocab-parallel cross-entropy (tensor_parallel/cross_entropy.py _VocabParallelCrossEntropy):
+// bf16 logits 2 + fp32 softmax 4, which backward reuses in place -> 6.
+constexpr double kMegatronBytesPerLogit = 6.0;
+// PyTorch eager F.cross_entropy(pred.float()) as torchtitan calls it (components/loss.py), with
+// `del pred` before backward (train.py forward_backward_step): in the loss backward the saved fp32
+// log_softmax 4 + nll_loss backward's dense fp32 grad 4 + log_softmax backward's fp32 output 4 -> 12
+// (the forward end holds only 2 + 4 + 4 = 10).
+constexpr double kPyTorchBytesPerLogit = 12.0;
+// The same when the caller keeps the bf16 logits alive through backward (HF transformers
+// LlamaForCausalLM returns `logits` in its output; loss_utils ForCausalLMLoss upcasts a copy): 12 + 2.
+constexpr double kPyTorchKeepLogitsBytesPerLogit = 14.0;
+// Compiled cross-entropy (torch.compile with "loss" in compile.components, torchtitan's default
+// components): Inductor fuses the upcast, log_softmax and nll into kernels that keep the bf16
+// logits 2 and write the bf16 gradient 2 (per-row logsumexp is O(rows)). NOT verified in source
+// or by measurement (FRAMEWORK_NOTES §1.6 "Compiled loss"); reported as an assumed constant.
+constexpr double kCompiledBytesPerLogit = 4.0;
+// Chunked loss (torchtune LinearCrossEntropyLoss, num_output_chunks = 8; torchtitan
+// ChunkedLossWrapper): projection and eager CE per chunk, so the eager peak applies to 1/8 of the
+// logits and the full logits never exist (TTUNE modules/loss/cross_entropy_loss.py).
+constexpr double kChunkedLossChunks = 8.0;
+
+// PyTorch's ring attention for context parallelism (torch/distributed/tensor/experimental/
+// _context_parallel/_attention.py, rotate method "allgather", torchtitan's default): in one layer's
+// attention backward, the all-gathered K and V of the whole sequence (cp x local, bf16) live with
+// the fp32 accumulators grad_query/grad_key/grad_value (3 x local x 4 B) and the rotating fp32
+// dK||dV buffer (2 x local x 4 B). Transient, one layer at a time (FRAMEWORK_NOTES §1.10).
+constexpr double kRingAttentionFp32GradBuffers = 5.0;  // local-sized fp32 tensors: dq, dk, dv, rotating dk||dv
+
+}  // namespace meshfit

@@ -1,0 +1,99 @@
+// parameter_count.cpp — see parameter_count.h.
+#include "memory/parameter_count.h"
+
+#include <algorithm>
+
+namespace meshfit {
+
+namespace {
+double norm_width(const ModelSpec& model) { return model.norm == NormKind::kRmsNorm ? 1.0 : 2.0; }
+}  // namespace
+
+LayerParameters layer_parameters(const ModelSpec& model) {
+  const double h = double(model.hidden);
+  const double head_dim = h / double(model.heads);
+  const double q_width = double(model.heads) * head_dim;
+  const double kv_width = double(model.kv_heads) * head_dim;
+  const double f = double(model.ffn);
+  const double matrices = model.mlp == MlpKind::kSwiGlu ? 3.0 : 2.0;
+  LayerParameters params;
+  params.attention = h * q_width + 2.0 * h * kv_width + q_width * h;  // Wq, Wk, Wv, Wo
+  params.mlp = matrices * h * f;                                      // gate?, up, down
+  if (model.linear_bias) {
+    params.attention += q_width + 2.0 * kv_width + h;                   // bq, bk, bv, bo
+    params.mlp += (matrices - 1.0) * f + h;                             // up(/gate) and down biases
+  }
+  params.norms = 2.0 * norm_width(model) * h;                         // two norms per block
+  return params;
+}
+
+double layer_parameters_on_tp_rank(const ModelSpec& model, int64_t tp) {
+  const LayerParameters full = layer_parameters(model);
+  const double t = double(tp);
+  const double h = double(model.hidden);
+  // Row-parallel biases (attention out, MLP down: h each) are replicated, not split.
+  const double replicated_bias = model.linear_bias ? 2.0 * h : 0.0;
+  return (full.attention + full.mlp - replicated_bias) / t + replicated_bias + full.norms;
+}
+
+int64_t padded_vocab(int64_t vocab, int64_t pad_multiple, int64_t tp) {
+  const int64_t multiple = std::max<int64_t>(1, pad_multiple) * std::max<int64_t>(1, tp);
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
+double final_norm_parameters(const ModelSpec& model) { return norm_width(model) * double(model.hidden); }
+
+double total_parameters(const ModelSpec& model) {
+  const double embedding = double(model.vocab) * double(model.hidden);
+  const double head = model.tied_embeddings ? 0.0 : embedding;
+  return double(model.layers) * layer_parameters(model).total() + embedding + head +
+         final_norm_parameters(model);
+}
+
+namespace {
+
+// Layers of virtual stage j (0 .. pp*vpp-1) under the split rule of virtual_stage_layers.
+int64_t chunk_layers(int64_t layers, const Layout& layout, int64_t j, int64_t edge_weight) {
+  const int64_t chunks = layout.pp * layout.vpp;
+  if (chunks == 1) return layers;
+  const int64_t first = layout.pp_first_stage_layers;
+  const int64_t last = layout.pp_last_stage_layers;
+  if (first == 0 && last == 0 && edge_weight > 0) {
+    // torchtitan distributed/pipeline_parallel.py generate_llm_fqn_per_model_part: the embedding
+    // and the norm+output count as edge_weight layers each; the E = L + 2w effective layers are
+    // spread floor(E/S) per stage, the first E mod S stages taking one more.
+    const int64_t effective = layers + 2 * edge_weight;
+    int64_t count = effective / chunks + (j < effective % chunks ? 1 : 0);
+    if (j == 0) count -= edge_weight;
+    if (j == chunks - 1) count -= edge_weight;
+    return std::max<int64_t>(0, count);
+  }
+  if (first > 0 && j == 0) return first;
+  if (last > 0 && j == chunks - 1) return last;
+  const int64_t begin = first > 0 ? 1 : 0;
+  const int64_t middle = (last > 0 ? chunks - 1 : chunks) - begin;
+  const int64_t remaining = layers - first - last;
+  const int64_t index = j - begin;
+  return remaining / middle + (index < remaining % middle ? 1 : 0);
+}
+
+}  // namespace
+
+std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout, int64_t edge_weight) {
+  std::vector<int64_t> counts(size_t(layout.pp * layout.vpp));
+  for (int64_t j = 0; j < int64_t(counts.size()); ++j)
+    counts[size_t(j)] = chunk_layers(layers, layout, j, edge_weight);
+  return counts;
+}
+
+StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage, int64_t edge_weight) {
+  StagePlacement placement;
+  placement.stage = stage;
+  for (int64_t chunk = 0; chunk < layout.vpp; ++chunk)
+    placement.layers += chunk_layers(layers, layout, chunk * layout.pp + stage, edge_weight);
+  placement.has_embedding = stage == 0;
+  placement.has_lm_head = stage == layout.pp - 1;
+  return placement;
+}
+
+}  // namespace meshfit

@@ -1,0 +1,127 @@
+// training_spec.h — how the model is trained: sequence, batch, precision, optimizer, recompute,
+// and which framework's memory layout applies (Megatron-LM, PyTorch FSDP2, DeepSpeed ZeRO).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "spec/enum_names.h"
+
+namespace meshfit {
+
+// bf16: mixed precision, fp32 master weights (Megatron --bf16, torchtitan MixedPrecisionPolicy);
+// fp8: fp8 GEMMs on top of bf16 mixed precision (Transformer Engine / torchao float8);
+// pure_bf16: weights, gradients and optimizer moments all bf16, no master (litgpt "bf16-true",
+// torchtune dtype bf16, HF model loaded in bf16 without AMP).
+enum class Precision { kBf16, kFp8, kPureBf16 };
+// Cross-entropy implementation, which sets the bytes per logit on the last stage (overheads.h).
+// auto = the framework's own (Megatron/DeepSpeed: vocab-parallel; torchtitan: eager, or compiled
+// when compile is on); eager_keep_logits = eager with the bf16 logits kept alive through the
+// backward (HF transformers returns them in the model output).
+// PyTorch caching-allocator configuration: auto = what the framework's launcher sets (torchtitan's
+// run_train.sh: PYTORCH_ALLOC_CONF="expandable_segments:True"; Megatron and DeepSpeed: none).
+enum class AllocatorMode { kAuto, kCaching, kExpandableSegments };
+enum class LossKind { kAuto, kVocabParallel, kEager, kEagerKeepLogits, kCompiled, kChunked };
+// Optimizers (FRAMEWORK_NOTES §4.2; bitsandbytes optim/*.py): paged_* keep their states in CUDA
+// managed memory (outside PyTorch's counters); adafactor factors the second moment (no first).
+enum class Optimizer { kAdamW, kSgd, kAdam8bit, kPagedAdamW, kPagedAdam8bit, kAdafactor };  // Adam = AdamW state
+// Training mode and method: none = pretraining (every parameter trained, the default); full =
+// full fine-tuning (same states); lora / qlora = frozen base (bf16 / NF4) with trainable adapters.
+enum class FinetuneMethod { kNone, kFull, kLora, kQlora };
+enum class AdapterDtype { kFp32, kBf16 };  // PEFT autocast_adapter_dtype=True upcasts adapters to fp32
+// Offload to CPU memory: optimizer = ZeRO-Offload (offload_optimizer: fp32 master, moments and
+// fp32 gradients on the host); params = ZeRO-Infinity offload_param / FSDP CPUOffload(offload_params)
+// (parameters too; needs sharded weights).
+enum class Offload { kNone, kOptimizer, kParams };
+enum class Recompute { kNone, kSelective, kFull };         // selective = attention core (Korthikanti)
+enum class Framework { kMegatron, kFsdp, kDeepSpeed };     // memory-layout profile
+
+template <> struct EnumNames<Precision> {
+  static constexpr EnumName<Precision> table[] = {{Precision::kBf16, "bf16", "bf16 mixed (fp32 master)"},
+                                                  {Precision::kFp8, "fp8", "fp8 GEMMs (bf16 mixed)"},
+                                                  {Precision::kPureBf16, "pure_bf16", "pure bf16 (no master)"},
+                                                  {Precision::kPureBf16, "bf16-true", nullptr}};  // litgpt's name
+};
+template <> struct EnumNames<AllocatorMode> {
+  static constexpr EnumName<AllocatorMode> table[] = {{AllocatorMode::kAuto, "auto", "framework launcher's"},
+                                                      {AllocatorMode::kCaching, "caching", "caching (default)"},
+                                                      {AllocatorMode::kExpandableSegments, "expandable_segments",
+                                                       "expandable segments"}};
+};
+template <> struct EnumNames<LossKind> {
+  static constexpr EnumName<LossKind> table[] = {{LossKind::kAuto, "auto", "framework default"},
+                                                 {LossKind::kVocabParallel, "vocab_parallel", "Megatron vocab-parallel"},
+                                                 {LossKind::kEager, "eager", "PyTorch eager (fp32)"},
+                                                 {LossKind::kEagerKeepLogits, "eager_keep_logits", "eager, logits kept (HF)"},
+                                                 {LossKind::kCompiled, "compiled", "compiled / fused"},
+                                                 {LossKind::kChunked, "chunked", "chunked (8 chunks)"}};
+};
+template <> struct EnumNames<Optimizer> {
+  static constexpr EnumName<Optimizer> table[] = {{Optimizer::kAdamW, "adamw", "AdamW"},
+                                                  {Optimizer::kSgd, "sgd", "SGD (momentum)"},
+                                                  {Optimizer::kAdam8bit, "adam8bit", "8-bit Adam"},
+                                                  {Optimizer::kPagedAdamW, "paged_adamw", "paged AdamW (32-bit)"},
+                                                  {Optimizer::kPagedAdam8bit, "paged_adamw8bit", "paged 8-bit AdamW"},
+                                                  {Optimizer::kAdafactor, "adafactor", "Adafactor"},
+                                                  {Optimizer::kAdamW, "adam", nullptr},  // alias: equal state
+                                                  {Optimizer::kAdam8bit, "adamw_8bit", nullptr},
+                                                  {Optimizer::kPagedAdamW, "paged_adamw_32bit", nullptr},
+                                                  {Optimizer::kPagedAdam8bit, "paged_adamw_8bit", nullptr}};
+};
+template <> struct EnumNames<FinetuneMethod> {
+  static constexpr EnumName<FinetuneMethod> table[] = {{FinetuneMethod::kNone, "none", "pretraining"},
+                                                       {FinetuneMethod::kFull, "full", "full fine-tuning"},
+                                                       {FinetuneMethod::kLora, "lora", "LoRA"},
+                                                       {FinetuneMethod::kQlora, "qlora", "QLoRA (NF4 base)"}};
+};
+template <> struct EnumNames<AdapterDtype> {
+  static constexpr EnumName<AdapterDtype> table[] = {{AdapterDtype::kFp32, "fp32", "fp32 (PEFT default)"},
+                                                     {AdapterDtype::kBf16, "bf16", "bf16 (torchtune)"}};
+};
+template <> struct EnumNames<Offload> {
+  static constexpr EnumName<Offload> table[] = {{Offload::kNone, "none", "none"},
+                                                {Offload::kOptimizer, "optimizer", "optimizer to CPU (ZeRO-Offload)"},
+                                                {Offload::kParams, "params", "optimizer + params to CPU"}};
+};
+template <> struct EnumNames<Recompute> {
+  static constexpr EnumName<Recompute> table[] = {{Recompute::kNone, "none", "none"},
+                                                  {Recompute::kSelective, "selective", "selective"},
+                                                  {Recompute::kFull, "full", "full"}};
+};
+template <> struct EnumNames<Framework> {
+  static constexpr EnumName<Framework> table[] = {{Framework::kMegatron, "megatron", "Megatron-LM"},
+                                                  {Framework::kFsdp, "fsdp", "PyTorch FSDP2"},
+                                                  {Framework::kDeepSpeed, "deepspeed", "DeepSpeed ZeRO"}};
+};
+
+struct TrainingSpec {
+  int64_t seq = 4096;                      // s: tokens per sequence
+  int64_t global_batch = 512;              // sequences per optimizer step (all DP ranks)
+  int64_t micro_batch = 1;                 // b: sequences per micro-batch per rank
+  Precision precision = Precision::kBf16;
+  Optimizer optimizer = Optimizer::kAdamW;
+  Recompute recompute = Recompute::kNone;
+  bool flash = true;                       // FlashAttention / SDPA: no s^2 score tensor is stored
+  bool sp = true;                          // Megatron sequence parallelism (only meaningful at tp > 1)
+  Framework framework = Framework::kMegatron;
+  bool fp32_grad_buffer = true;            // Megatron/DeepSpeed: accumulate gradients in fp32
+  LossKind loss = LossKind::kAuto;         // cross-entropy implementation
+  bool compile = false;                    // torch.compile of the blocks (and the loss) (torchtitan compile.enable)
+  bool async_tp = false;                   // torchtitan enable_async_tensor_parallel (runs under compile)
+  // Fine-tuning (finetune.h; FINETUNE_NOTES.md).
+  FinetuneMethod finetune = FinetuneMethod::kNone;
+  int64_t lora_rank = 16;                  // r
+  double lora_alpha = 32;                  // scaling alpha/r: no memory or time effect
+  std::string lora_targets = "all-linear"; // all-linear | attention | q,k,v,o,gate,up,down
+  AdapterDtype adapter_dtype = AdapterDtype::kFp32;
+  AdapterDtype base_dtype = AdapterDtype::kBf16;  // LoRA: dtype the frozen base is loaded in (fp32: PEFT sft example without torch_dtype)
+  bool kbit_upcast = true;                 // QLoRA: prepare_model_for_kbit_training casts non-4-bit params to fp32
+  bool double_quant = true;                // QLoRA: bnb_4bit_use_double_quant (0.516 vs 0.5625 B/param)
+  bool optimizer_in_backward = false;      // step each parameter in its backward hook (torchtune optimizer_in_bwd)
+  Offload offload = Offload::kNone;
+  AllocatorMode allocator = AllocatorMode::kAuto;  // PYTORCH_ALLOC_CONF expandable_segments or not
+  double headroom = 0.8;                   // "tight" at or above this fraction of capacity (Fujii 2024)
+};
+
+}  // namespace meshfit

@@ -1,0 +1,58 @@
+// panel_validation.cpp — the Validation tab: every public measured run (tests/data, compiled into
+// core: io/measured_runs.h) beside its prediction, the metric compared, the signed error, the source
+// and the median, so a user sees how far to trust a number for a setup like theirs. Same rows as
+// `meshfit validate`.
+#include <cstdio>
+
+#include "panels.h"
+
+namespace meshfit::ui {
+
+void draw_validation_view(AppState& s) {
+  if (!s.validation_ready) {
+    s.validation = validate_against_measurements();
+    s.validation_ready = true;
+  }
+  const ValidationReport& v = s.validation;
+  ImGui::TextWrapped("Median |error| %.1f%% (signed %+.1f%%) over %lld measured runs; %lld of %lld fit/OOM labels "
+                     "disagree; %lld runs that ran out of memory predicted to fit. Each run is predicted on the "
+                     "metric its source reports; hover a source for its notes.",
+                     100.0 * v.median_abs_error, 100.0 * v.median_signed_error, (long long)v.measured_rows,
+                     (long long)v.label_disagreements, (long long)v.label_rows, (long long)v.false_fits);
+  if (!ImGui::BeginTable("validation", 8,
+                         ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
+                             ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit))
+    return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  for (const char* column : {"run", "metric", "measured", "predicted", "error", "label", "verdict", "source"})
+    ImGui::TableSetupColumn(column);
+  ImGui::TableHeadersRow();
+  for (const ValidationRow& row : v.rows) {
+    const MeasuredRun& run = row.run;
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(run.label.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(enum_label(run.metric));
+    ImGui::TableNextColumn();
+    if (run.measured_bytes > 0) ImGui::TextUnformatted(format_bytes(s, run.measured_bytes).c_str());
+    else ImGui::TextDisabled("-");
+    ImGui::TableNextColumn();
+    if (run.expressible) ImGui::TextUnformatted(format_bytes(s, row.predicted_bytes).c_str());
+    else ImGui::TextDisabled("not expressible");
+    ImGui::TableNextColumn();
+    if (run.expressible && run.measured_bytes > 0) ImGui::Text("%+.1f%%", 100.0 * row.signed_error);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(run.oom ? "OOM" : "ran");
+    ImGui::TableNextColumn();
+    if (run.expressible) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(row.label_agrees ? kGreen : kRed), "%s",
+                                            to_string(row.verdict));
+    else ImGui::TextDisabled("%s", run.why_not.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(run.source.c_str());
+    if (ImGui::IsItemHovered() && !run.notes.empty()) ImGui::SetTooltip("%s", run.notes.c_str());
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace meshfit::ui

@@ -102,10 +102,20 @@ export interface ValidationResult extends Result {
   label_rows: number; label_disagreements: number; false_fits: number;
 }
 
+export interface MethodCandidate {
+  strategy: string; finetune: 'full' | 'lora' | 'qlora'; framework: Framework; zero: number; tp: number;
+  offload: 'none' | 'optimizer' | 'params'; recompute: Recompute; fits: boolean; device_bytes: number;
+  host_bytes: number; step_time_s: number; tokens_per_s_per_gpu: number; rejected?: string;
+}
+export interface MethodsResult extends Result {
+  ranked: MethodCandidate[]; rejected: MethodCandidate[]; capacity_bytes?: number; config?: Required<Config>;
+}
+
 export interface Meshfit {
   readonly version: string;
   estimate(config: Config): EstimateResult;
   search(config: Config, options?: SearchOptions): SearchResult;
+  methods(config: Config & { methods?: string }): MethodsResult;
   presets(): Presets;
   validate(): ValidationResult;
   parseHfConfig(configJsonText: string): Result & { model?: Config; model_type: string };

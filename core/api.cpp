@@ -8,6 +8,7 @@
 #include "perf/perf_model.h"
 #include "io/serialize.h"
 #include "io/url_state.h"
+#include "search/method_select.h"
 
 namespace meshfit {
 
@@ -112,6 +113,60 @@ json run_search(json input, const json& options) {
   result.issues = issues;
   json out = search_result_to_json(result);
   if (result.valid()) out["capacity_bytes"] = parsed.config.gpu.memory_bytes;
+  return with_status(out, issues);
+}
+
+json run_methods(json input) {
+  std::vector<Issue> issues;
+  json object = resolve_state(std::move(input), issues);
+  MethodOptions options;
+  if (object.is_object() && object.contains("methods")) {
+    const json methods = object["methods"];
+    object.erase("methods");
+    const std::string text = methods.is_string() ? methods.get<std::string>() : "";
+    options.methods = {false, false, false};
+    size_t begin = 0;
+    while (begin <= text.size()) {
+      const size_t comma = std::min(text.find(',', begin), text.size());
+      const std::string word = text.substr(begin, comma - begin);
+      if (const auto method = enum_from_key<FinetuneMethod>(word); method && *method != FinetuneMethod::kNone)
+        options.methods[size_t(*method) - 1] = true;
+      begin = comma + 1;
+    }
+    if (!options.methods[0] && !options.methods[1] && !options.methods[2])
+      issues.push_back({IssueCode::kUnknownValue, Severity::kError, "methods",
+                        "methods \"" + text + "\" names none of full, lora, qlora."});
+  }
+  // The fine-tuning defaults (finetune.h) apply to what the base config leaves out.
+  if (object.is_object() && !object.contains("finetune")) object["finetune"] = "lora";
+  const ParsedConfig parsed = parse_config(object);
+  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  MethodRanking ranking;
+  if (!has_errors(issues)) ranking = rank_finetune_methods(parsed.config, options);
+  issues.insert(issues.end(), ranking.issues.begin(), ranking.issues.end());
+  const auto candidate_json = [](const MethodCandidate& c) {
+    json out = {{"strategy", c.strategy},
+                {"finetune", to_string(c.config.training.finetune)},
+                {"framework", to_string(c.config.training.framework)},
+                {"zero", c.config.layout.zero},
+                {"tp", c.config.layout.tp},
+                {"offload", to_string(c.config.training.offload)},
+                {"recompute", to_string(c.config.training.recompute)},
+                {"fits", c.fits},
+                {"device_bytes", c.device_bytes},
+                {"host_bytes", c.host_bytes},
+                {"step_time_s", c.step_time_s},
+                {"tokens_per_s_per_gpu", c.tokens_per_s_per_gpu}};
+    if (!c.rejected.empty()) out["rejected"] = c.rejected;
+    return out;
+  };
+  json out = {{"ranked", json::array()}, {"rejected", json::array()}};
+  for (const MethodCandidate& c : ranking.ranked) out["ranked"].push_back(candidate_json(c));
+  for (const MethodCandidate& c : ranking.rejected) out["rejected"].push_back(candidate_json(c));
+  if (!has_errors(issues)) {
+    out["capacity_bytes"] = parsed.config.gpu.memory_bytes;
+    out["config"] = config_to_json(parsed.config);
+  }
   return with_status(out, issues);
 }
 

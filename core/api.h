@@ -46,6 +46,9 @@ nlohmann::json run_estimate(nlohmann::json input);
 // Config object + search options (pins such as "tp", bounds such as "max_pp", "memory_limit",
 // "top", "keep_all") -> the search result.
 nlohmann::json run_search(nlohmann::json input, const nlohmann::json& options);
+// Config object (+ "methods": "full,lora,qlora") -> every distributed fine-tuning method evaluated:
+// those that fit ranked by predicted step time, the rest with the reason (method_select.h).
+nlohmann::json run_methods(nlohmann::json input);
 nlohmann::json run_presets();
 // Every measured run in tests/data/memory_measured.csv (compiled in) with its prediction: metric,
 // measured and predicted bytes, signed error, fit/OOM label and verdict, source; plus the median.

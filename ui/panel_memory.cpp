@@ -17,7 +17,7 @@ const ImU32 kComponentColors[kComponentCount] = {
     IM_COL32(76, 114, 176, 255),  IM_COL32(129, 167, 219, 255), IM_COL32(221, 132, 82, 255),
     IM_COL32(85, 168, 104, 255),  IM_COL32(196, 78, 82, 255),   IM_COL32(129, 114, 179, 255),
     IM_COL32(147, 120, 96, 255),  IM_COL32(218, 139, 195, 255), IM_COL32(140, 140, 140, 255),
-    IM_COL32(204, 185, 116, 255)};
+    IM_COL32(204, 185, 116, 255), IM_COL32(100, 181, 205, 255)};
 
 // The formula behind one component of one rank, with the user's numbers in it.
 std::string component_formula(const AppState& s, const RankMemory& rank, Component component) {
@@ -69,6 +69,10 @@ std::string component_formula(const AppState& s, const RankMemory& rank, Compone
       break;
     case Component::kCudaContext:
       std::snprintf(text, sizeof text, "CUDA context and kernels (outside PyTorch's allocator) = %s", total.c_str());
+      break;
+    case Component::kPagedOptimizer:
+      std::snprintf(text, sizeof text, "bitsandbytes paged optimizer states in CUDA managed memory (nvidia-smi only) = %s",
+                    total.c_str());
       break;
   }
   return text;

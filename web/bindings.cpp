@@ -16,6 +16,7 @@ std::string estimate(const std::string& config) { return meshfit::run_estimate(p
 std::string search(const std::string& config, const std::string& options) {
   return meshfit::run_search(parse(config), parse(options)).dump();
 }
+std::string methods(const std::string& config) { return meshfit::run_methods(parse(config)).dump(); }
 std::string presets() { return meshfit::run_presets().dump(); }
 std::string validate() { return meshfit::run_validate().dump(); }
 std::string parse_hf_config(const std::string& text) { return meshfit::run_parse_hf_config(text).dump(); }
@@ -28,6 +29,7 @@ std::string version() { return meshfit::version(); }
 EMSCRIPTEN_BINDINGS(meshfit) {
   emscripten::function("estimate", &estimate);
   emscripten::function("search", &search);
+  emscripten::function("methods", &methods);
   emscripten::function("presets", &presets);
   emscripten::function("validate", &validate);
   emscripten::function("parseHfConfig", &parse_hf_config);

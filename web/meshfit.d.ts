@@ -13,8 +13,13 @@ export interface Config {
   gpu_bf16_tflops?: number; gpu_fp8_tflops?: number; gpu_hbm_tbps?: number; gpu_nvlink_gbps?: number; gpu_nic_gbps?: number;
   gpu_bf16_gemm_ceiling?: number; gpu_fp8_gemm_ceiling?: number; gpu_power_limit_w?: number; gpu_tdp_w?: number; gpu_nvlink_domain?: number;
   seq?: number; global_batch?: number; micro_batch?: number; precision?: 'bf16' | 'fp8' | 'pure_bf16' | 'bf16-true';
-  optimizer?: 'adamw' | 'adam' | 'sgd' | 'adam8bit'; recompute?: Recompute; flash?: boolean; sp?: boolean;
+  optimizer?: 'adamw' | 'adam' | 'sgd' | 'adam8bit' | 'paged_adamw' | 'paged_adamw8bit' | 'adafactor' | 'adamw_8bit' |
+    'paged_adamw_32bit' | 'paged_adamw_8bit'; recompute?: Recompute; flash?: boolean; sp?: boolean;
   framework?: Framework; fp32_grad_buffer?: boolean; headroom?: number;
+  /** Fine-tuning: none = pretraining. */
+  finetune?: 'none' | 'full' | 'lora' | 'qlora'; lora_rank?: number; lora_alpha?: number; lora_targets?: string;
+  adapter_dtype?: 'fp32' | 'bf16'; base_dtype?: 'fp32' | 'bf16'; kbit_upcast?: boolean; double_quant?: boolean; optimizer_in_backward?: boolean;
+  offload?: 'none' | 'optimizer' | 'params';
   loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked'; compile?: boolean; async_tp?: boolean;
   allocator?: 'auto' | 'caching' | 'expandable_segments';
   kernels?: 'auto' | 'eager' | 'fused' | 'compiled'; tp_comm_overlap?: boolean; dp_comm_overlap?: boolean;
@@ -29,13 +34,17 @@ export interface Issue { code: string; severity: 'error' | 'warning'; field: str
 interface Result { ok: boolean; issues: Issue[]; }
 
 export type ComponentName = 'weights' | 'gradients' | 'optimizer_states' | 'activations' | 'logits_loss' |
-  'comm_buffers' | 'workspace' | 'fragmentation' | 'nccl' | 'cuda_context';
+  'comm_buffers' | 'workspace' | 'fragmentation' | 'nccl' | 'cuda_context' | 'paged_optimizer';
 
 export interface RankMemory {
   role: 'only' | 'first' | 'middle' | 'last'; pp_stage: number;
   chunks: { chunk: number; first_layer: number; layers: number }[];
   components: Record<ComponentName, number>;
   peak_allocated_bytes: number; peak_reserved_bytes: number; device_bytes: number;
+  /** CPU memory of offloaded states. */
+  host_bytes: number;
+  /** LLMem's split: the output section (LM head, its input, logits and loss) and the rest. */
+  sections: { body_bytes: number; output_bytes: number };
   intermediates: Record<string, unknown>;
 }
 
@@ -100,10 +109,20 @@ export interface ValidationResult extends Result {
   label_rows: number; label_disagreements: number; false_fits: number;
 }
 
+export interface MethodCandidate {
+  strategy: string; finetune: 'full' | 'lora' | 'qlora'; framework: Framework; zero: number; tp: number;
+  offload: 'none' | 'optimizer' | 'params'; recompute: Recompute; fits: boolean; device_bytes: number;
+  host_bytes: number; step_time_s: number; tokens_per_s_per_gpu: number; rejected?: string;
+}
+export interface MethodsResult extends Result {
+  ranked: MethodCandidate[]; rejected: MethodCandidate[]; capacity_bytes?: number; config?: Required<Config>;
+}
+
 export interface Meshfit {
   readonly version: string;
   estimate(config: Config): EstimateResult;
   search(config: Config, options?: SearchOptions): SearchResult;
+  methods(config: Config & { methods?: string }): MethodsResult;
   presets(): Presets;
   validate(): ValidationResult;
   parseHfConfig(configJsonText: string): Result & { model?: Config; model_type: string };

@@ -44,6 +44,9 @@ function wrap(module) {
     estimate: (config) => call(module.estimate(text(config))),
     /** Every layout for the GPU count, ranked; options pin (tp: 8) or bound (max_pp: 4) dimensions. */
     search: (config, options = {}) => call(module.search(text(config), text(options))),
+    /** Fine-tuning: every distributed method x full/LoRA/QLoRA, fits ranked by step time, the rest with reasons
+     *  (config may carry methods: "full,lora,qlora"). */
+    methods: (config) => call(module.methods(text(config))),
     /** Model and GPU presets. */
     presets: () => call(module.presets()),
     /** Every public measured run (tests/data/memory_measured.csv) with its prediction and the median error. */

@@ -2,6 +2,8 @@
 // config files and (later) the JS API and URL state.
 #include "io/serialize.h"
 
+#include "memory/finetune.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -187,8 +189,18 @@ ParsedConfig parse_config(const json& object) {
     read.field(*row, value, c);
   }
   // Defaults that depend on the framework come from its profile (FSDP: full sharding).
-  if (!object.contains("zero") || object["zero"].is_null())
-    c.layout.zero = framework_profile(c.training.framework).default_zero;
+  const auto given = [&object](const char* key) { return object.contains(key) && !object[key].is_null(); };
+  if (!given("zero")) c.layout.zero = framework_profile(c.training.framework).default_zero;
+  // Fine-tuning: the Hugging Face Trainer + PEFT defaults for what the config leaves out (finetune.h).
+  if (is_finetune(c.training)) {
+    const FinetuneDefaults d = finetune_defaults(c, given("framework"));
+    if (!given("framework")) c.training.framework = d.framework;
+    if (!given("zero")) c.layout.zero = d.zero;
+    if (!given("global_batch")) c.training.global_batch = d.global_batch;
+    if (!given("recompute")) c.training.recompute = d.recompute;
+    if (!given("loss")) c.training.loss = d.loss;
+    if (!given("allocator")) c.training.allocator = d.allocator;
+  }
 
   // A custom model (no preset) must name its whole architecture; kv_heads defaults to heads.
   if (!have_model_preset) {
@@ -269,6 +281,8 @@ json rank_to_json(const RankMemory& rank) {
           {"peak_allocated_bytes", rank.peak_allocated_bytes},
           {"peak_reserved_bytes", rank.peak_reserved_bytes},
           {"device_bytes", rank.device_bytes},
+          {"host_bytes", rank.host_bytes},
+          {"sections", {{"body_bytes", in.body_section_bytes}, {"output_bytes", in.output_section_bytes}}},
           {"intermediates",
            {{"layers", in.layers},
             {"parameters", in.parameters},
@@ -285,7 +299,11 @@ json rank_to_json(const RankMemory& rank) {
             {"backward_working_bytes", in.backward_working_bytes},
             {"peak_phase", in.peak_at_backward ? "backward" : "forward_end"},
             {"largest_unit_parameters", in.largest_unit_parameters},
-            {"nccl_communicators", in.nccl_communicators}}}};
+            {"nccl_communicators", in.nccl_communicators},
+            {"trainable_parameters", in.trainable_parameters},
+            {"frozen_parameters", in.frozen_parameters},
+            {"quantized_parameters", in.quantized_parameters},
+            {"dequantized_transient_bytes", in.dequantized_transient_bytes}}}};
 }
 
 }  // namespace

@@ -41,13 +41,13 @@ LayerActivations layer_activations(const ModelSpec& model, const ActivationSetti
     const double score_bytes = model.dropout ? 5.0 : 2.0;
     act.attention_scores = score_bytes * a * s_local * double(settings.seq) * b / t;
   }
-  act.no_recompute = act.sequence_terms + act.tp_split_terms + act.attention_scores;
+  act.no_recompute = act.sequence_terms + act.tp_split_terms + act.attention_scores + settings.frozen_base_delta_bytes;
   switch (settings.recompute) {
     case Recompute::kNone: act.stored = act.no_recompute; break;
     // Selective recomputes the attention core (Korthikanti §5): its saved tensors are dropped.
     case Recompute::kSelective:
       if (settings.selective == SelectiveKind::kAttentionCore) {
-        act.stored = act.sequence_terms + act.tp_split_terms;
+        act.stored = act.sequence_terms + act.tp_split_terms + settings.frozen_base_delta_bytes;
       } else {
         // Saved: block input and w2 output (2sbh each, sequence terms); wq output 2sbh, wv output
         // 2sbh*k/a, SDPA output 2sbh (+ its log-sum-exp) and w1 output 2sbf (split by tp).

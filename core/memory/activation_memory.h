@@ -39,6 +39,9 @@ struct ActivationSettings {
   // saving their outputs: SwiGLU keeps the w1 and w3 outputs (silu and the product are
   // recomputed), GeLU keeps its input only, and the repeat_kv/contiguous copies are fused away.
   bool compiled = false;
+  // LoRA/QLoRA: bytes per layer per micro-batch that a frozen base saves less (or adapters more)
+  // than full training, without recompute (finetune.h lora_activation_delta_bytes).
+  double frozen_base_delta_bytes = 0;
 };
 
 // One layer, one micro-batch, one rank; every field in bytes (bf16 activations, 2 bytes/element).

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "memory/finetune.h"
 #include "memory/overheads.h"
 #include "memory/parameter_count.h"
 #include "spec/validate.h"
@@ -160,6 +161,11 @@ double optimizer_moment_bytes(Optimizer optimizer, Precision precision) {
     case Optimizer::kAdamW: return 2 * width;  // m and v
     case Optimizer::kSgd: return width;        // momentum
     case Optimizer::kAdam8bit: return 2;  // bitsandbytes: 1-byte m and v (block scales negligible)
+    case Optimizer::kPagedAdamW: return 2 * width;  // bitsandbytes PagedAdamW32bit: fp32 m and v, paged
+    case Optimizer::kPagedAdam8bit: return 2;       // PagedAdamW8bit
+    // HF Adafactor (beta1=None): no first moment; the second moment is factored into a row and a
+    // column vector per matrix, 4*(rows + cols) bytes, under 0.01 B/param at h >= 1024: counted 0.
+    case Optimizer::kAdafactor: return 0;
   }
   return 8;
 }
@@ -197,23 +203,30 @@ CommBuffers comm_buffer_bytes(const Config& config, const RankIntermediates& ran
   const double layer = rank.layer_parameters;
   const double largest = rank.largest_unit_parameters;
   const auto both = [](double bytes) { return CommBuffers{bytes, bytes}; };
+  // Fine-tuning with a frozen base (finetune.h): only the adapters have gradients to bucket or
+  // reduce; the gathered base is bf16, or NF4 packed in a bf16 quant_storage under QLoRA.
+  const bool frozen_base = has_adapters(config.training);
+  const double trained = frozen_base ? rank.trainable_parameters : rank.parameters;
+  const double trained_layer = frozen_base && rank.layers > 0 ? rank.trainable_parameters / double(rank.layers) : layer;
+  const double gathered_bytes = config.training.finetune == FinetuneMethod::kQlora ? kNf4BytesPerParam : 2.0;
   switch (config.training.framework) {
     case Framework::kMegatron:
       return both(0);  // mcore DDP reduces and gathers in place in its contiguous buffers
     case Framework::kDeepSpeed:
       if (zero >= 3) {
-        // estimate_zero3: 4 * largest layer (its 16-bit params + grads unsharded), plus the
-        // prefetch bucket and the reduce bucket.
-        return both(4.0 * largest + 2.0 * std::min(layer, kDeepSpeedPrefetchBucketElements) +
-                    2.0 * kDeepSpeedReduceBucketElements);
+        // estimate_zero3: 4 * largest layer (its 16-bit params + grads unsharded; frozen: params
+        // only), plus the prefetch bucket and the reduce bucket (at most the trainable parameters).
+        const double unit = frozen_base ? gathered_bytes * largest : 4.0 * largest;
+        return both(unit + 2.0 * std::min(layer, kDeepSpeedPrefetchBucketElements) +
+                    2.0 * std::min(trained, kDeepSpeedReduceBucketElements));
       }
-      return both(2.0 * kDeepSpeedReduceBucketElements);  // one 16-bit reduce bucket
+      return both(2.0 * std::min(trained, kDeepSpeedReduceBucketElements));  // one 16-bit reduce bucket
     case Framework::kFsdp: {
       // DDP bucket copies of the fp32 gradients, only when there is a DDP group (torchtitan wraps
       // with DDP only when dp_replicate > 1; at one rank there is nothing to reduce).
       if (zero == 0)
         return both(framework_profile(Framework::kFsdp).ddp_bucket_copy && effective_dp(config) * config.layout.cp > 1
-                        ? 4.0 * rank.parameters
+                        ? 4.0 * trained
                         : 0.0);
       if (rank.unsharded_parameter_bytes > 0) {
         // Under PP the stage stays unsharded (counted apart); in a block's backward its bf16
@@ -221,6 +234,13 @@ CommBuffers comm_buffer_bytes(const Config& config, const RankIntermediates& ran
         // (_fsdp_param.py accumulate_unsharded_grad_if_needed).
         return {rank.unsharded_parameter_bytes,
                 rank.unsharded_parameter_bytes + 2.0 * std::max(layer, rank.lm_head_parameters)};
+      }
+      if (frozen_base) {
+        // The block and the prefetched next one gathered, plus the adapters' gradient and fp32
+        // reduce-scatter input (6 B per trainable parameter); the frozen head gathered alone.
+        const double kept = zero == 2 ? gathered_bytes * rank.parameters : 0.0;
+        return {2.0 * rank.lm_head_parameters + kept,
+                std::max(2.0 * gathered_bytes * layer + 6.0 * trained_layer, 2.0 * rank.lm_head_parameters) + kept};
       }
       // SHARD_GRAD_OP (zero 2) keeps every unit unsharded between forward and backward.
       const double kept_unsharded = zero == 2 ? 2.0 * rank.parameters : 0.0;
@@ -268,6 +288,8 @@ MemoryPlan plan_memory(const Config& config) {
   settings.eager_attention_copies = training.framework == Framework::kFsdp;  // torchtitan's llama3 model.py
   settings.sp_saves_gathered_inputs = training.framework == Framework::kFsdp;  // torchtitan's DTensor SP
   settings.compiled = training.compile || training.async_tp;  // AsyncTP runs under compile (maybe_enable_async_tp)
+  settings.frozen_base_delta_bytes = lora_activation_delta_bytes(
+      model, training, double(training.seq) / double(layout.cp) * double(training.micro_batch), layout.tp);
   plan.layer_activations = layer_activations(model, settings);
 
   const double shard = double(plan.optimizer_shard_ranks);
@@ -389,6 +411,13 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
                        kRingAttentionFp32GradBuffers * 4.0 * local_tokens * double(model.hidden) / double(layout.tp);
   }
 
+  // Model states, pretraining or fine-tuning, from the one hook (finetune.h).
+  const StageStateBytes states = stage_state_bytes(config, plan, shape);
+  in.trainable_parameters = states.trainable_parameters;
+  in.frozen_parameters = states.frozen_parameters;
+  in.quantized_parameters = states.quantized_parameters;
+  in.dequantized_transient_bytes = states.transient_bytes;
+  rank.host_bytes = states.host;
   // A stage peaks either at the end of a forward (logits and loss buffers live) or inside a
   // layer's backward (recomputed layer + gradient temporaries live); never both at once, since
   // the loss buffers are freed before any layer's backward runs.
@@ -406,8 +435,8 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   const double fp8_cache = training.precision == Precision::kFp8
                                ? plan.profile.fp8_weight_cache_bytes * double(stage.layers) * plan.layer_parameters
                                : 0.0;
-  c[size_t(Component::kWeights)] = in.parameters * plan.weight_bytes_per_param + fp8_cache;
-  const double gradient_bytes = in.parameters * plan.grad_bytes_per_param + in.unsharded_gradient_bytes;
+  c[size_t(Component::kWeights)] = states.weights + fp8_cache;
+  const double gradient_bytes = states.gradients + in.unsharded_gradient_bytes;
   // torch.optim's zero_grad(set_to_none=True) (the default since PyTorch 2.0; torchtitan's and HF
   // Trainer's loops call it) frees .grad after every step, so with one micro-batch per step and no
   // unsharded accumulation the gradients are created during backward as the activations they come
@@ -416,13 +445,14 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   in.gradients_built_during_backward =
       plan.profile.grads_set_to_none && plan.num_microbatches == 1 && in.unsharded_gradient_bytes == 0;
   c[size_t(Component::kGradients)] = in.gradients_built_during_backward ? 0.0 : gradient_bytes;
-  c[size_t(Component::kOptimizerStates)] = in.parameters * plan.optimizer_bytes_per_param;
+  c[size_t(Component::kOptimizerStates)] = states.optimizer;
+  c[size_t(Component::kPagedOptimizer)] = states.paged_optimizer;
   c[size_t(Component::kActivations)] =
       in.activations.total - (in.peak_at_backward ? 0.0 : in.activations.recompute_working_bytes);
   c[size_t(Component::kLogitsLoss)] = in.peak_at_backward ? 0.0 : logits;
   c[size_t(Component::kCommBuffers)] = (in.peak_at_backward ? comm.in_backward : comm.at_loss) + in.pp_receive_buffer_bytes;
-  c[size_t(Component::kWorkspace)] =
-      kCublasWorkspaceBytes + sp_gather + (in.peak_at_backward ? backward_temporaries + in.cp_ring_bytes : 0.0);
+  c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes + sp_gather + states.transient_bytes +
+                                     (in.peak_at_backward ? backward_temporaries + in.cp_ring_bytes : 0.0);
   if (in.gradients_built_during_backward) {
     // The end of backward: every gradient, no activation left.
     double during = 0, at_end = 0;
@@ -448,7 +478,15 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
 
   for (int i = 0; i <= int(Component::kWorkspace); ++i) rank.peak_allocated_bytes += c[size_t(i)];
   rank.peak_reserved_bytes = rank.peak_allocated_bytes + c[size_t(Component::kFragmentation)];
-  rank.device_bytes = rank.peak_reserved_bytes + c[size_t(Component::kNccl)] + c[size_t(Component::kCudaContext)];
+  rank.device_bytes = rank.peak_reserved_bytes + c[size_t(Component::kNccl)] + c[size_t(Component::kCudaContext)] +
+                      c[size_t(Component::kPagedOptimizer)];
+  // LLMem (Kim et al. 2024 §3) allocates the output section (LM head, logits, loss) apart from the
+  // transformer body: the head's states, its input saved for backward and, at a forward-end peak,
+  // the logits and loss buffers.
+  in.output_section_bytes = states.output_section_bytes +
+                            (c[size_t(Component::kActivations)] > 0 ? in.activations.head_input_bytes : 0.0) +
+                            c[size_t(Component::kLogitsLoss)];
+  in.body_section_bytes = rank.peak_allocated_bytes - in.output_section_bytes;
   return rank;
 }
 

@@ -26,6 +26,7 @@ enum class Component {
   kFragmentation,    // caching-allocator reserve beyond allocations
   kNccl,             // NCCL buffers per communicator (outside PyTorch's allocator)
   kCudaContext,      // CUDA context and kernels (outside PyTorch's allocator)
+  kPagedOptimizer,   // bitsandbytes paged optimizer states in CUDA managed memory (outside PyTorch's allocator)
 };
 // Key: the JSON name ("optimizer_states"); label: the display name ("Optimizer states").
 template <> struct EnumNames<Component> {
@@ -39,7 +40,8 @@ template <> struct EnumNames<Component> {
       {Component::kWorkspace, "workspace", "Workspace"},
       {Component::kFragmentation, "fragmentation", "Fragmentation"},
       {Component::kNccl, "nccl", "NCCL"},
-      {Component::kCudaContext, "cuda_context", "CUDA context"}};
+      {Component::kCudaContext, "cuda_context", "CUDA context"},
+      {Component::kPagedOptimizer, "paged_optimizer", "Paged optimizer"}};
 };
 constexpr int kComponentCount = int(enum_count<Component>());
 inline const char* component_label(Component component) { return enum_label(component); }
@@ -112,7 +114,8 @@ ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_gra
 // Bytes per logit element of the cross-entropy the config uses (overheads.h).
 double loss_bytes_per_logit(const FrameworkProfile& profile, const TrainingSpec& training);
 LossKind effective_loss(const FrameworkProfile& profile, const TrainingSpec& training);
-double optimizer_moment_bytes(Optimizer optimizer, Precision precision = Precision::kBf16);  // AdamW 8 (pure bf16: 4), SGD 4 (2), 8-bit Adam 2
+// AdamW / paged AdamW 8 (pure bf16: 4), SGD 4 (2), 8-bit Adam / paged 8-bit 2, Adafactor ~0.
+double optimizer_moment_bytes(Optimizer optimizer, Precision precision = Precision::kBf16);
 
 // The quantities behind one rank's numbers, so a front end can show each formula filled in.
 struct RankIntermediates {
@@ -139,6 +142,13 @@ struct RankIntermediates {
   double pp_receive_buffer_bytes = 0;   // torch pipelining: one input buffer per micro-batch
   double fragmentation_fraction = 0;    // of the per-step allocations (overheads.h)
   int64_t nccl_communicators = 0;
+  // Fine-tuning (finetune.h): what is trained, what is frozen, and LLMem's two sections.
+  double trainable_parameters = 0;      // parameters with gradients on this rank's stage
+  double frozen_parameters = 0;         // frozen base parameters on this stage
+  double quantized_parameters = 0;      // of which NF4 (QLoRA)
+  double dequantized_transient_bytes = 0;  // QLoRA: one projection dequantised to bf16
+  double output_section_bytes = 0;      // LM head + final norm states, head input, logits and loss at the peak
+  double body_section_bytes = 0;        // the rest of peak allocated: embedding and transformer body
 };
 
 struct RankMemory {
@@ -149,6 +159,7 @@ struct RankMemory {
   double peak_allocated_bytes = 0;      // ~ torch.cuda.max_memory_allocated
   double peak_reserved_bytes = 0;       // ~ torch.cuda.max_memory_reserved
   double device_bytes = 0;              // ~ nvidia-smi used memory
+  double host_bytes = 0;                // CPU memory for offloaded states (offload != none)
   RankIntermediates intermediates;
 
   double bytes(Component component) const { return component_bytes[size_t(component)]; }

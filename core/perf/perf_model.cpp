@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "memory/finetune.h"
 #include "memory/parameter_count.h"
 #include "spec/gpu_catalog.h"
 
@@ -70,6 +71,10 @@ constexpr double kNetworkHalfBandwidthBytes = 100e6;
 // 25-57 us (H100 NVLS); 40 us taken as the floor of the latency term.
 constexpr double kCollectiveFloorS = 40e-6;
 constexpr double kPcieBytesPerS = 32e9;        // PCIe Gen4 x16, one direction (no NVLink)
+// Host-side optimizer step with offload (DeepSpeed CPU-Adam, FSDP CPUOffload's torch step):
+// memory-bound over fp32 master, moments and gradients (16 B/param read and written) at this
+// share of a socket's DDR bandwidth per GPU. An assumed constant, NOT verified against a measurement.
+constexpr double kHostOptimizerBytesPerS = 25e9;
 constexpr double kLogitsElementBytes = 12.0;   // cross-entropy passes over fp32 logits (fwd + bwd)
 // Megatron DDP bucket: max(40M, 1M x dp) elements (FRAMEWORK_NOTES.md §2.2); DeepSpeed
 // reduce/allgather_bucket_size 5e8 elements (§3.1).
@@ -350,9 +355,17 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   const double elementwise_kernels = std::max(4.0, perf.host_ops_per_layer - 5.0);
   out.elementwise_fwd_s = std::max(elementwise_fwd_bytes / rate.hbm_bytes_per_s, elementwise_kernels * kKernelLaunchFloorS);
 
+  // Fine-tuning (finetune.h finetune_work): frozen weights skip the weight-gradient GEMMs; LoRA adds
+  // skinny GEMMs, bandwidth-bound, ~2x their forward in backward; QLoRA dequantises every projection
+  // once per forward and once per backward (a recompute, below, repeats the forward's).
+  const FinetuneWork work = finetune_work(config, tokens);
+  const double adapter_fwd_s = std::max(work.adapter_flops_fwd / rate.bf16_gemm_flops, work.adapter_bytes_fwd / rate.hbm_stream);
+  const double dequant_s = work.dequant_bytes / rate.hbm_stream;
+
   // Device time vs host dispatch: a layer takes the longer of the two (the host runs ahead otherwise).
-  const double device_fwd_s = out.matmul_fwd_s + out.attention_fwd_s + out.elementwise_fwd_s;
-  const double device_bwd_s = 2.0 * out.matmul_fwd_s + attention_bwd_s + 2.0 * out.elementwise_fwd_s;
+  const double device_fwd_s = out.matmul_fwd_s + out.attention_fwd_s + out.elementwise_fwd_s + adapter_fwd_s + dequant_s;
+  const double device_bwd_s = (1.0 + work.weight_grad_fraction) * out.matmul_fwd_s + attention_bwd_s +
+                              2.0 * out.elementwise_fwd_s + 2.0 * adapter_fwd_s + dequant_s;
   const double host_fwd_s = perf.host_ops_per_layer * perf.host_op_s;
   out.forward_s = std::max(device_fwd_s, host_fwd_s);
   out.backward_s = std::max(device_bwd_s, 2.0 * host_fwd_s);
@@ -459,7 +472,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
     if (stage.has_lm_head) {
       const double logits_s = tokens * double(plan.padded_vocab) / t * kLogitsElementBytes / rate.hbm_bytes_per_s;
       st.forward += head_fwd_s + logits_s / 2.0;
-      st.backward += 2.0 * head_fwd_s + logits_s / 2.0;
+      st.backward += (has_adapters(training) ? 1.0 : 2.0) * head_fwd_s + logits_s / 2.0;  // frozen head: dX only
     }
     // Per micro-batch host work (embedding, loss, schedule); hidden unless it exceeds the device work.
     const double host_microbatch_s = perf.host_ops_per_microbatch * perf.host_op_s;
@@ -475,12 +488,20 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
       const double activation_bytes = tokens * h * 2.0 / t_sp;
       st.p2p = 2.0 * double(layout.vpp) * send_s(pp_link, activation_bytes);
     }
+    if (sharded_weights && training.offload == Offload::kParams) {
+      // ZeRO-Infinity offload_param / FSDP CPUOffload: each micro-batch copies the rank's 16-bit
+      // shard host->device for forward and again for backward over PCIe, hidden behind compute
+      // as the gathers are.
+      const double pcie_s = 2.0 * 2.0 * shape.parameters / double(shard_ranks) / kPcieBytesPerS;
+      st.zero3 += std::max(0.0, pcie_s - perf.zero3_overlap * st.compute);
+    }
     if (sharded_weights && stage.layers > 0) {
       const double layer_params = shape.parameters / layers;
+      const double layer_trained = layer_params * work.trainable_fraction;  // gradients reduced: trainable ones only
       const bool gather_again = layout.zero == 3;  // FULL_SHARD re-gathers for backward
       const double traffic = layers * (gather_or_scatter_s(zero3_link, shard_ranks, layer_params * 2.0) * (gather_again ? 2.0 : 1.0) +
-                                       gather_or_scatter_s(zero3_link, shard_ranks, layer_params * reduce_bytes));
-      st.zero3 = std::max(0.0, traffic - perf.zero3_overlap * st.compute);
+                                       gather_or_scatter_s(zero3_link, shard_ranks, layer_trained * reduce_bytes));
+      st.zero3 += std::max(0.0, traffic - perf.zero3_overlap * st.compute);
     }
     return st;
   };
@@ -503,17 +524,19 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   double dp_exposed = 0;
   const StageShape first_stage = stage_shape(config, plan, 0);
   const double stage_params = first_stage.parameters;  // the first stage (embedding; at pp=1 the head too)
+  const FinetuneWork work = finetune_work(config, tokens);
+  const double stage_trained = stage_params * work.trainable_fraction;  // frozen weights: no gradient, no step
   if (!sharded_weights && shard_ranks > 1) {
     const bool sharded_optimizer = layout.zero >= 1;
     const double grad_element_bytes = profile.grad_reduce_in_fp32 ? 4.0 : reduce_bytes;
-    const double grad_bytes = stage_params * grad_element_bytes;
+    const double grad_bytes = stage_trained * grad_element_bytes;
     double bucket_bytes = grad_bytes;
     if (training.framework == Framework::kMegatron)
       bucket_bytes = std::max(kMegatronBucketElements, 1e6 * double(shard_ranks)) * grad_element_bytes;
     else if (training.framework == Framework::kDeepSpeed)
       bucket_bytes = kDeepSpeedBucketElements * grad_element_bytes;
     else
-      bucket_bytes = stage_params / std::max<double>(1.0, double(first_stage.placement.layers)) * grad_element_bytes;  // FSDP2: one block
+      bucket_bytes = stage_trained / std::max<double>(1.0, double(first_stage.placement.layers)) * grad_element_bytes;  // FSDP2: one block
     bucket_bytes = std::min(bucket_bytes, grad_bytes);
     const double buckets = std::ceil(grad_bytes / bucket_bytes);
     const double grad_sync = buckets * (sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, bucket_bytes)
@@ -525,7 +548,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   }
   // Optimizer step: reads and writes the sharded states, reads gradients, writes weights; gradient
   // clipping reads the gradients once more.
-  const double optimizer_bytes = stage_params * (2.0 * plan.optimizer_bytes_per_param + 2.0 * plan.grad_bytes_per_param +
+  const double optimizer_bytes = stage_trained * (2.0 * plan.optimizer_bytes_per_param + 2.0 * plan.grad_bytes_per_param +
                                                  plan.weight_bytes_per_param);
 
   StepBreakdown& b = report.breakdown;
@@ -536,6 +559,13 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   b.pp_bubble_s = bubble_slots * slowest.total();
   b.dp_comm_s = dp_exposed + m * slowest.zero3;
   b.optimizer_s = optimizer_bytes / rate.hbm_bytes_per_s;
+  if (training.offload != Offload::kNone) {
+    // ZeRO-Offload: the rank's gradient partition goes device->host (2 B) and its updated 16-bit
+    // parameters come back (2 B) over PCIe each step; the step runs on the CPU (Ren et al. 2021,
+    // ZeRO-Offload §4; DeepSpeed stage_1_and_2.py / stage3.py offload_optimizer).
+    const double rank_trained = stage_trained / (layout.zero >= 1 ? double(shard_ranks) : 1.0);
+    b.optimizer_s = 4.0 * rank_trained / kPcieBytesPerS + 16.0 * 2.0 * rank_trained / kHostOptimizerBytesPerS;
+  }
   report.step_time_s = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.pp_p2p_s + b.pp_bubble_s + b.dp_comm_s + b.optimizer_s;
 
   const double gpus = double(config.cluster.gpus);

@@ -45,6 +45,11 @@ ConfigField number(const char* key, FieldGroup group, const char* help) {
 }
 
 template <auto Part, auto Member>
+ConfigField text(const char* key, FieldGroup group, const char* help) {
+  return plain<Part, Member>(key, key, FieldKind::kText, group, help);
+}
+
+template <auto Part, auto Member>
 ConfigField word(const char* key, FieldGroup group, const char* help) {
   using Enum = std::decay_t<decltype(member_of<Part, Member>(std::declval<Config&>()))>;
   ConfigField field{key, key, help, FieldKind::kWord, group, enum_keys_text<Enum>()};
@@ -164,6 +169,21 @@ std::vector<ConfigField> make_fields() {
       word<&C::training, &TrainingSpec::loss>("loss", G::kTraining, "cross-entropy implementation"),
       boolean<&C::training, &TrainingSpec::compile>("compile", G::kTraining, "torch.compile (blocks and loss)"),
       boolean<&C::training, &TrainingSpec::async_tp>("async_tp", G::kTraining, "asynchronous TP (needs compile)"),
+      word<&C::training, &TrainingSpec::finetune>("finetune", G::kTraining,
+                                                  "training mode: none (pretraining) or a fine-tuning method"),
+      integer<&C::training, &TrainingSpec::lora_rank>("lora_rank", "lora_r", G::kTraining, "LoRA rank r"),
+      number<&C::training, &TrainingSpec::lora_alpha>("lora_alpha", G::kTraining, "LoRA alpha (scaling only)"),
+      text<&C::training, &TrainingSpec::lora_targets>("lora_targets", G::kTraining,
+                                                     "LoRA target modules: all-linear, attention or a list of q,k,v,o,gate,up,down"),
+      word<&C::training, &TrainingSpec::adapter_dtype>("adapter_dtype", G::kTraining, "LoRA adapter dtype"),
+      word<&C::training, &TrainingSpec::base_dtype>("base_dtype", G::kTraining,
+                                                    "LoRA: dtype of the frozen base as loaded (DeepSpeed bf16 casts it to bf16)"),
+      boolean<&C::training, &TrainingSpec::kbit_upcast>("kbit_upcast", G::kTraining,
+                                                       "QLoRA: fp32 upcast of non-4-bit params (prepare_model_for_kbit_training)"),
+      boolean<&C::training, &TrainingSpec::double_quant>("double_quant", G::kTraining, "QLoRA: double-quantised absmax"),
+      boolean<&C::training, &TrainingSpec::optimizer_in_backward>("optimizer_in_backward", G::kTraining,
+                                                                 "optimizer step inside backward (no gradient buffer)"),
+      word<&C::training, &TrainingSpec::offload>("offload", G::kTraining, "offload to CPU memory"),
       word<&C::training, &TrainingSpec::allocator>("allocator", G::kTraining,
                                                    "PyTorch allocator: auto, caching or expandable_segments"),
       number<&C::training, &TrainingSpec::headroom>("headroom", G::kTraining,

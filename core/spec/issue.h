@@ -36,6 +36,7 @@ enum class IssueCode {
   kPrecisionUnsupported,    // fp8 on a GPU without FP8 tensor cores
   kThresholdOutOfRange,     // headroom threshold not in (0, 1]
   kGpusPerNodeMismatch,     // warning: gpus not a multiple of gpus_per_node
+  kFinetuneUnsupported,     // a fine-tuning option the chosen layout or framework cannot run
 };
 
 enum class Severity { kError, kWarning };
@@ -75,7 +76,8 @@ template <> struct EnumNames<IssueCode> {
       {IssueCode::kZeroUnsupported, "zero_unsupported", "zero_unsupported"},
       {IssueCode::kPrecisionUnsupported, "precision_unsupported", "precision_unsupported"},
       {IssueCode::kThresholdOutOfRange, "threshold_out_of_range", "threshold_out_of_range"},
-      {IssueCode::kGpusPerNodeMismatch, "gpus_per_node_mismatch", "gpus_per_node_mismatch"}};
+      {IssueCode::kGpusPerNodeMismatch, "gpus_per_node_mismatch", "gpus_per_node_mismatch"},
+      {IssueCode::kFinetuneUnsupported, "finetune_unsupported", "finetune_unsupported"}};
 };
 template <> struct EnumNames<Severity> {
   static constexpr EnumName<Severity> table[] = {{Severity::kError, "error", "error"}, {Severity::kWarning, "warning", "warning"}};

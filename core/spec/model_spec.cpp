@@ -22,6 +22,16 @@ ModelSpec llama(const char* id, int64_t h, int64_t layers, int64_t heads, int64_
   return spec;
 }
 
+// GPT/OPT/BLOOM-style block: LayerNorm, two-matrix MLP (GeLU; OPT's ReLU has the same shapes),
+// biases on every projection.
+ModelSpec gpt_style(const char* id, int64_t h, int64_t layers, int64_t heads, int64_t ffn, int64_t vocab, bool tied) {
+  ModelSpec spec = llama(id, h, layers, heads, heads, ffn, vocab, tied);
+  spec.norm = NormKind::kLayerNorm;
+  spec.mlp = MlpKind::kGelu;
+  spec.linear_bias = true;
+  return spec;
+}
+
 ModelSpec gpt3_175b() {
   ModelSpec spec = llama("gpt3-175b", 12288, 96, 96, 96, 49152, 50257, /*tied=*/true);
   spec.norm = NormKind::kLayerNorm;
@@ -35,6 +45,7 @@ std::vector<ModelPreset> make_presets() {
   const char* kLlama1 = "Touvron et al. 2023, LLaMA, Table 2; HF huggyllama/llama-* config.json";
   const char* kLlama2 = "Touvron et al. 2023, Llama 2; HF meta-llama/Llama-2-*-hf config.json";
   const char* kLlama3 = "Llama 3 herd paper (Dubey et al. 2024) Table 3; HF meta-llama/Meta-Llama-3*/config.json";
+  const char* kQwen25 = "HF Qwen/Qwen2.5-{0.5B,1.5B,3B,7B,14B,32B,72B} config.json";
   const char* kLlama32 = "HF meta-llama/Llama-3.2-1B and -3B config.json (tied embeddings)";
   return {
       {"llama1-7b", kLlama1, llama("llama1-7b", 4096, 32, 32, 32, 11008, 32000)},
@@ -51,6 +62,25 @@ std::vector<ModelPreset> make_presets() {
       {"llama3.1-405b", kLlama3, llama("llama3.1-405b", 16384, 126, 128, 8, 53248, 128256)},
       {"llama3.2-1b", kLlama32, llama("llama3.2-1b", 2048, 16, 32, 8, 8192, 128256, true)},
       {"llama3.2-3b", kLlama32, llama("llama3.2-3b", 3072, 28, 24, 8, 8192, 128256, true)},
+      {"llama3.3-70b", "HF meta-llama/Llama-3.3-70B-Instruct config.json",
+       llama("llama3.3-70b", 8192, 80, 64, 8, 28672, 128256)},
+      // Qwen2.5 (HF Qwen/Qwen2.5-*/config.json): q/k/v carry biases (0.01% of the parameters,
+      // not counted: linear_bias would add them to every projection); 0.5B-3B tie the embeddings.
+      {"qwen2.5-0.5b", kQwen25, llama("qwen2.5-0.5b", 896, 24, 14, 2, 4864, 151936, true)},
+      {"qwen2.5-1.5b", kQwen25, llama("qwen2.5-1.5b", 1536, 28, 12, 2, 8960, 151936, true)},
+      {"qwen2.5-3b", kQwen25, llama("qwen2.5-3b", 2048, 36, 16, 2, 11008, 151936, true)},
+      {"qwen2.5-7b", kQwen25, llama("qwen2.5-7b", 3584, 28, 28, 4, 18944, 152064)},
+      {"qwen2.5-14b", kQwen25, llama("qwen2.5-14b", 5120, 48, 40, 8, 13824, 152064)},
+      {"qwen2.5-32b", kQwen25, llama("qwen2.5-32b", 5120, 64, 40, 8, 27648, 152064)},
+      {"qwen2.5-72b", kQwen25, llama("qwen2.5-72b", 8192, 80, 64, 8, 29568, 152064)},
+      // LLMem's models (Kim et al. 2024). Gemma 2 is not expressible: its head_dim (256 / 128) is
+      // not hidden / heads (2B: 2304 / 8; 9B: 3584 / 16; 27B: 4608 / 32), which meshfit assumes.
+      {"opt-1.3b", "HF facebook/opt-1.3b config.json (ReLU MLP; learned positions not counted)",
+       gpt_style("opt-1.3b", 2048, 24, 32, 8192, 50272, true)},
+      {"bloom-1b1", "HF bigscience/bloom-1b1 config.json (ALiBi, no position embeddings)",
+       gpt_style("bloom-1b1", 1536, 24, 16, 6144, 250880, true)},
+      {"codegen-350m", "HF Salesforce/codegen-350M-mono config.json (n_embd 1024, n_layer 20, n_head 16, untied head)",
+       gpt_style("codegen-350m", 1024, 20, 16, 4096, 51200, false)},
       {"mistral-7b", "HF mistralai/Mistral-7B-v0.1 config.json",
        llama("mistral-7b", 4096, 32, 32, 8, 14336, 32000)},
       {"gpt3-175b", "Brown et al. 2020, GPT-3, Table 2.1 (d_ff = 4 d_model, GPT-2 BPE vocab)",

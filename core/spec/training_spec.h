@@ -23,7 +23,17 @@ enum class Precision { kBf16, kFp8, kPureBf16 };
 // run_train.sh: PYTORCH_ALLOC_CONF="expandable_segments:True"; Megatron and DeepSpeed: none).
 enum class AllocatorMode { kAuto, kCaching, kExpandableSegments };
 enum class LossKind { kAuto, kVocabParallel, kEager, kEagerKeepLogits, kCompiled, kChunked };
-enum class Optimizer { kAdamW, kSgd, kAdam8bit };          // Adam and AdamW have equal state
+// Optimizers (FRAMEWORK_NOTES §4.2; bitsandbytes optim/*.py): paged_* keep their states in CUDA
+// managed memory (outside PyTorch's counters); adafactor factors the second moment (no first).
+enum class Optimizer { kAdamW, kSgd, kAdam8bit, kPagedAdamW, kPagedAdam8bit, kAdafactor };  // Adam = AdamW state
+// Training mode and method: none = pretraining (every parameter trained, the default); full =
+// full fine-tuning (same states); lora / qlora = frozen base (bf16 / NF4) with trainable adapters.
+enum class FinetuneMethod { kNone, kFull, kLora, kQlora };
+enum class AdapterDtype { kFp32, kBf16 };  // PEFT autocast_adapter_dtype=True upcasts adapters to fp32
+// Offload to CPU memory: optimizer = ZeRO-Offload (offload_optimizer: fp32 master, moments and
+// fp32 gradients on the host); params = ZeRO-Infinity offload_param / FSDP CPUOffload(offload_params)
+// (parameters too; needs sharded weights).
+enum class Offload { kNone, kOptimizer, kParams };
 enum class Recompute { kNone, kSelective, kFull };         // selective = attention core (Korthikanti)
 enum class Framework { kMegatron, kFsdp, kDeepSpeed };     // memory-layout profile
 // How the layer's kernels are issued (step time only; perf_model.cpp kKernelProfiles): the framework's
@@ -55,7 +65,28 @@ template <> struct EnumNames<Optimizer> {
   static constexpr EnumName<Optimizer> table[] = {{Optimizer::kAdamW, "adamw", "AdamW"},
                                                   {Optimizer::kSgd, "sgd", "SGD (momentum)"},
                                                   {Optimizer::kAdam8bit, "adam8bit", "8-bit Adam"},
-                                                  {Optimizer::kAdamW, "adam", nullptr}};  // alias: equal state
+                                                  {Optimizer::kPagedAdamW, "paged_adamw", "paged AdamW (32-bit)"},
+                                                  {Optimizer::kPagedAdam8bit, "paged_adamw8bit", "paged 8-bit AdamW"},
+                                                  {Optimizer::kAdafactor, "adafactor", "Adafactor"},
+                                                  {Optimizer::kAdamW, "adam", nullptr},  // alias: equal state
+                                                  {Optimizer::kAdam8bit, "adamw_8bit", nullptr},
+                                                  {Optimizer::kPagedAdamW, "paged_adamw_32bit", nullptr},
+                                                  {Optimizer::kPagedAdam8bit, "paged_adamw_8bit", nullptr}};
+};
+template <> struct EnumNames<FinetuneMethod> {
+  static constexpr EnumName<FinetuneMethod> table[] = {{FinetuneMethod::kNone, "none", "pretraining"},
+                                                       {FinetuneMethod::kFull, "full", "full fine-tuning"},
+                                                       {FinetuneMethod::kLora, "lora", "LoRA"},
+                                                       {FinetuneMethod::kQlora, "qlora", "QLoRA (NF4 base)"}};
+};
+template <> struct EnumNames<AdapterDtype> {
+  static constexpr EnumName<AdapterDtype> table[] = {{AdapterDtype::kFp32, "fp32", "fp32 (PEFT default)"},
+                                                     {AdapterDtype::kBf16, "bf16", "bf16 (torchtune)"}};
+};
+template <> struct EnumNames<Offload> {
+  static constexpr EnumName<Offload> table[] = {{Offload::kNone, "none", "none"},
+                                                {Offload::kOptimizer, "optimizer", "optimizer to CPU (ZeRO-Offload)"},
+                                                {Offload::kParams, "params", "optimizer + params to CPU"}};
 };
 template <> struct EnumNames<Recompute> {
   static constexpr EnumName<Recompute> table[] = {{Recompute::kNone, "none", "none"},
@@ -89,6 +120,17 @@ struct TrainingSpec {
   LossKind loss = LossKind::kAuto;         // cross-entropy implementation
   bool compile = false;                    // torch.compile of the blocks (and the loss) (torchtitan compile.enable)
   bool async_tp = false;                   // torchtitan enable_async_tensor_parallel (runs under compile)
+  // Fine-tuning (finetune.h; FINETUNE_NOTES.md).
+  FinetuneMethod finetune = FinetuneMethod::kNone;
+  int64_t lora_rank = 16;                  // r
+  double lora_alpha = 32;                  // scaling alpha/r: no memory or time effect
+  std::string lora_targets = "all-linear"; // all-linear | attention | q,k,v,o,gate,up,down
+  AdapterDtype adapter_dtype = AdapterDtype::kFp32;
+  AdapterDtype base_dtype = AdapterDtype::kBf16;  // LoRA: dtype the frozen base is loaded in (fp32: PEFT sft example without torch_dtype)
+  bool kbit_upcast = true;                 // QLoRA: prepare_model_for_kbit_training casts non-4-bit params to fp32
+  bool double_quant = true;                // QLoRA: bnb_4bit_use_double_quant (0.516 vs 0.5625 B/param)
+  bool optimizer_in_backward = false;      // step each parameter in its backward hook (torchtune optimizer_in_bwd)
+  Offload offload = Offload::kNone;
   AllocatorMode allocator = AllocatorMode::kAuto;  // PYTORCH_ALLOC_CONF expandable_segments or not
   double headroom = 0.8;                   // "tight" at or above this fraction of capacity (Fujii 2024)
   Kernels kernels = Kernels::kAuto;        // kernel issue mode (step time only)

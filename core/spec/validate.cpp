@@ -2,6 +2,7 @@
 // positive is reported once and skipped by the divisibility rules that would divide by it.
 #include "spec/validate.h"
 
+#include "memory/finetune.h"
 #include "spec/structure.h"
 
 #include <cmath>
@@ -92,6 +93,27 @@ std::vector<Issue> validate(const Config& config) {
   if (t.precision == Precision::kFp8 && config.gpu.fp8_flops <= 0 && config.gpu.id != "custom")
     check.error(IssueCode::kPrecisionUnsupported, "precision",
                 "precision fp8 needs FP8 tensor cores; " + config.gpu.name + " has none.");
+
+  // [SECTION] Fine-tuning (finetune.h)
+  if (has_adapters(t)) {
+    check.count("lora_rank", t.lora_rank, kMaxHidden);
+    if (parse_lora_targets(t.lora_targets) == 0)
+      check.error(IssueCode::kUnknownValue, "lora_targets",
+                  "lora_targets \"" + t.lora_targets +
+                      "\" is not all-linear, attention or a comma list of q, k, v, o, gate, up, down.");
+  }
+  // bitsandbytes Linear4bit has no tensor-parallel form (FINETUNE_NOTES §2; PEFT docs shard a
+  // 4-bit base with FSDP/ZeRO-3 and quant_storage only).
+  if (t.finetune == FinetuneMethod::kQlora && l.tp > 1)
+    check.error(IssueCode::kFinetuneUnsupported, "tp",
+                "finetune=qlora with tp=" + to_string(l.tp) + ": bitsandbytes 4-bit layers cannot be split by tensor parallelism; use tp=1 with FSDP or ZeRO-3.");
+  if (t.offload == Offload::kParams && !profile.weights_sharded(l.zero))
+    check.error(IssueCode::kFinetuneUnsupported, "offload",
+                "offload=params needs sharded parameters (ZeRO-3 offload_param / FSDP CPUOffload); zero=" +
+                    to_string(l.zero) + " with " + enum_label(t.framework) + " keeps them whole on every rank.");
+  if (t.offload != Offload::kNone && t.framework == Framework::kMegatron)
+    check.error(IssueCode::kFinetuneUnsupported, "offload",
+                "offload needs DeepSpeed or FSDP; Megatron-LM has no CPU offload of model states here.");
 
   // [SECTION] Layout
   const bool tp_ok = check.count("tp", l.tp, kMaxGpus);

@@ -143,6 +143,28 @@ void print_table(const json& out) {
     for (const json& rank : ranks) std::printf("%12s", gib(rank[key].get<double>()).c_str());
     std::printf("\n");
   }
+  // LLMem's split of peak allocated: the output section (LM head, its input, logits and loss) and
+  // the transformer body; and CPU memory when states are offloaded.
+  const std::pair<const char*, const char*> sections[] = {{"  body section", "body_bytes"}, {"  output section", "output_bytes"}};
+  for (const auto& [label, key] : sections) {
+    std::printf("%-18s", label);
+    for (const json& rank : ranks) std::printf("%12s", gib(rank["sections"][key].get<double>()).c_str());
+    std::printf("\n");
+  }
+  bool offloaded = false;
+  for (const json& rank : ranks) offloaded |= rank["host_bytes"].get<double>() > 0;
+  if (offloaded) {
+    std::printf("%-18s", "host (CPU)");
+    for (const json& rank : ranks) std::printf("%12s", gib(rank["host_bytes"].get<double>()).c_str());
+    std::printf("\n");
+  }
+  const std::string finetune = c["finetune"].get<std::string>();
+  if (finetune != "none") {
+    const json& in = ranks[0]["intermediates"];
+    std::printf("fine-tuning: %s, %.3g M trainable / %.3g B frozen parameters on stage 0 (%.3g B in NF4)\n", finetune.c_str(),
+                in["trainable_parameters"].get<double>() / 1e6, in["frozen_parameters"].get<double>() / 1e9,
+                in["quantized_parameters"].get<double>() / 1e9);
+  }
   const json& worst = ranks[out["worst_rank"].get<size_t>()];
   std::printf("\nworst rank: %s (stage %lld), %s GiB of %s GiB = %.1f%% -> %s (tight at >= %.0f%%)\n",
               worst["role"].get<std::string>().c_str(), worst["pp_stage"].get<long long>(),
@@ -211,6 +233,37 @@ int run_estimate(const Inputs& in) {
   return ok ? 0 : kExitInvalid;
 }
 
+// `meshfit methods`: every distributed fine-tuning method (LLMem's decision, method_select.h).
+int run_methods(const Inputs& in, const std::string& methods) {
+  json object;
+  if (!gather_config(in, object)) return 1;
+  if (!methods.empty()) object["methods"] = methods;
+  const json out = meshfit::run_methods(object);
+  const bool ok = out["ok"].get<bool>();
+  if (in.json_output) {
+    std::cout << out.dump(2) << "\n";
+  } else if (ok) {
+    const json& c = out["config"];
+    std::printf("%s on %lld x %s (%s GiB), seq=%lld micro_batch=%lld global_batch=%lld\n\n", c["model"].get<std::string>().c_str(),
+                c["gpus"].get<long long>(), c["gpu"].get<std::string>().c_str(), gib(out["capacity_bytes"].get<double>()).c_str(),
+                c["seq"].get<long long>(), c["micro_batch"].get<long long>(), c["global_batch"].get<long long>());
+    std::printf("%-4s %-6s %-44s %-9s %9s %9s %9s %10s\n", "rank", "method", "strategy", "recompute", "GPU GiB", "host GiB",
+                "step s", "tok/s/GPU");
+    int rank = 0;
+    for (const json& m : out["ranked"])
+      std::printf("%-4d %-6s %-44s %-9s %9s %9s %9.3f %10.0f\n", ++rank, m["finetune"].get<std::string>().c_str(),
+                  m["strategy"].get<std::string>().c_str(), m["recompute"].get<std::string>().c_str(),
+                  gib(m["device_bytes"].get<double>()).c_str(), gib(m["host_bytes"].get<double>()).c_str(),
+                  m["step_time_s"].get<double>(), m["tokens_per_s_per_gpu"].get<double>());
+    std::printf("\nrejected:\n");
+    for (const json& m : out["rejected"])
+      std::printf("  %-6s %-44s %s\n", m["finetune"].get<std::string>().c_str(), m["strategy"].get<std::string>().c_str(),
+                  m["rejected"].get<std::string>().c_str());
+  }
+  if (!in.json_output || !ok) print_issues(out["issues"]);
+  return ok ? 0 : kExitInvalid;
+}
+
 }  // namespace
 
 // `meshfit validate`: one line per measured run (prediction on the metric its source reports, signed
@@ -260,6 +313,12 @@ int main(int argc, char** argv) {
   search_inputs.search = true;
   CLI::App* search = app.add_subcommand("search", "rank every feasible layout for the GPU count");
   add_input_flags(*search, search_inputs);
+  Inputs methods_inputs;
+  std::string methods_list;
+  CLI::App* methods = app.add_subcommand(
+      "methods", "fine-tuning: every distributed method (DDP, ZeRO-1/2/3, FSDP, TP, offload) x full/LoRA/QLoRA, fastest that fits first");
+  add_input_flags(*methods, methods_inputs);
+  methods->add_option("--methods", methods_list, "fine-tuning methods to consider (default full,lora,qlora)");
   bool validate_json = false;
   CLI::App* validate = app.add_subcommand(
       "validate", "every public measured run in tests/data with the prediction beside it, and the median error");
@@ -276,6 +335,7 @@ int main(int argc, char** argv) {
   if (estimate->parsed()) return run_estimate(estimate_inputs);
   if (search->parsed()) return run_search(search_inputs);
   if (validate->parsed()) return run_validate(validate_json);
+  if (methods->parsed()) return run_methods(methods_inputs, methods_list);
   if (presets->parsed()) {
     const json all = meshfit::run_presets();
     if (presets_json) {

@@ -22,7 +22,7 @@ check "example exits 0" test $? -eq 0
 check "example has the promised fields" json_has "$tmp/ok.json" \
   "all(k in d for k in ['peak_allocated_bytes','peak_reserved_bytes','device_bytes','capacity_bytes','fits','verdict','worst_rank','ranks','issues'])"
 check "one rank per pipeline stage with components" json_has "$tmp/ok.json" \
-  "len(d['ranks'])==4 and all(len(r['components'])==10 and r['pp_stage']==i for i,r in enumerate(d['ranks']))"
+  "len(d['ranks'])==4 and all(len(r['components'])==11 and r['pp_stage']==i for i,r in enumerate(d['ranks']))"
 check "worst rank's device bytes are the max" json_has "$tmp/ok.json" \
   "d['device_bytes']==max(r['device_bytes'] for r in d['ranks'])"
 

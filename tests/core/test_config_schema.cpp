@@ -113,7 +113,8 @@ TEST_CASE("enum tables: keys round-trip, labels exist, aliases read but are neve
   }
   CHECK(enum_from_key<Optimizer>("adam") == Optimizer::kAdamW);
   CHECK(std::string(to_string(Optimizer::kAdamW)) == "adamw");
-  CHECK(enum_keys_text<Optimizer>() == "adamw, adam, sgd, adam8bit");
+  CHECK(enum_keys_text<Optimizer>() == "adamw, adam, sgd, adam8bit, adamw_8bit, paged_adamw, paged_adamw_32bit, "
+                                       "paged_adamw8bit, paged_adamw_8bit, adafactor");
   CHECK(enum_count<Component>() == size_t(kComponentCount));
   CHECK(std::string(to_string(Component::kOptimizerStates)) == "optimizer_states");
   CHECK(std::string(component_label(Component::kLogitsLoss)) == "Logits & loss");

@@ -50,7 +50,7 @@ TEST_CASE("every rank's components sum to its three figures, and the figures are
     for (const RankMemory& rank : report.ranks) {
       CHECK(rank.peak_allocated_bytes == doctest::Approx(component_sum(rank, Component::kWorkspace)));
       CHECK(rank.peak_reserved_bytes == doctest::Approx(component_sum(rank, Component::kFragmentation)));
-      CHECK(rank.device_bytes == doctest::Approx(component_sum(rank, Component::kCudaContext)));
+      CHECK(rank.device_bytes == doctest::Approx(component_sum(rank, Component::kPagedOptimizer)));
       CHECK(rank.peak_allocated_bytes <= rank.peak_reserved_bytes);
       CHECK(rank.peak_reserved_bytes < rank.device_bytes);
       for (double bytes : rank.component_bytes) CHECK(bytes >= 0);

@@ -195,3 +195,12 @@ TEST_CASE("hostile input never crashes and never yields NaN: 20000 random config
   }
   CHECK(valid > 100);  // the sweep also exercised valid estimates
 }
+
+TEST_CASE("finetune_unsupported") {
+  expect_issue(with(base(), {{"finetune", "qlora"}, {"tp", 2}}), IssueCode::kFinetuneUnsupported, "tp", {"qlora", "tp=2"});
+  expect_issue(with(base(), {{"finetune", "lora"}, {"framework", "deepspeed"}, {"zero", 2}, {"offload", "params"}}),
+               IssueCode::kFinetuneUnsupported, "offload", {"offload=params", "zero=2"});
+}
+TEST_CASE("unknown_value for lora_targets") {
+  expect_issue(with(base(), {{"finetune", "lora"}, {"lora_targets", "q,z"}}), IssueCode::kUnknownValue, "lora_targets", {"q,z"});
+}

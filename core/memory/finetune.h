@@ -1,0 +1,96 @@
+// finetune.h — fine-tuning: full, LoRA and QLoRA model states, the activations frozen layers still
+// keep, 4-bit base weights, paged/8-bit optimizers, optimizer-in-backward and CPU offload.
+// Main reference: ../shared/reference/FINETUNE_NOTES.md (HF PEFT, bitsandbytes, torchtune) and
+// FRAMEWORK_NOTES.md §3-4; each formula in finetune.cpp cites its source file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "spec/config.h"
+
+namespace meshfit {
+
+struct MemoryPlan;
+struct StageShape;
+
+// LoRA target modules as a bit set (PEFT LoraConfig.target_modules of a Llama block).
+enum LoraTarget : uint32_t {
+  kLoraQ = 1u << 0, kLoraK = 1u << 1, kLoraV = 1u << 2, kLoraO = 1u << 3,
+  kLoraGate = 1u << 4, kLoraUp = 1u << 5, kLoraDown = 1u << 6,
+  kLoraAttention = kLoraQ | kLoraK | kLoraV | kLoraO,
+  kLoraAllLinear = kLoraAttention | kLoraGate | kLoraUp | kLoraDown,  // PEFT "all-linear" (lm_head excluded)
+};
+// "all-linear" | "attention" | a comma list of q,k,v,o,gate,up,down (also q_proj, ..., down_proj,
+// and torchtune's output_proj). 0 = not understood.
+uint32_t parse_lora_targets(const std::string& text);
+bool is_finetune(const TrainingSpec& training);    // any fine-tuning method (finetune != none)
+bool has_adapters(const TrainingSpec& training);
+
+// Defaults of a fine-tuning config for the inputs it does not give: the Hugging Face Trainer + PEFT
+// stack, the most common (FINETUNE_NOTES §1-2): a plain PyTorch loop (the fsdp profile at zero 0 =
+// DDP: torch.optim, zero_grad(set_to_none=True)), gradient_accumulation_steps=1 (global batch =
+// micro_batch * dp), PyTorch's default caching allocator (no expandable segments), logits returned in the output (eager_keep_logits), and for QLoRA gradient
+// checkpointing, which prepare_model_for_kbit_training turns on (use_gradient_checkpointing=True).
+struct FinetuneDefaults {
+  Framework framework = Framework::kFsdp;
+  int64_t zero = 0;
+  int64_t global_batch = 0;
+  Recompute recompute = Recompute::kNone;
+  LossKind loss = LossKind::kEagerKeepLogits;
+  AllocatorMode allocator = AllocatorMode::kCaching;  // HF Trainer sets no PYTORCH_ALLOC_CONF
+};
+// `framework_given`: the config named its framework (then its ZeRO default is the profile's).
+FinetuneDefaults finetune_defaults(const Config& config, bool framework_given);
+
+// NF4 with double quantisation (bitsandbytes functional.py quantize_4bit, blocksize 64;
+// compress_statistics quantises the fp32 absmax to 8 bit in blocks of 256):
+// 4/8 (codes) + 1/64 (8-bit absmax) + 4/(64*256) (fp32 second-level absmax) = 0.515869 B/param.
+constexpr double kNf4BlockSize = 64.0;
+constexpr double kNf4SecondBlockSize = 256.0;
+constexpr double kNf4BytesPerParam = 0.5 + 1.0 / kNf4BlockSize + 4.0 / (kNf4BlockSize * kNf4SecondBlockSize);
+constexpr double kNf4NoDoubleQuantBytesPerParam = 0.5 + 4.0 / kNf4BlockSize;  // 0.5625
+
+// The parameters of one layer on one TP rank, split by what fine-tuning does with them.
+struct LayerFinetuneParameters {
+  double linear = 0;        // projection weights (quantised under QLoRA)
+  double other = 0;         // norms and biases: kept in the load dtype (fp32 after kbit upcast)
+  double adapters = 0;      // LoRA A and B: r*(in + out) per targeted module
+  double largest_linear = 0;  // in*out of the widest projection (QLoRA dequantised transient)
+};
+LayerFinetuneParameters layer_finetune_parameters(const ModelSpec& model, const TrainingSpec& training, int64_t tp);
+
+// Model states of one pipeline stage on one rank (bytes), and what lives in host memory.
+struct StageStateBytes {
+  double weights = 0;              // on the GPU: frozen base + trainable weights (+ 4-bit base)
+  double gradients = 0;            // on the GPU, persistent or built during backward
+  double optimizer = 0;            // on the GPU, inside PyTorch's allocator
+  double paged_optimizer = 0;      // CUDA managed memory (bitsandbytes paged): nvidia-smi only
+  double host = 0;                 // CPU memory of offloaded states (ZeRO-Offload/Infinity, FSDP CPU offload)
+  double trainable_parameters = 0; // parameters with gradients on this stage (before sharding)
+  double frozen_parameters = 0;    // parameters without gradients on this stage
+  double quantized_parameters = 0; // of which stored as NF4
+  double output_section_bytes = 0; // LM head + final norm states (LLMem's separate output section)
+  double transient_bytes = 0;      // QLoRA: one layer's dequantised bf16 weight, live in its GEMMs
+};
+// The hook of stage_memory(): every method, pretraining included, goes through here.
+StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, const StageShape& shape);
+
+// What fine-tuning changes in the work of one layer, one micro-batch, one rank (perf_model.cpp
+// turns these into seconds with its rates). Pretraining and full fine-tuning: all zero except
+// weight_grad_fraction = 1.
+struct FinetuneWork {
+  double weight_grad_fraction = 1;  // share of the base GEMMs' weight-gradient work done in backward (frozen: 0)
+  double adapter_flops_fwd = 0;     // LoRA A and B GEMMs, forward: 2 * tokens * r * (in + out)
+  double adapter_bytes_fwd = 0;     // their memory traffic (skinny GEMMs are bandwidth-bound): input read, fp32 cast, output add
+  double dequant_bytes = 0;         // QLoRA: one pass over the layer's NF4 weights, read 0.516 + write 2 B/param
+  double trainable_fraction = 1;    // trainable / all parameters (gradient traffic and optimizer step)
+};
+FinetuneWork finetune_work(const Config& config, double tokens);
+
+// Per layer, per micro-batch: what LoRA changes in the saved activations relative to full
+// fine-tuning (negative: inputs of untargeted frozen linears that nothing else saves; positive:
+// the adapters' own saved tensors). Bytes, one TP rank, no recompute.
+double lora_activation_delta_bytes(const ModelSpec& model, const TrainingSpec& training, double tokens, int64_t tp);
+
+}  // namespace meshfit

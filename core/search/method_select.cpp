@@ -1,0 +1,136 @@
+// method_select.cpp — see method_select.h. Strategies are data; memory and time come from
+// estimate_memory() and predict_step(), structural rules from validate().
+#include "search/method_select.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "memory/memory_model.h"
+#include "perf/perf_model.h"
+#include "spec/structure.h"
+#include "units.h"
+#include "spec/validate.h"
+
+namespace meshfit {
+
+namespace {
+
+struct Strategy {
+  const char* name;
+  Framework framework;
+  int64_t zero;
+  Offload offload;
+  bool tensor_parallel;  // tp = the largest valid degree inside a node
+};
+
+// HF Trainer + Accelerate back ends (DeepSpeed ZeRO, FSDP), plain DDP, and Megatron-style TP.
+const Strategy kStrategies[] = {
+    {"DDP", Framework::kFsdp, 0, Offload::kNone, false},
+    {"ZeRO-1", Framework::kDeepSpeed, 1, Offload::kNone, false},
+    {"ZeRO-2", Framework::kDeepSpeed, 2, Offload::kNone, false},
+    {"ZeRO-2 + offload optimizer", Framework::kDeepSpeed, 2, Offload::kOptimizer, false},
+    {"ZeRO-3", Framework::kDeepSpeed, 3, Offload::kNone, false},
+    {"ZeRO-3 + offload optimizer", Framework::kDeepSpeed, 3, Offload::kOptimizer, false},
+    {"ZeRO-3 + offload params (Infinity)", Framework::kDeepSpeed, 3, Offload::kParams, false},
+    {"FSDP", Framework::kFsdp, 3, Offload::kNone, false},
+    {"FSDP + CPU offload", Framework::kFsdp, 3, Offload::kParams, false},
+    {"TP", Framework::kMegatron, 0, Offload::kNone, true},
+    {"TP + DP (distributed optimizer)", Framework::kMegatron, 1, Offload::kNone, true},
+};
+
+int64_t largest_tp(const Config& config) {
+  for (int64_t tp = std::min(config.cluster.gpus, config.cluster.gpus_per_node); tp > 1; --tp)
+    if (config.cluster.gpus % tp == 0 && tp_divides_heads(config.model, tp) && tp_divides_kv_heads(config.model, tp) &&
+        config.model.ffn % tp == 0)
+      return tp;
+  return 1;
+}
+
+std::string gib_text(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB", bytes_to_gib(bytes));
+  return text;
+}
+
+}  // namespace
+
+MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& options) {
+  MethodRanking ranking;
+  ranking.issues = validate(base);
+  if (has_errors(ranking.issues)) return ranking;
+  const FinetuneMethod methods[] = {FinetuneMethod::kFull, FinetuneMethod::kLora, FinetuneMethod::kQlora};
+  const int64_t tp_max = largest_tp(base);
+  for (int mi = 0; mi < 3; ++mi) {
+    if (!options.methods[size_t(mi)]) continue;
+    for (const Strategy& strategy : kStrategies) {
+      MethodCandidate best;
+      best.strategy = std::string(strategy.name) + (strategy.tensor_parallel ? " (tp=" + std::to_string(tp_max) + ")" : "");
+      Config config = base;
+      config.training.finetune = methods[mi];
+      config.training.framework = strategy.framework;
+      config.layout.zero = strategy.zero;
+      config.training.offload = strategy.offload;
+      config.layout.tp = strategy.tensor_parallel ? tp_max : 1;
+      config.layout.pp = config.layout.cp = config.layout.vpp = 1;
+      config.layout.dp = 0;
+      config.layout.pp_first_stage_layers = config.layout.pp_last_stage_layers = 0;
+      // Megatron computes the loss vocab-parallel; the HF stack keeps its logits (finetune.h).
+      config.training.loss = strategy.framework == Framework::kMegatron ? LossKind::kAuto
+                             : base.training.loss == LossKind::kAuto ? LossKind::kEagerKeepLogits
+                                                                     : base.training.loss;
+      best.config = config;
+      if (strategy.tensor_parallel && tp_max == 1) {
+        best.rejected = "no tensor-parallel degree above 1 divides the heads, KV heads, FFN and GPUs in a node";
+        ranking.rejected.push_back(best);
+        continue;
+      }
+      if (strategy.zero > 0 && !strategy.tensor_parallel && base.cluster.gpus == 1 && strategy.offload == Offload::kNone) {
+        best.rejected = "one GPU: nothing to shard (same as DDP)";
+        ranking.rejected.push_back(best);
+        continue;
+      }
+      bool found = false, have_smallest = false;
+      MethodCandidate smallest;
+      for (Recompute recompute : {Recompute::kNone, Recompute::kFull}) {
+        Config trial = config;
+        trial.training.recompute = recompute;
+        MethodCandidate candidate = best;
+        candidate.config = trial;
+        const MemoryReport memory = estimate_memory(trial);
+        if (!memory.valid()) {
+          for (const Issue& issue : memory.issues)
+            if (issue.severity == Severity::kError) {
+              candidate.rejected = issue.message;
+              break;
+            }
+          smallest = candidate;
+          have_smallest = true;
+          break;  // structural: recompute does not change it
+        }
+        candidate.device_bytes = memory.worst().device_bytes;
+        candidate.host_bytes = memory.worst().host_bytes;
+        const StepReport step = predict_step(trial, plan_memory(trial));
+        candidate.step_time_s = step.step_time_s;
+        candidate.tokens_per_s_per_gpu = step.tokens_per_s_per_gpu;
+        candidate.fits = memory.fits();
+        if (!candidate.fits) {
+          candidate.rejected = "out of memory: " + gib_text(candidate.device_bytes) + " of " +
+                               gib_text(memory.capacity_bytes) + " on the worst rank" +
+                               (recompute == Recompute::kFull ? " with gradient checkpointing" : "");
+          if (!have_smallest || candidate.device_bytes < smallest.device_bytes) smallest = candidate;
+          have_smallest = true;
+          continue;
+        }
+        if (!found || candidate.step_time_s < best.step_time_s) best = candidate;
+        found = true;
+      }
+      if (found) ranking.ranked.push_back(best);
+      else ranking.rejected.push_back(smallest);
+    }
+  }
+  std::stable_sort(ranking.ranked.begin(), ranking.ranked.end(),
+                   [](const MethodCandidate& a, const MethodCandidate& b) { return a.step_time_s < b.step_time_s; });
+  return ranking;
+}
+
+}  // namespace meshfit

@@ -1,0 +1,42 @@
+// method_select.h — the fastest distributed fine-tuning method that fits: LLMem's "distributed
+// fine-tuning method decision" (Kim et al. 2024, arXiv 2404.10933, Algorithm 1) generalised to
+// DDP, ZeRO-1/2/3, FSDP, tensor parallelism and CPU offload, each with full/LoRA/QLoRA, with and
+// without gradient checkpointing; every candidate that fits ranked by predicted step time, every
+// other one with the reason it was rejected.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "spec/config.h"
+#include "spec/issue.h"
+
+namespace meshfit {
+
+struct MethodCandidate {
+  std::string strategy;            // "DDP", "ZeRO-3 + offload optimizer", "TP=8", ...
+  Config config;                   // the evaluated config (finetune, framework, zero, tp, offload, recompute)
+  bool fits = false;
+  std::string rejected;            // why not, when it does not fit or is not allowed
+  double device_bytes = 0;         // worst rank
+  double host_bytes = 0;           // per rank, offload only
+  double step_time_s = 0;
+  double tokens_per_s_per_gpu = 0;
+};
+
+struct MethodOptions {
+  std::array<bool, 3> methods{true, true, true};  // full, lora, qlora
+};
+
+struct MethodRanking {
+  std::vector<Issue> issues;               // problems with the base config (errors: nothing evaluated)
+  std::vector<MethodCandidate> ranked;     // fits, fastest first
+  std::vector<MethodCandidate> rejected;   // with reasons
+};
+
+// The base config gives model, GPU, cluster, sequence, micro- and global batch and LoRA settings;
+// method, framework, ZeRO stage, tp, offload and recompute are chosen here.
+MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& options);
+
+}  // namespace meshfit

@@ -461,6 +461,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   const int64_t shard_ranks = plan.optimizer_shard_ranks;
   const double reduce_bytes = profile.grad_reduce_in_bf16 ? 2.0 : (training.fp32_grad_buffer ? 4.0 : 2.0);
   const double head_fwd_s = gemm_s(tokens, double(plan.padded_vocab) / t, h, rate.bf16_gemm_flops, rate.hbm_stream, 2.0);
+  const FinetuneWork work = finetune_work(config, tokens);  // trainable share of gradient traffic and step
 
   const auto stage_time = [&](int64_t stage_index) {
     const StageShape shape = stage_shape(config, plan, stage_index);
@@ -524,7 +525,6 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   double dp_exposed = 0;
   const StageShape first_stage = stage_shape(config, plan, 0);
   const double stage_params = first_stage.parameters;  // the first stage (embedding; at pp=1 the head too)
-  const FinetuneWork work = finetune_work(config, tokens);
   const double stage_trained = stage_params * work.trainable_fraction;  // frozen weights: no gradient, no step
   if (!sharded_weights && shard_ranks > 1) {
     const bool sharded_optimizer = layout.zero >= 1;

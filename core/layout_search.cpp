@@ -7,29 +7,10 @@
 #include <algorithm>
 #include <string_view>
 
+#include "structure.h"
 #include "validate.h"
 
 namespace meshfit {
-
-const char* to_string(RejectReason reason) {
-  switch (reason) {
-    case RejectReason::kTpNotDivideHeads: return "tp_not_divide_heads";
-    case RejectReason::kTpNotDivideKvHeads: return "tp_not_divide_kv_heads";
-    case RejectReason::kTpNotDivideFfn: return "tp_not_divide_ffn";
-    case RejectReason::kPpExceedsLayers: return "pp_exceeds_layers";
-    case RejectReason::kPpNotDivideLayers: return "pp_not_divide_layers";
-    case RejectReason::kVppNotDivideLayers: return "vpp_not_divide_layers";
-    case RejectReason::kVppMicrobatches: return "vpp_microbatches";
-    case RejectReason::kCpNotDivideSeq: return "cp_not_divide_seq";
-    case RejectReason::kBatchNotDivisible: return "batch_not_divisible";
-    case RejectReason::kOutOfMemoryFirstStage: return "oom_first_stage";
-    case RejectReason::kOutOfMemoryMiddleStage: return "oom_middle_stage";
-    case RejectReason::kOutOfMemoryLastStage: return "oom_last_stage";
-    case RejectReason::kOutOfMemoryOnlyStage: return "oom_only_stage";
-    case RejectReason::kOverMemoryLimit: return "over_memory_limit";
-  }
-  return "?";
-}
 
 namespace {
 
@@ -50,25 +31,6 @@ RejectReason oom_reason(const char* role) {
   if (r == "last") return RejectReason::kOutOfMemoryLastStage;
   if (r == "middle") return RejectReason::kOutOfMemoryMiddleStage;
   return RejectReason::kOutOfMemoryOnlyStage;
-}
-
-// Pipeline chunks (pp * vpp virtual stages) that do not divide the layers: give the first and
-// last chunk the remainder and keep the middle ones equal, as Megatron-LM requires and as Llama 3
-// 405B did (126 layers over 16 stages: 7 + 14 x 8 + 7). Returns false when no such split exists.
-bool uneven_split(int64_t layers, int64_t chunks, Layout& layout) {
-  layout.pp_first_stage_layers = layout.pp_last_stage_layers = 0;
-  if (layers % chunks == 0) return true;
-  if (chunks == 2) {
-    layout.pp_first_stage_layers = layers / 2;
-    layout.pp_last_stage_layers = layers - layers / 2;
-    return true;
-  }
-  const int64_t per_chunk = (layers + chunks - 1) / chunks;
-  const int64_t rest = layers - (chunks - 2) * per_chunk;
-  if (rest < 2) return false;
-  layout.pp_first_stage_layers = rest / 2;
-  layout.pp_last_stage_layers = rest - rest / 2;
-  return true;
 }
 
 class Collector {
@@ -137,7 +99,7 @@ class Collector {
 std::vector<Issue> validate_base(const Config& base) {
   Config neutral = base;
   neutral.layout = Layout{};
-  neutral.layout.zero = base.training.framework == Framework::kFsdp ? 3 : 1;
+  neutral.layout.zero = framework_profile(base.training.framework).default_zero;
   std::vector<Issue> issues;
   for (const Issue& issue : validate(neutral)) {
     switch (issue.code) {
@@ -165,13 +127,10 @@ SearchResult search_layouts(const Config& base, const SearchOptions& options) {
   const int64_t gpus = base.cluster.gpus;
   const double capacity = base.gpu.memory_bytes;
 
+  const FrameworkProfile& profile = framework_profile(training.framework);
   std::vector<int64_t> zero_options;
-  for (int64_t zero = 0; zero <= 3; ++zero) {
-    const bool offered = training.framework == Framework::kMegatron ? zero <= 1
-                         : training.framework == Framework::kFsdp   ? zero != 1
-                                                                    : true;
-    if (offered && options.zero[size_t(zero)]) zero_options.push_back(zero);
-  }
+  for (int64_t zero : zero_choices(training.framework))
+    if (options.zero[size_t(zero)]) zero_options.push_back(zero);
   // Smallest-memory first, so that the first member of a subtree bounds the rest.
   std::vector<Recompute> recompute_options;
   for (Recompute recompute : {Recompute::kFull, Recompute::kSelective, Recompute::kNone})
@@ -199,18 +158,16 @@ SearchResult search_layouts(const Config& base, const SearchOptions& options) {
         if (per_mesh == 0) continue;
 
         // Structural rules of the mesh, in validate()'s order.
-        if (model.heads % tp != 0) { collect.reject(RejectReason::kTpNotDivideHeads, per_mesh); continue; }
-        if (model.kv_heads % tp != 0) { collect.reject(RejectReason::kTpNotDivideKvHeads, per_mesh); continue; }
-        if (model.ffn % tp != 0) { collect.reject(RejectReason::kTpNotDivideFfn, per_mesh); continue; }
-        if (cp > 1 && training.seq % (2 * cp) != 0) { collect.reject(RejectReason::kCpNotDivideSeq, per_mesh); continue; }
+        if (!tp_divides_heads(model, tp)) { collect.reject(RejectReason::kTpNotDivideHeads, per_mesh); continue; }
+        if (!tp_divides_kv_heads(model, tp)) { collect.reject(RejectReason::kTpNotDivideKvHeads, per_mesh); continue; }
+        if (!tp_divides_ffn(model, tp)) { collect.reject(RejectReason::kTpNotDivideFfn, per_mesh); continue; }
+        if (!cp_fits(training.seq, cp)) { collect.reject(RejectReason::kCpNotDivideSeq, per_mesh); continue; }
 
         for (int64_t vpp : vpps) {
           Layout& layout = config.layout;
           layout = Layout{dp, tp, pp, cp, vpp, 0, 0, 0};
           if (pp * vpp > model.layers) { collect.reject(RejectReason::kPpExceedsLayers, per_vpp); continue; }
-          // FSDP/DeepSpeed spread uneven plain pipelines themselves; otherwise choose the split.
-          const bool needs_split = vpp > 1 || training.framework == Framework::kMegatron;
-          if (needs_split && !uneven_split(model.layers, pp * vpp, layout)) {
+          if (!choose_pipeline_split(model.layers, profile, layout)) {
             collect.reject(vpp > 1 ? RejectReason::kVppNotDivideLayers : RejectReason::kPpNotDivideLayers, per_vpp);
             continue;
           }
@@ -219,9 +176,9 @@ SearchResult search_layouts(const Config& base, const SearchOptions& options) {
             bool subtree_out_of_memory = false;
             RejectReason subtree_reason = RejectReason::kOutOfMemoryOnlyStage;
             for (int64_t micro_batch : micro_batches) {
-              if (training.global_batch % (dp * micro_batch) != 0) { collect.reject(RejectReason::kBatchNotDivisible, per_mb); continue; }
+              if (!batch_divides(training.global_batch, dp, micro_batch)) { collect.reject(RejectReason::kBatchNotDivisible, per_mb); continue; }
               const int64_t microbatches = training.global_batch / (dp * micro_batch);
-              if (vpp > 1 && training.framework == Framework::kMegatron && microbatches % pp != 0) {
+              if (!interleave_fits(profile, vpp, microbatches, pp)) {
                 collect.reject(RejectReason::kVppMicrobatches, per_mb);
                 continue;
               }

@@ -14,6 +14,7 @@
 #include "issue.h"
 #include "memory_model.h"
 #include "perf_model.h"
+#include "structure.h"
 
 namespace meshfit {
 
@@ -28,7 +29,7 @@ enum class SpChoice { kAny, kOn, kOff };
 
 struct SearchOptions {
   Range dp, tp, pp, cp;
-  Range vpp{1, 8};                   // interleaved chunks per pipeline rank
+  Range vpp{1, kMaxVpp};             // interleaved chunks per pipeline rank (structure.h)
   Range micro_batch{1, 16};          // only divisors of the global batch are tried
   std::array<bool, 4> zero{true, true, true, true};         // allowed stages (intersected with the framework's)
   std::array<bool, 3> recompute{true, true, true};          // indexed by Recompute
@@ -54,8 +55,24 @@ enum class RejectReason {
   kOutOfMemoryOnlyStage,
   kOverMemoryLimit,                // fits the GPU but above the chosen memory_limit
 };
-constexpr int kRejectReasonCount = 14;
-const char* to_string(RejectReason reason);  // snake_case
+template <> struct EnumNames<RejectReason> {  // snake_case JSON keys
+  static constexpr EnumName<RejectReason> table[] = {
+      {RejectReason::kTpNotDivideHeads, "tp_not_divide_heads", "tp_not_divide_heads"},
+      {RejectReason::kTpNotDivideKvHeads, "tp_not_divide_kv_heads", "tp_not_divide_kv_heads"},
+      {RejectReason::kTpNotDivideFfn, "tp_not_divide_ffn", "tp_not_divide_ffn"},
+      {RejectReason::kPpExceedsLayers, "pp_exceeds_layers", "pp_exceeds_layers"},
+      {RejectReason::kPpNotDivideLayers, "pp_not_divide_layers", "pp_not_divide_layers"},
+      {RejectReason::kVppNotDivideLayers, "vpp_not_divide_layers", "vpp_not_divide_layers"},
+      {RejectReason::kVppMicrobatches, "vpp_microbatches", "vpp_microbatches"},
+      {RejectReason::kCpNotDivideSeq, "cp_not_divide_seq", "cp_not_divide_seq"},
+      {RejectReason::kBatchNotDivisible, "batch_not_divisible", "batch_not_divisible"},
+      {RejectReason::kOutOfMemoryFirstStage, "oom_first_stage", "oom_first_stage"},
+      {RejectReason::kOutOfMemoryMiddleStage, "oom_middle_stage", "oom_middle_stage"},
+      {RejectReason::kOutOfMemoryLastStage, "oom_last_stage", "oom_last_stage"},
+      {RejectReason::kOutOfMemoryOnlyStage, "oom_only_stage", "oom_only_stage"},
+      {RejectReason::kOverMemoryLimit, "over_memory_limit", "over_memory_limit"}};
+};
+constexpr int kRejectReasonCount = int(enum_count<RejectReason>());
 
 struct LayoutCandidate {
   Layout layout;                    // dp filled in

@@ -4,34 +4,13 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "config_schema.h"
+
 namespace meshfit {
 
 using nlohmann::json;
 
 namespace {
-
-// Short keys for the longest names; everything else is the JSON field name itself.
-const std::pair<const char*, const char*> kShortKeys[] = {
-    {"global_batch", "gbs"}, {"micro_batch", "mb"}, {"kv_heads", "kv"}};
-
-std::string short_key(const std::string& field) {
-  for (const auto& [name, key] : kShortKeys)
-    if (field == name) return key;
-  return field;
-}
-
-std::string field_name(const std::string& key) {
-  for (const auto& [name, short_name] : kShortKeys)
-    if (key == short_name) return name;
-  return key;
-}
-
-// Fields in link order: the ones people read first come first.
-const char* const kFieldOrder[] = {
-    "model", "hidden", "layers", "heads", "kv_heads", "ffn", "vocab", "tied_embeddings", "norm", "mlp",
-    "linear_bias", "dropout", "gpu", "gpu_memory_gib", "gpus", "gpus_per_node", "seq", "global_batch",
-    "micro_batch", "precision", "optimizer", "recompute", "flash", "sp", "framework", "fp32_grad_buffer",
-    "headroom", "dp", "tp", "pp", "cp", "vpp", "zero", "pp_first_stage_layers", "pp_last_stage_layers"};
 
 bool unreserved(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
@@ -95,9 +74,11 @@ std::string encode_state(const Config& config) {
     with_gpu.gpu = *gpu;
     reference["gpu_memory_gib"] = config_to_json(with_gpu)["gpu_memory_gib"];
   }
+  // Framework-dependent defaults: the profile's ZeRO stage.
+  reference["zero"] = framework_profile(config.training.framework).default_zero;
   std::string out = "v=" + std::to_string(kStateVersion);
-  for (const char* field : kFieldOrder) {
-    const std::string name = field;
+  for (const ConfigField& field : config_fields()) {
+    const std::string name = field.key;
     json value = current[name];
     if (name == "model") {
       if (!find_model_preset(preset_id)) continue;  // custom: the dimensions below say it all
@@ -107,7 +88,7 @@ std::string encode_state(const Config& config) {
     } else if (value == reference[name]) {
       continue;
     }
-    out += "&" + short_key(name) + "=" + percent_encode(value_text(value));
+    out += "&" + std::string(field.state_key) + "=" + percent_encode(value_text(value));
   }
   return out;
 }
@@ -136,7 +117,10 @@ json state_to_object(const std::string& state, std::vector<Issue>& issues) {
       version = std::atoi(value.c_str());
       continue;
     }
-    object[field_name(key)] = value_from_text(value);
+    // Short keys map to JSON names; unknown keys pass through for parse_config to report.
+    const ConfigField* field = find_config_field_by_state_key(key);
+    const std::string name = field ? field->key : key;
+    object[name] = field && field->kind == FieldKind::kText ? json(value) : value_from_text(value);
   }
   if (version == 0) {
     issues.push_back({IssueCode::kUnknownField, Severity::kWarning, "v",

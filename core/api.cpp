@@ -150,7 +150,7 @@ json run_import(const std::string& format, const std::string& text, json overrid
   out["fields"] = merged;
   const ParsedConfig parsed = parse_config(merged);
   issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
-  if (!has_errors(issues)) {
+  if (!has_errors(issues) && !drop_layout) {  // without its layout the config is the search's input, not a layout
     const std::vector<Issue> structural = validate(parsed.config);
     issues.insert(issues.end(), structural.begin(), structural.end());
   }

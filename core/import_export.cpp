@@ -65,7 +65,7 @@ constexpr const char* kIgnoredHfKeys[] = {
     "num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts", "kv_lora_rank", "id2label",
     "label2id", "is_decoder", "is_encoder_decoder", "output_attentions", "output_hidden_states", "return_dict",
     "pruned_heads", "torchscript", "use_return_dict", "problem_type", "finetuning_task", "qkv_bias", "_attn_implementation",
-    "attention_multiplier", "rope_type", "max_sequence_length", "attn_implementation", "num_experts_per_tok"};
+    "attention_multiplier", "rope_type", "max_sequence_length", "attn_implementation", "num_experts_per_tok", "unk_token_id", "use_mrope"};
 
 // Typed look-ups that fall back instead of throwing on a missing key or another type.
 bool bool_or(const json& config, const char* key, bool fallback) {

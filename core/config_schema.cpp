@@ -57,6 +57,18 @@ ConfigField word(const char* key, FieldGroup group, const char* help) {
   return field;
 }
 
+// Free text held directly by Config (no section).
+template <auto Member>
+ConfigField text(const char* key, FieldGroup group, const char* help) {
+  ConfigField field{key, key, help, FieldKind::kText, group, {}};
+  field.get = [](const Config& c) -> json { return c.*Member; };
+  field.set = [](Config& c, const json& value) {
+    c.*Member = value.get<std::string>();
+    return true;
+  };
+  return field;
+}
+
 // A model dimension (overrides a preset); `required`: a custom model must give it.
 ConfigField dimension(ConfigField field, bool required) {
   field.dimension = true;

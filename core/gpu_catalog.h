@@ -1,6 +1,6 @@
 // gpu_catalog.h — GPU hardware input, cluster shape and the GPU presets.
-// Specs from ../shared/reference/gpus.csv (vendor datasheets); memory capacities are the totals
-// the driver reports (nvidia-smi "MiB" column) where a reading is known, see gpu_catalog.cpp.
+// Specs from the vendor datasheets, cited per preset; memory capacities are the totals the driver
+// reports (nvidia-smi "MiB" column) where a reading is known, see gpu_catalog.cpp.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +29,7 @@ struct ClusterSpec {
 
 struct GpuPreset {
   const char* id;
-  const char* source;
+  const char* source;  // the datasheet (and reference system) behind the numbers
   GpuSpec spec;
 };
 

@@ -1,5 +1,5 @@
 // issue.h — user-input problems as values: {code, severity, field, message}.
-// Validation returns all of them; nothing in core throws (house style, ../shared/STYLE.md).
+// Validation returns all of them; nothing in core throws. Programmer errors: meshfit_assert.h.
 #pragma once
 
 #include <string>

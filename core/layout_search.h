@@ -1,7 +1,7 @@
 // layout_search.h — enumerate every (dp, tp, pp, cp, vpp, micro-batch, ZeRO, recompute, SP) for a
 // GPU count, reject the invalid and the out-of-memory with a counted reason, rank the rest by
 // predicted tokens/s per GPU and keep the Pareto front of peak memory vs throughput.
-// Shape per ../shared/DESIGN.md "Performance shape": structural pruning before memory math, one
+// Shape: structural pruning (structure.h) before memory math, one
 // working Config mutated in place, top-K and the front only (memory flat in the candidate count).
 #pragma once
 

@@ -2,6 +2,8 @@
 // Dimensions from each model's published config (HF config.json or paper table), cited per row.
 #include "model_spec.h"
 
+#include "preset_table.h"
+
 namespace meshfit {
 
 namespace {
@@ -63,10 +65,6 @@ const std::vector<ModelPreset>& model_presets() {
   return presets;
 }
 
-std::optional<ModelSpec> find_model_preset(const std::string& id) {
-  for (const ModelPreset& preset : model_presets())
-    if (id == preset.id) return preset.spec;
-  return std::nullopt;
-}
+std::optional<ModelSpec> find_model_preset(const std::string& id) { return find_preset(model_presets(), id); }
 
 }  // namespace meshfit

@@ -1,6 +1,6 @@
 // overheads.h — memory that the published formulas leave out, as named constants with sources.
-// ../shared/reference/MEMORY_NOTES.md §13.7 lists them: NCCL buffers, CUDA context, workspaces,
-// framework buckets, allocator fragmentation.
+// They are NCCL buffers, CUDA context, workspaces, framework buckets and allocator fragmentation,
+// each cited below.
 #pragma once
 
 #include "units.h"
@@ -22,7 +22,7 @@ constexpr double kCublasWorkspaceBytes = 64 * kMiB;
 // Caching-allocator fragmentation (max_reserved - max_allocated) as a fraction of the memory that
 // is allocated and freed every step (activations, logits, buffers, workspaces). Measured gaps:
 // Megatron 4090 PP stage 0: 0.84 GiB over ~10 GiB dynamic; Leonardo 1.7B: 3.0 GiB over ~39 GiB
-// dynamic (../shared/reference/memory_measured.csv); ROCm Megatron PR #161 budgets 7%.
+// dynamic (tests/data/memory_measured.csv); ROCm Megatron PR #161 budgets 7%.
 constexpr double kFragmentationFraction = 0.08;
 
 // DeepSpeed defaults (deepspeed/runtime/zero/config.py): reduce_bucket_size = 5e8 elements,

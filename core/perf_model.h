@@ -1,7 +1,8 @@
 // perf_model.h — predicted step time, tokens/s per GPU, MFU and HFU for one layout, with the time
 // broken into compute, exposed TP/CP communication, pipeline bubble and P2P, DP/ZeRO communication
-// and the optimizer step. Formulas: ../shared/reference/THROUGHPUT_NOTES.md §5 and §7 (Narayanan
-// et al. SC'21, Korthikanti et al. 2022, Calculon's size-dependent efficiencies).
+// and the optimizer step. Formulas: Narayanan et al. SC'21 (pipeline bubble (p-1)/(v*m), §2.2 and
+// §3), Korthikanti et al. 2022 (TP/SP communication, recompute), Calculon (Isaev et al. SC'23:
+// size-dependent GEMM efficiencies).
 #pragma once
 
 #include "config.h"

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "config_schema.h"
+#include "preset_table.h"
 #include "units.h"
 
 namespace meshfit {
@@ -96,15 +97,6 @@ class Reader {
                        field + " must be one of " + allowed + ", got " + value.dump() + "."});
   }
 
-  void text(const std::string& field, const json& value, std::string& out) {
-    if (value.is_string()) {
-      out = value.get<std::string>();
-      return;
-    }
-    issues_.push_back({IssueCode::kUnknownValue, Severity::kError, field,
-                       field + " must be text, got " + value.dump() + "."});
-  }
-
   // One schema field: the value checked against the row's kind, then set through its accessor.
   void field(const ConfigField& row, const json& value, Config& config) {
     const std::string key = row.key;
@@ -131,12 +123,10 @@ class Reader {
       case FieldKind::kWord:
         if (!value.is_string() || !row.set(config, value)) unknown_word(key, value, row.allowed);
         return;
-      case FieldKind::kText: {
-        std::string words;
-        text(key, value, words);
+      case FieldKind::kText:
         if (value.is_string()) row.set(config, value);
+        else issues_.push_back({IssueCode::kUnknownValue, Severity::kError, key, key + " must be text, got " + value.dump() + "."});
         return;
-      }
       case FieldKind::kPreset:
         return;  // applied before every other field (parse_config)
     }
@@ -146,15 +136,6 @@ class Reader {
   std::vector<Issue>& issues_;
 };
 
-std::string preset_list(bool models) {
-  std::string list;
-  if (models) {
-    for (const ModelPreset& preset : model_presets()) list += (list.empty() ? "" : ", ") + std::string(preset.id);
-  } else {
-    for (const GpuPreset& preset : gpu_presets()) list += (list.empty() ? "" : ", ") + std::string(preset.id);
-  }
-  return list;
-}
 
 }  // namespace
 
@@ -180,7 +161,7 @@ ParsedConfig parse_config(const json& object) {
       have_model_preset = true;
     } else if (id != "custom") {
       issues.push_back({IssueCode::kUnknownModelPreset, Severity::kError, "model",
-                        "model \"" + id + "\" is not a preset; known: " + preset_list(true) + "."});
+                        "model \"" + id + "\" is not a preset; known: " + preset_ids(model_presets()) + "."});
     }
   }
   if (object.contains("gpu")) {
@@ -192,7 +173,7 @@ ParsedConfig parse_config(const json& object) {
       c.gpu = GpuSpec{};
     } else {
       issues.push_back({IssueCode::kUnknownGpuPreset, Severity::kError, "gpu",
-                        "gpu \"" + id + "\" is not a preset; known: " + preset_list(false) + "."});
+                        "gpu \"" + id + "\" is not a preset; known: " + preset_ids(gpu_presets()) + "."});
     }
   }
 

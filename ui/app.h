@@ -10,13 +10,13 @@ namespace meshfit::ui {
 
 // The page's default: Llama 3.1 70B on 64 H100, TP 8, PP 4, sequence 8192.
 void init(AppState& state);
-// Replaces the form with a shareable state (the URL hash); unknown/bad fields show as issues.
+// Replaces the config with a shareable state (the URL hash); unknown/bad fields show as issues.
 void set_state(AppState& state, const std::string& encoded);
-// Recomputes estimate, search, state string and mirror from the form (called by draw when dirty).
+// Recomputes estimate, search, state string and mirror from the config (called by draw when dirty).
 void recompute(AppState& state);
 // Style for the theme at a font size of `em` CSS pixels.
 void apply_theme(AppState& state);
-// All panels; returns true when the form changed during this frame.
+// All panels; returns true when the config changed during this frame.
 bool draw(AppState& state);
 
 std::string markdown_report(const AppState& state);  // "{{url}}" stands for the page link

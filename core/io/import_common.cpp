@@ -129,6 +129,9 @@ std::optional<json> parse_json_object(const std::string& text, const char* what,
   if (value.is_discarded()) {
     ErrorSax sax;
     json::sax_parse(text, &sax, nlohmann::detail::input_format_t::json, /*strict=*/true, /*ignore_comments=*/true);
+    // nlohmann quotes the last bytes it read, which can end inside a UTF-8 sequence: keep ASCII only.
+    for (char& c : sax.message)
+      if (static_cast<unsigned char>(c) >= 0x80) c = '?';
     issues.push_back({IssueCode::kMalformedInput, Severity::kError, what,
                       std::string(what) + " is not valid JSON (truncated?): " +
                           (sax.message.empty() ? std::string("parse error") : sax.message) + "."});

@@ -502,8 +502,11 @@ TEST_CASE("truncated, mistyped, huge, duplicated, deep and non-UTF-8 input gives
   CHECK(has_issue(import_deepspeed_json(std::string(100000, '[')).issues, IssueCode::kOutOfRange));
   CHECK(has_issue(import_deepspeed_json("{\"a\":" + std::string(100, '[') + std::string(100, ']') + "}").issues, IssueCode::kOutOfRange));
   CHECK(has_issue(import_megatron_args(std::string(kMaxImportBytes + 1, ' ')).issues, IssueCode::kOutOfRange));
-  for (const LaunchFormat format : {LaunchFormat::kHfConfig, LaunchFormat::kMegatron, LaunchFormat::kTorchtitan, LaunchFormat::kDeepSpeed})
+  for (const LaunchFormat format : {LaunchFormat::kHfConfig, LaunchFormat::kMegatron, LaunchFormat::kTorchtitan, LaunchFormat::kDeepSpeed}) {
     CHECK(has_issue(import_launch_config(format, "--num-layers \xff\xfe").issues, IssueCode::kMalformedInput));
+    // Valid UTF-8 that the parsers stop inside of: the messages must stay valid UTF-8.
+    CHECK_NOTHROW(issues_to_json(import_launch_config(format, "\xef\xbf\xbd\xef\xbf\xbd\xc3\xa9").issues).dump());
+  }
   // Random bytes and random word soups: issues only, and every message is dumpable JSON.
   std::mt19937_64 random(15);
   const std::vector<std::string> words = {"--num-layers", "--hidden-size", "8", "-1", "0", "'", "\"", "\\", "\n", "[",

@@ -6,6 +6,7 @@
 #include "config_schema.h"
 #include "import_export.h"
 #include "io/import_common.h"
+#include "model_spec.h"
 #include "serialize.h"
 
 namespace meshfit {
@@ -82,6 +83,28 @@ json resolve_import(const LaunchImport& import, const json& overrides, std::vect
                           std::to_string(dp) + " = " + std::to_string(implied) + "."});
   }
   return merged;
+}
+
+Config apply_import(const Config& base, const LaunchImport& import, std::vector<Issue>& issues) {
+  if (!import.ok()) return base;
+  const json& given = import.fields;
+  json object = config_to_json(base);  // every field resolved, model dimensions written out
+  if (!find_model_preset(base.model.name)) object["model"] = "custom";
+  if (given.contains("model"))  // another preset: its dimensions, not the old model's
+    for (const ConfigField& field : config_fields())
+      if (field.group == FieldGroup::kModel && field.kind != FieldKind::kPreset) object.erase(field.key);
+  for (const char* derived : {"dp", "pp_first_stage_layers", "pp_last_stage_layers", "zero", "global_batch"})
+    if (!given.contains(derived) && (std::string(derived) != "global_batch" || import.batch_per_dp_rank > 0) &&
+        (std::string(derived) != "zero" || given.contains("framework")))
+      object.erase(derived);
+  object.update(given);
+  ParsedConfig parsed = parse_config(object);
+  int64_t global = 0;
+  if (import.batch_per_dp_rank > 0 && !given.contains("global_batch") &&
+      !__builtin_mul_overflow(import.batch_per_dp_rank, effective_dp(parsed.config), &global) && global > 0)
+    parsed.config.training.global_batch = global;
+  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  return has_errors(parsed.issues) ? base : parsed.config;
 }
 
 bool is_searched_field(const std::string& key) {

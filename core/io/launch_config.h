@@ -58,6 +58,12 @@ LaunchImport import_deepspeed_json(const std::string& config_json);
 // import gave both and they disagree at the resolved dp, a conflicting_settings warning joins `issues`.
 nlohmann::json resolve_import(const LaunchImport& import, const nlohmann::json& overrides, std::vector<Issue>& issues);
 
+// The import over a whole config (the page's inputs): what the text sets replaces, the rest of `base`
+// stays; fields derived from what the import changes (dp, the uneven split, a preset's dimensions
+// when the import names another model) follow the import. Returns `base` unchanged when the result
+// has errors (they join `issues`).
+Config apply_import(const Config& base, const LaunchImport& import, std::vector<Issue>& issues);
+
 // The fields the layout search chooses (dp, tp, pp, cp, vpp, micro_batch, zero, recompute, sp and
 // the uneven split): dropped from an import so that `meshfit search` is free to choose them.
 bool is_searched_field(const std::string& key);

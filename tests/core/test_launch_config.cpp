@@ -476,7 +476,9 @@ TEST_CASE("truncated, mistyped, huge, duplicated, deep and non-UTF-8 input gives
       {LaunchFormat::kDeepSpeed, read_data("hf-trainer-zero3.deepspeed.json")},
   };
   int errors = 0;
-  for (const auto& [format, text] : samples) {
+  for (const auto& sample : samples) {
+    const LaunchFormat format = sample.first;
+    const std::string& text = sample.second;
     CAPTURE(to_string(format));
     for (size_t cut = 0; cut < text.size(); cut += 7) {  // every 7th prefix
       const LaunchImport import = import_launch_config(format, text.substr(0, cut));

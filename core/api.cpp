@@ -3,14 +3,14 @@
 
 #include <algorithm>
 
-#include "import_export.h"
+#include "io/import_export.h"
 #include "io/launch_config.h"
-#include "layout_search.h"
-#include "memory_model.h"
-#include "perf_model.h"
-#include "serialize.h"
-#include "url_state.h"
-#include "validate.h"
+#include "search/layout_search.h"
+#include "memory/memory_model.h"
+#include "perf/perf_model.h"
+#include "io/serialize.h"
+#include "io/url_state.h"
+#include "spec/validate.h"
 
 namespace meshfit {
 

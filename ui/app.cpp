@@ -12,8 +12,8 @@
 
 #include "imgui.h"
 #include "panels.h"
-#include "serialize.h"
-#include "url_state.h"
+#include "io/serialize.h"
+#include "io/url_state.h"
 
 namespace meshfit::ui {
 

@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "import_export.h"
+#include "io/import_export.h"
 #include "io/launch_config.h"
 #include "panels.h"  // imgui.h, before its std::string helpers
 #include "misc/cpp/imgui_stdlib.h"
-#include "structure.h"
+#include "spec/structure.h"
 #include "units.h"
 
 namespace meshfit::ui {

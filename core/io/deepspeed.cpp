@@ -2,7 +2,7 @@
 // deepspeed/runtime/config.py and deepspeed/runtime/zero/config.py (deepspeedai/DeepSpeed @ edaa7221):
 // train_batch_size = train_micro_batch_size_per_gpu × gradient_accumulation_steps × dp.
 #include "io/import_common.h"
-#include "overheads.h"
+#include "memory/overheads.h"
 
 namespace meshfit {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "config_schema.h"
+#include "spec/config_schema.h"
 
 namespace meshfit::detail {
 

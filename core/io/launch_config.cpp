@@ -3,11 +3,11 @@
 // with other inputs, and the Hugging Face export.
 #include "io/launch_config.h"
 
-#include "config_schema.h"
-#include "import_export.h"
+#include "spec/config_schema.h"
+#include "io/import_export.h"
 #include "io/import_common.h"
-#include "model_spec.h"
-#include "serialize.h"
+#include "spec/model_spec.h"
+#include "io/serialize.h"
 
 namespace meshfit {
 

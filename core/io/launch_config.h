@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config.h"
-#include "enum_names.h"
-#include "issue.h"
+#include "spec/config.h"
+#include "spec/enum_names.h"
+#include "spec/issue.h"
 
 namespace meshfit {
 

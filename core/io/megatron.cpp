@@ -13,7 +13,7 @@
 #include <map>
 
 #include "io/import_common.h"
-#include "model_spec.h"
+#include "spec/model_spec.h"
 
 namespace meshfit {
 

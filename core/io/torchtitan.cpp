@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "io/import_common.h"
-#include "model_spec.h"
+#include "spec/model_spec.h"
 
 namespace meshfit {
 

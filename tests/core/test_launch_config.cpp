@@ -13,8 +13,8 @@
 #include "csv.h"
 #include "fixtures.h"
 #include "io/launch_config.h"
-#include "serialize.h"
-#include "validate.h"
+#include "io/serialize.h"
+#include "spec/validate.h"
 
 using namespace meshfit;
 using nlohmann::json;

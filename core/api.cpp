@@ -1,14 +1,18 @@
 // api.cpp — see api.h.
 #include "api.h"
 
+#include <algorithm>
+
 #include "io/import_export.h"
 #include "io/measured_runs.h"
+#include "io/launch_config.h"
 #include "search/layout_search.h"
 #include "memory/memory_model.h"
 #include "perf/perf_model.h"
 #include "io/serialize.h"
 #include "io/url_state.h"
 #include "search/method_select.h"
+#include "spec/validate.h"
 
 namespace meshfit {
 
@@ -234,6 +238,74 @@ json run_decode_state(const std::string& state) {
   json out = json::object();
   out["fields"] = object;  // what the state said, for front ends that fill their inputs from it
   if (!has_errors(issues)) out["config"] = config_to_json(parsed.config);
+  return with_status(out, issues);
+}
+
+json run_import(const std::string& format, const std::string& text, json overrides, bool drop_layout) {
+  std::vector<Issue> issues;
+  json out = json::object();
+  std::optional<LaunchFormat> chosen =
+      format == "auto" || format.empty() ? detect_launch_format(text) : enum_from_key<LaunchFormat>(format);
+  if (!chosen) {
+    issues.push_back({IssueCode::kUnknownValue, Severity::kError, "format",
+                      format == "auto" || format.empty()
+                          ? "the text is not a config.json, a DeepSpeed JSON, a torchtitan TOML or a Megatron command line."
+                          : "format must be one of " + enum_keys_text<LaunchFormat>() + "."});
+    return with_status(out, issues);
+  }
+  out["format"] = enum_key(*chosen);
+  const LaunchImport import = import_launch_config(*chosen, text);
+  issues = import.issues;
+  out["fields"] = import.fields;  // replaced by the merged fields below when the import is usable
+  if (!import.ok()) return with_status(out, issues);
+  const json given = resolve_state(std::move(overrides), issues);
+  // A field the caller gives answers the import's "give --x" warning.
+  issues.erase(std::remove_if(issues.begin(), issues.end(),
+                              [&](const Issue& issue) {
+                                return issue.code == IssueCode::kMissingModel && issue.severity == Severity::kWarning &&
+                                       given.is_object() && given.contains(issue.field);
+                              }),
+               issues.end());
+  json merged = resolve_import(import, given, issues);
+  if (drop_layout)  // fields the search chooses go, unless the caller pinned them
+    for (auto it = merged.begin(); it != merged.end();)
+      it = is_searched_field(it.key()) && !(given.is_object() && given.contains(it.key())) ? merged.erase(it) : std::next(it);
+  out["fields"] = merged;
+  const ParsedConfig parsed = parse_config(merged);
+  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  if (!has_errors(issues) && !drop_layout) {  // without its layout the config is the search's input, not a layout
+    const std::vector<Issue> structural = validate(parsed.config);
+    issues.insert(issues.end(), structural.begin(), structural.end());
+  }
+  if (!has_errors(issues)) {
+    out["config"] = config_to_json(parsed.config);
+    out["state"] = encode_state(parsed.config);
+  }
+  return with_status(out, issues);
+}
+
+json run_export(json input, const std::string& format) {
+  std::vector<Issue> issues;
+  json out = json::object();
+  const std::optional<LaunchFormat> chosen = enum_from_key<LaunchFormat>(format);
+  if (!chosen) {
+    issues.push_back({IssueCode::kUnknownValue, Severity::kError, "format",
+                      "format must be one of " + enum_keys_text<LaunchFormat>() + "."});
+    return with_status(out, issues);
+  }
+  const ParsedConfig parsed = parse_config(resolve_state(std::move(input), issues));
+  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  if (!has_errors(issues)) {
+    const std::vector<Issue> structural = validate(parsed.config);
+    issues.insert(issues.end(), structural.begin(), structural.end());
+  }
+  out["format"] = enum_key(*chosen);
+  if (has_errors(issues)) return with_status(out, issues);
+  const LaunchExport exported = export_launch_config(parsed.config, *chosen);
+  issues.insert(issues.end(), exported.issues.begin(), exported.issues.end());
+  out["text"] = exported.text;
+  if (!exported.args.empty()) out["args"] = exported.args;
+  out["config"] = config_to_json(parsed.config);
   return with_status(out, issues);
 }
 

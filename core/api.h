@@ -56,5 +56,14 @@ nlohmann::json run_validate();
 nlohmann::json run_parse_hf_config(const std::string& text);
 nlohmann::json run_encode_state(nlohmann::json input);
 nlohmann::json run_decode_state(const std::string& state);
+// A launch config as text (format "hf", "megatron", "torchtitan", "deepspeed", or "auto" to detect it)
+// under `overrides` (config fields, optionally a "state") -> "format", "fields" (what the text set),
+// and, when the result is a valid config, "config" and "state". `drop_layout` leaves out the fields
+// the layout search chooses, so that a search over the result is free to pick them.
+nlohmann::json run_import(const std::string& format, const std::string& text, nlohmann::json overrides, bool drop_layout);
+// Config object (optionally with "state") -> {"format", "text", "args" (megatron: the command's
+// words)} in a launch format ("megatron", "torchtitan", "deepspeed", "hf"); warnings name what the
+// format cannot say.
+nlohmann::json run_export(nlohmann::json input, const std::string& format);
 
 }  // namespace meshfit

@@ -131,6 +131,15 @@ void draw_header(AppState& s) {
   }
   record_rect(s, "copy_markdown");
   ImGui::SameLine();
+  ImGui::BeginDisabled(!s.estimate.valid() || has_errors(s.issues));
+  if (ImGui::Button("Copy launch flags")) ImGui::OpenPopup("launch_flags");
+  ImGui::EndDisabled();
+  record_rect(s, "copy_flags");
+  if (ImGui::BeginPopup("launch_flags")) {
+    launch_flags_menu(s, s.config, "copy_flags_");
+    ImGui::EndPopup();
+  }
+  ImGui::SameLine();
   export_button(s, "Export JSON", "meshfit.json", "application/json", json_report);
   record_rect(s, "export_json");
   ImGui::SameLine();

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "io/import_export.h"
+#include "io/launch_config.h"
 #include "panels.h"  // imgui.h, before its std::string helpers
 #include "misc/cpp/imgui_stdlib.h"
 #include "spec/structure.h"
@@ -113,20 +114,30 @@ bool draw_model(AppState& s) {
     ImGui::SetNextItemWidth(-FLT_MIN);
     changed |= combo_enum("##mlp", m.mlp);
   }
-  const bool hf_open = ImGui::TreeNode("Paste HF config.json");
+  // One box for every launch config people paste; the format is detected (core/io/launch_config.h).
+  const bool hf_open = ImGui::TreeNode("Paste config");
   record_rect(s, "hf_toggle");
   if (hf_open) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("An HF config.json, a Megatron-LM command line, a torchtitan TOML or a DeepSpeed JSON.");
+    ImGui::PopTextWrapPos();
     ImGui::InputTextMultiline("##hf", &s.hf_text, ImVec2(-FLT_MIN, 6.0f * s.em));
     record_rect(s, "hf_config");
     if (ImGui::Button("Import")) {
-      const HfImport imported = import_hf_config(s.hf_text);
       s.hf_message.clear();
-      if (imported.ok()) {
-        m = imported.model;  // the whole architecture as imported
-        s.hf_message = "Imported " + imported.model_type + ".";
-        changed = true;
+      const std::optional<LaunchFormat> format = detect_launch_format(s.hf_text);
+      if (!format) {
+        s.hf_message = "Not a config.json, a Megatron-LM command line, a torchtitan TOML or a DeepSpeed JSON.";
       } else {
-        for (const Issue& issue : imported.issues) s.hf_message += issue.message + "\n";
+        const LaunchImport imported = import_launch_config(*format, s.hf_text);
+        std::vector<Issue> issues = imported.issues;
+        const Config before = s.config;
+        s.config = apply_import(s.config, imported, issues);
+        const bool applied = imported.ok() && !has_errors(issues);
+        s.hf_message = std::string(applied ? "Imported as " : "Not imported (") + enum_label(*format) + (applied ? "." : "):");
+        for (const Issue& issue : issues) s.hf_message += std::string("\n") + (issue.severity == Severity::kError ? "error: " : "note: ") + issue.message;
+        changed |= applied;
+        if (!applied) s.config = before;
       }
     }
     record_rect(s, "hf_import");

@@ -1,5 +1,5 @@
 // panel_layouts.cpp — the layouts view: rejection counts, the ranked table of the fastest layouts
-// that fit (click a row to use it), and the scatter of every evaluated layout, memory vs
+// that fit (click a row to use it; right-click copies its launch flags), and the scatter of every evaluated layout, memory vs
 // throughput, with the Pareto front. Reads core's SearchResult directly.
 #include <algorithm>
 #include <cstdio>
@@ -22,7 +22,7 @@ bool draw_layout_table(AppState& s) {
   ImGui::InputTextWithHint("##filter", "filter, e.g. tp=8 or recompute=none", s.layout_filter, sizeof s.layout_filter);
   record_rect(s, "layout_filter");
   ImGui::SameLine();
-  ImGui::TextDisabled("(%zu fastest of %lld feasible; click a row to use it)", top.size(), (long long)s.search.feasible);
+  ImGui::TextDisabled("(%zu fastest of %lld feasible; click a row to use it, right-click for its launch flags)", top.size(), (long long)s.search.feasible);
   ImGui::SameLine();
   if (ImGui::Checkbox("only under the tight threshold", &s.search_under_headroom)) s.dirty = true;
 
@@ -90,6 +90,11 @@ bool draw_layout_table(AppState& s) {
       changed = true;
     }
     if (r < 3) record_rect(s, ("layout_row_" + std::to_string(r)).c_str());
+    if (ImGui::BeginPopupContextItem()) {  // right-click: this row's layout as launch flags
+      ImGui::TextDisabled("Copy launch flags of layout %d", i + 1);
+      launch_flags_menu(s, apply(s.config, c), r == 0 ? "row_flags_" : "");
+      ImGui::EndPopup();
+    }
     const long long values[] = {c.layout.dp, c.layout.tp, c.layout.pp, c.layout.cp, c.layout.vpp, c.micro_batch, c.layout.zero};
     for (long long v : values) {
       ImGui::TableNextColumn();

@@ -30,5 +30,8 @@ std::string candidate_label(const LayoutCandidate& c);                        //
 void record_rect(AppState& s, const char* name);   // the last item's rectangle, for the DOM mirror
 void field_issue(const AppState& s, const char* field);  // the field's first message, in red
 void apply_candidate(AppState& s, const LayoutCandidate& c);
+// The "Copy launch flags" menu items for a config (the current one, or a layouts-table row's): each
+// puts the export on the clipboard; `rect_prefix` names the items for the DOM mirror ("" = none).
+void launch_flags_menu(AppState& s, const Config& config, const std::string& rect_prefix);
 
 }  // namespace meshfit::ui

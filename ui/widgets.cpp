@@ -1,6 +1,7 @@
 // widgets.cpp — formats and small widgets shared by the panels (panels.h). Sizes in em.
 #include <cstdio>
 
+#include "io/launch_config.h"
 #include "panels.h"
 #include "units.h"
 
@@ -57,6 +58,23 @@ void field_issue(const AppState& s, const char* field) {
 void apply_candidate(AppState& s, const LayoutCandidate& c) {
   s.config = apply(s.config, c);  // the whole layout, pipeline split included
   s.dirty = true;
+}
+
+void launch_flags_menu(AppState& s, const Config& config, const std::string& rect_prefix) {
+  const std::pair<LaunchFormat, const char*> items[] = {{LaunchFormat::kMegatron, "Megatron-LM flags"},
+                                                        {LaunchFormat::kTorchtitan, "torchtitan TOML"},
+                                                        {LaunchFormat::kDeepSpeed, "DeepSpeed JSON"}};
+  for (const auto& [format, label] : items) {
+    if (ImGui::MenuItem(label)) {
+      const LaunchExport exported = export_launch_config(config, format);
+      s.outbox.clipboard = exported.text;
+      s.status = std::string(label) + " copied";
+      int notes = 0;
+      for (const Issue& issue : exported.issues) notes += issue.severity == Severity::kWarning;
+      s.status += notes > 0 ? " (" + std::to_string(notes) + " notes: " + exported.issues.front().message + ")" : ".";
+    }
+    if (!rect_prefix.empty()) record_rect(s, (rect_prefix + to_string(format)).c_str());
+  }
 }
 
 }  // namespace meshfit::ui

@@ -22,6 +22,13 @@ std::string validate() { return meshfit::run_validate().dump(); }
 std::string parse_hf_config(const std::string& text) { return meshfit::run_parse_hf_config(text).dump(); }
 std::string encode_state(const std::string& config) { return meshfit::run_encode_state(parse(config)).dump(); }
 std::string decode_state(const std::string& state) { return meshfit::run_decode_state(state).dump(); }
+std::string import_launch_config(const std::string& format, const std::string& text, const std::string& overrides,
+                                 bool drop_layout) {
+  return meshfit::run_import(format, text, parse(overrides), drop_layout).dump();
+}
+std::string export_launch_config(const std::string& config, const std::string& format) {
+  return meshfit::run_export(parse(config), format).dump();
+}
 std::string version() { return meshfit::version(); }
 
 }  // namespace
@@ -35,5 +42,7 @@ EMSCRIPTEN_BINDINGS(meshfit) {
   emscripten::function("parseHfConfig", &parse_hf_config);
   emscripten::function("encodeState", &encode_state);
   emscripten::function("decodeState", &decode_state);
+  emscripten::function("importLaunchConfig", &import_launch_config);
+  emscripten::function("exportLaunchConfig", &export_launch_config);
   emscripten::function("version", &version);
 }

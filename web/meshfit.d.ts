@@ -118,6 +118,34 @@ export interface MethodsResult extends Result {
   ranked: MethodCandidate[]; rejected: MethodCandidate[]; capacity_bytes?: number; config?: Required<Config>;
 }
 
+export type LaunchFormat = 'hf' | 'megatron' | 'torchtitan' | 'deepspeed';
+
+export interface ImportOptions {
+  /** The text's format; 'auto' (the default) detects it. */
+  format?: LaunchFormat | 'auto';
+  /** Config fields (or a state) over what the text sets, e.g. gpus for a command line without torchrun. */
+  overrides?: Config;
+  /** Leave out the fields the layout search chooses (dp, tp, pp, cp, vpp, micro_batch, zero, recompute, sp). */
+  drop_layout?: boolean;
+}
+
+export interface ImportResult extends Result {
+  format?: LaunchFormat;
+  /** The fields the text (and the overrides) set: a config object for estimate/search. */
+  fields?: Record<string, unknown>;
+  config?: Required<Omit<Config, 'state'>>;
+  state?: string;
+}
+
+export interface ExportResult extends Result {
+  format?: LaunchFormat;
+  /** What to paste: the shell command, the TOML sections or the JSON file. */
+  text?: string;
+  /** megatron: the command's words (torchrun, its flags, pretrain_gpt.py, the flags). */
+  args?: string[];
+  config?: Required<Omit<Config, 'state'>>;
+}
+
 export interface Meshfit {
   readonly version: string;
   estimate(config: Config): EstimateResult;
@@ -128,6 +156,8 @@ export interface Meshfit {
   parseHfConfig(configJsonText: string): Result & { model?: Config; model_type: string };
   encodeState(config: Config): Result & { state?: string };
   decodeState(state: string): Result & { fields: Record<string, unknown>; config?: Required<Config> };
+  importLaunchConfig(text: string, options?: ImportOptions): ImportResult;
+  exportLaunchConfig(config: Config, format: LaunchFormat): ExportResult;
 }
 
 export function load(moduleOptions?: object): Promise<Meshfit>;

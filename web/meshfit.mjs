@@ -57,5 +57,14 @@ function wrap(module) {
     encodeState: (config) => call(module.encodeState(text(config))),
     /** A state string (with or without a leading '#') back to a config. */
     decodeState: (state) => call(module.decodeState(String(state))),
+    /**
+     * A launch config as text (HF config.json, Megatron-LM command line, torchtitan TOML, DeepSpeed JSON)
+     * to config fields. Options: format ('auto' detects it), overrides (config fields over the import),
+     * drop_layout (leave out what the layout search chooses).
+     */
+    importLaunchConfig: (text, { format = 'auto', overrides = {}, drop_layout = false } = {}) =>
+      call(module.importLaunchConfig(String(format), String(text), JSON.stringify(overrides ?? {}), Boolean(drop_layout))),
+    /** A config as what a framework runs: format 'megatron' | 'torchtitan' | 'deepspeed' | 'hf'. */
+    exportLaunchConfig: (config, format) => call(module.exportLaunchConfig(text(config), String(format))),
   });
 }

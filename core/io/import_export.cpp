@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "io/import_common.h"
 #include "io/serialize.h"
 
 namespace meshfit {
@@ -12,18 +13,59 @@ using nlohmann::json;
 
 namespace {
 
-// The first of `keys` present as a positive integer; 0 when none is.
-int64_t first_count(const json& config, std::initializer_list<const char*> keys, std::string& found) {
+// The first of `keys` present as a positive integer; 0 when none is. A value beyond
+// kMaxImportCount is an error; a second key of the list with another value is a conflict.
+int64_t first_count(const json& config, std::initializer_list<const char*> keys, std::string& found,
+                    std::vector<Issue>& issues) {
+  int64_t result = 0;
+  std::string first_key;
   for (const char* key : keys) {
     if (!config.contains(key)) continue;
     const json& value = config[key];
-    if (value.is_number_integer() && value.get<int64_t>() > 0) {
+    if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(kMaxImportCount)) {
+      issues.push_back({IssueCode::kOutOfRange, Severity::kError, key,
+                        std::string(key) + "=" + value.dump() + " is beyond any real model (limit 2^40)."});
+      continue;
+    }
+    if (!value.is_number_integer() || value.get<int64_t>() <= 0) continue;
+    if (result > 0 && value.get<int64_t>() != result) {
+      issues.push_back({IssueCode::kConflictingSettings, Severity::kWarning, key,
+                        std::string(key) + "=" + value.dump() + " disagrees with " + first_key + "=" +
+                            std::to_string(result) + "; " + first_key + " is used."});
+      continue;
+    }
+    if (result == 0) {
+      result = value.get<int64_t>();
+      first_key = key;
       found = key;
-      return value.get<int64_t>();
     }
   }
-  return 0;
+  return result;
 }
+
+// Keys of config.json files with no effect on training memory (tokens, initialisation, RoPE/ALiBi
+// settings, inference options, provenance). Any other key is reported as unknown.
+constexpr const char* kIgnoredHfKeys[] = {
+    "architectures", "model_type", "_name_or_path", "transformers_version", "torch_dtype", "dtype", "use_cache",
+    "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id", "initializer_range",
+    "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_epsilon", "rope_theta", "rope_scaling",
+    "rotary_emb_base", "rotary_pct", "partial_rotary_factor", "max_position_embeddings", "n_positions", "n_ctx",
+    "pretraining_tp", "attention_dropout", "hidden_dropout", "attn_pdrop", "resid_pdrop", "embd_pdrop",
+    "summary_type", "summary_use_proj", "summary_activation", "summary_proj_to_labels", "summary_first_dropout",
+    "task_specific_params", "scale_attn_weights", "reorder_and_upcast_attn", "scale_attn_by_inverse_layer_idx",
+    "sliding_window", "use_sliding_window", "max_window_layers", "use_parallel_residual", "classifier_dropout",
+    "dropout", "activation_dropout", "layerdrop", "do_layer_norm_before", "enable_bias", "init_std",
+    "_remove_final_layer_norm", "prefix", "apply_residual_connection_post_layernorm", "attention_softmax_in_fp32",
+    "bias_dropout_fusion", "masked_softmax_fusion", "slow_but_exact", "offset_alibi", "skip_bias_add",
+    "skip_bias_add_qkv", "seq_length", "quantization_config", "use_bfloat16", "tokenizer_class", "bias",
+    "hidden_act", "activation_function", "hidden_size", "n_embd", "n_embed", "d_model", "num_hidden_layers", "n_layer",
+    "num_layers", "num_attention_heads", "n_head", "num_key_value_heads", "multi_query_group_num", "multi_query",
+    "vocab_size", "padded_vocab_size", "intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size",
+    "tie_word_embeddings", "attention_bias", "mlp_bias", "head_dim", "text_config", "word_embed_proj_dim",
+    "num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts", "kv_lora_rank", "id2label",
+    "label2id", "is_decoder", "is_encoder_decoder", "output_attentions", "output_hidden_states", "return_dict",
+    "pruned_heads", "torchscript", "use_return_dict", "problem_type", "finetuning_task", "qkv_bias", "_attn_implementation",
+    "attention_multiplier", "rope_type", "max_sequence_length", "attn_implementation", "num_experts_per_tok", "unk_token_id", "use_mrope"};
 
 // Typed look-ups that fall back instead of throwing on a missing key or another type.
 bool bool_or(const json& config, const char* key, bool fallback) {
@@ -38,12 +80,9 @@ std::string string_or(const json& config, const char* key, const std::string& fa
 HfImport import_hf_config(const std::string& text) {
   HfImport out;
   out.model.name = "custom";
-  const json config = json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
-  if (config.is_discarded() || !config.is_object()) {
-    out.issues.push_back({IssueCode::kUnknownValue, Severity::kError, "config.json",
-                          "the pasted text is not a JSON object (paste the whole config.json)."});
-    return out;
-  }
+  const std::optional<json> parsed = detail::parse_json_object(text, "config.json", out.issues);
+  if (!parsed) return out;
+  const json& config = *parsed;
   // Multimodal and wrapper configs keep the language model under text_config.
   const json& c = config.contains("text_config") && config["text_config"].is_object() ? config["text_config"] : config;
   out.model_type = string_or(c, "model_type", string_or(config, "model_type", ""));
@@ -59,14 +98,22 @@ HfImport import_hf_config(const std::string& text) {
   if (c.contains("kv_lora_rank") && !c["kv_lora_rank"].is_null())
     unsupported("kv_lora_rank", "multi-head latent attention (DeepSeek MLA) is not modelled yet.");
 
+  for (const auto& [name, value] : c.items()) {
+    bool known = false;
+    for (const char* ignored : kIgnoredHfKeys) known |= name == ignored;
+    if (!known)
+      out.issues.push_back({IssueCode::kUnknownField, Severity::kWarning, name,
+                            "config.json key " + detail::quote_text(name) + " is not known to meshfit; ignored."});
+  }
   std::string key;
-  const int64_t hidden = first_count(c, {"hidden_size", "n_embd", "d_model"}, key);
-  const int64_t layers = first_count(c, {"num_hidden_layers", "n_layer", "num_layers"}, key);
-  const int64_t heads = first_count(c, {"num_attention_heads", "n_head"}, key);
-  int64_t kv_heads = first_count(c, {"num_key_value_heads", "multi_query_group_num"}, key);
+  std::vector<Issue>& issues = out.issues;
+  const int64_t hidden = first_count(c, {"hidden_size", "n_embd", "n_embed", "d_model"}, key, issues);
+  const int64_t layers = first_count(c, {"num_hidden_layers", "n_layer", "num_layers"}, key, issues);
+  const int64_t heads = first_count(c, {"num_attention_heads", "n_head"}, key, issues);
+  int64_t kv_heads = first_count(c, {"num_key_value_heads", "multi_query_group_num"}, key, issues);
   if (bool_or(c, "multi_query", false)) kv_heads = 1;
-  const int64_t vocab = first_count(c, {"vocab_size", "padded_vocab_size"}, key);
-  int64_t ffn = first_count(c, {"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"}, key);
+  const int64_t vocab = first_count(c, {"vocab_size", "padded_vocab_size"}, key, issues);
+  int64_t ffn = first_count(c, {"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"}, key, issues);
   const std::pair<const char*, int64_t> required[] = {
       {"hidden_size", hidden}, {"num_hidden_layers", layers}, {"num_attention_heads", heads}, {"vocab_size", vocab}};
   for (const auto& [name, value] : required)
@@ -79,7 +126,9 @@ HfImport import_hf_config(const std::string& text) {
   const bool gated = act == "silu" || act == "swiglu" || act == "swish" || act == "gelu_pytorch_tanh" ||
                      out.model_type == "llama" || out.model_type == "mistral" || out.model_type == "qwen2";
   const bool gpt_style = out.model_type == "gpt2" || out.model_type == "gpt_neox" || out.model_type == "opt" ||
-                         out.model_type == "gptj" || out.model_type == "gpt_bigcode";
+                         out.model_type == "gptj" || out.model_type == "gpt_bigcode" || out.model_type == "bloom";
+  // Learned absolute position embeddings (GPT-2 wpe, OPT embed_positions) are not counted.
+  const bool learned_positions = out.model_type == "gpt2" || out.model_type == "opt" || out.model_type == "gpt_bigcode";
   ModelSpec& m = out.model;
   m.hidden = hidden;
   m.layers = layers;
@@ -90,9 +139,22 @@ HfImport import_hf_config(const std::string& text) {
   m.ffn = ffn > 0 ? ffn : 4 * hidden;  // GPT-2 n_inner = null means 4h
   m.norm = gpt_style ? NormKind::kLayerNorm : NormKind::kRmsNorm;
   m.linear_bias = gpt_style || bool_or(c, "attention_bias", false) || bool_or(c, "mlp_bias", false);
-  m.tied_embeddings = bool_or(c, "tie_word_embeddings", gpt_style);
+  // transformers' defaults: GPTNeoXConfig ties nothing; GPT-2, OPT and BLOOM tie the LM head.
+  m.tied_embeddings = bool_or(c, "tie_word_embeddings", gpt_style && out.model_type != "gpt_neox");
+  if (learned_positions)
+    out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "max_position_embeddings",
+                          out.model_type + " learns absolute position embeddings (positions x hidden parameters); "
+                          "meshfit does not count them."});
+  if (act == "relu")
+    out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "activation_function",
+                          "ReLU is counted as the 2-matrix GeLU MLP (same parameters, GeLU's activation memory)."});
+  if (c.contains("word_embed_proj_dim") && c["word_embed_proj_dim"].is_number_integer() &&
+      c["word_embed_proj_dim"].get<int64_t>() != hidden)
+    out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "word_embed_proj_dim",
+                          "word_embed_proj_dim differs from hidden_size: OPT's project_in/out matrices are not counted."});
 
-  if (c.contains("head_dim") && c["head_dim"].is_number_integer() && c["head_dim"].get<int64_t>() * heads != hidden)
+  if (c.contains("head_dim") && c["head_dim"].is_number_integer() && c["head_dim"].get<int64_t>() > 0 &&
+      c["head_dim"].get<int64_t>() < kMaxImportCount && c["head_dim"].get<int64_t>() * heads != hidden)
     unsupported("head_dim", "head_dim=" + c["head_dim"].dump() + " times " + std::to_string(heads) +
                                 " heads is not hidden_size=" + std::to_string(hidden) +
                                 ": decoupled head dimensions are not modelled yet.");

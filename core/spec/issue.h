@@ -37,6 +37,9 @@ enum class IssueCode {
   kThresholdOutOfRange,     // headroom threshold not in (0, 1]
   kGpusPerNodeMismatch,     // warning: gpus not a multiple of gpus_per_node
   kFinetuneUnsupported,     // a fine-tuning option the chosen layout or framework cannot run
+  kMalformedInput,          // imported text that does not parse (truncated JSON/TOML, bad quoting, not UTF-8)
+  kUnsupportedSetting,      // an imported flag or key that meshfit does not model (offload, MoE, ...)
+  kConflictingSettings,     // imported flags or keys that disagree with each other
 };
 
 enum class Severity { kError, kWarning };
@@ -77,7 +80,10 @@ template <> struct EnumNames<IssueCode> {
       {IssueCode::kPrecisionUnsupported, "precision_unsupported", "precision_unsupported"},
       {IssueCode::kThresholdOutOfRange, "threshold_out_of_range", "threshold_out_of_range"},
       {IssueCode::kGpusPerNodeMismatch, "gpus_per_node_mismatch", "gpus_per_node_mismatch"},
-      {IssueCode::kFinetuneUnsupported, "finetune_unsupported", "finetune_unsupported"}};
+      {IssueCode::kFinetuneUnsupported, "finetune_unsupported", "finetune_unsupported"},
+      {IssueCode::kMalformedInput, "malformed_input", "malformed_input"},
+      {IssueCode::kUnsupportedSetting, "unsupported_setting", "unsupported_setting"},
+      {IssueCode::kConflictingSettings, "conflicting_settings", "conflicting_settings"}};
 };
 template <> struct EnumNames<Severity> {
   static constexpr EnumName<Severity> table[] = {{Severity::kError, "error", "error"}, {Severity::kWarning, "warning", "warning"}};

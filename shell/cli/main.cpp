@@ -1,7 +1,7 @@
-// main.cpp — the native command-line front end: `meshfit estimate`, `search`, `validate` and
-// `presets`.
-// Flags and --config files map onto the one flat JSON schema (core/spec/config_schema.h: a flag per
-// row); flags override the file. Exit status: 0 success, 2 invalid input (issues printed), 1 unreadable file.
+// main.cpp — the native command-line front end: `meshfit estimate`, `search`, `methods`, `validate`,
+// `import`, `export` and `presets`. Flags and --config files map onto the one flat JSON schema
+// (core/spec/config_schema.h: a flag per row); flags override the file. Exit status: 0 success,
+// 2 invalid input (issues printed), 1 unreadable file.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "spec/config_schema.h"
+#include "io/launch_config.h"
 #include "memory/memory_model.h"
 #include "io/serialize.h"
 #include "units.h"
@@ -29,6 +30,12 @@ struct Inputs {
   std::map<std::string, std::string> values;  // JSON key -> flag text
   std::map<std::string, int> switches;        // JSON key -> 1/0, -1 when not given
   bool json_output = false;
+  // import: the launch config to read (one of them) and whether to leave the searched fields out.
+  std::string hf_file, megatron_args, torchtitan_file, deepspeed_file, auto_file;
+  bool drop_layout = false;
+  // export: the launch format, and whether to export the fastest layout the search finds.
+  std::string format;
+  bool fastest = false;
 };
 
 void add_input_flags(CLI::App& command, Inputs& in) {
@@ -264,6 +271,74 @@ int run_methods(const Inputs& in, const std::string& methods) {
   return ok ? 0 : kExitInvalid;
 }
 
+bool read_file(const std::string& path, const char* flag, std::string& text) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    std::cerr << "meshfit: cannot read " << flag << " " << path << "\n";
+    return false;
+  }
+  std::stringstream content;
+  content << file.rdbuf();
+  text = content.str();
+  return true;
+}
+
+// `meshfit import`: a launch config (file or command line) -> the config fields it sets (JSON, ready
+// for --config), or its state with --print-state; flags and --state go over it.
+int run_import(const Inputs& in) {
+  const std::pair<const char*, const std::string*> sources[] = {{"hf", &in.hf_file}, {"megatron", &in.megatron_args},
+                                                                {"torchtitan", &in.torchtitan_file},
+                                                                {"deepspeed", &in.deepspeed_file}, {"auto", &in.auto_file}};
+  std::string format, text;
+  int given = 0;
+  for (const auto& [name, value] : sources) {
+    if (value->empty()) continue;
+    ++given;
+    format = name;
+    if (format == "megatron") text = *value;
+    else if (!read_file(*value, ("--" + format).c_str(), text)) return 1;
+  }
+  if (given != 1) {
+    std::cerr << "meshfit import: give exactly one of --hf FILE, --megatron-args \"...\", --torchtitan FILE, "
+                 "--deepspeed FILE, --file FILE\n";
+    return kExitInvalid;
+  }
+  json overrides;
+  if (!gather_config(in, overrides)) return 1;
+  const json out = meshfit::run_import(format, text, overrides, in.drop_layout);
+  const bool ok = out["ok"].get<bool>();
+  if (in.json_output) std::cout << out.dump(2) << "\n";
+  else if (ok && in.print_state) std::cout << out["state"].get<std::string>() << "\n";
+  else if (ok) std::cout << out["fields"].dump(2) << "\n";
+  if (!in.json_output || !ok) print_issues(out["issues"]);
+  return ok ? 0 : kExitInvalid;
+}
+
+// `meshfit export --format F`: the config (flags, --config, --state) as what the framework runs;
+// with --fastest, the search's best layout for those inputs.
+int run_export(const Inputs& in) {
+  json object;
+  if (!gather_config(in, object)) return 1;
+  if (in.fastest) {
+    const json found = meshfit::run_search(object, json::object());
+    if (!found["ok"].get<bool>() || found["layouts"].empty()) {
+      print_issues(found["issues"]);
+      if (found["ok"].get<bool>()) std::cerr << "meshfit export: the search found no feasible layout\n";
+      return kExitInvalid;
+    }
+    for (const auto& [key, value] : found["layouts"][0].items())
+      if (meshfit::is_searched_field(key)) object[key] = value;
+    for (const char* key : {"max_dp", "max_tp", "max_pp", "max_cp", "max_vpp", "max_micro_batch", "memory_limit", "top"})
+      object.erase(key);
+  }
+  const json out = meshfit::run_export(object, in.format);
+  const bool ok = out["ok"].get<bool>();
+  if (in.json_output) std::cout << out.dump(2) << "\n";
+  else if (ok) std::cout << out["text"].get<std::string>();
+  if (!in.json_output || !ok) print_issues(out["issues"]);
+  return ok ? 0 : kExitInvalid;
+}
+
 }  // namespace
 
 // `meshfit validate`: one line per measured run (prediction on the metric its source reports, signed
@@ -323,6 +398,21 @@ int main(int argc, char** argv) {
   CLI::App* validate = app.add_subcommand(
       "validate", "every public measured run in tests/data with the prediction beside it, and the median error");
   validate->add_flag("--json", validate_json, "print JSON");
+  Inputs import_inputs;
+  CLI::App* import = app.add_subcommand("import", "read a launch config: HF config.json, Megatron-LM flags, torchtitan TOML, DeepSpeed JSON");
+  import->add_option("--hf", import_inputs.hf_file, "Hugging Face config.json file");
+  import->add_option("--megatron-args", import_inputs.megatron_args, "a Megatron-LM pretrain_gpt.py command line (torchrun prefix optional)");
+  import->add_option("--torchtitan", import_inputs.torchtitan_file, "torchtitan TOML job config file");
+  import->add_option("--deepspeed", import_inputs.deepspeed_file, "DeepSpeed JSON config file");
+  import->add_option("--file", import_inputs.auto_file, "a file in any of these formats (detected)");
+  import->add_flag("--drop-layout", import_inputs.drop_layout, "leave out the fields `meshfit search` chooses (layout, micro-batch, recompute, sp)");
+  add_input_flags(*import, import_inputs);
+  Inputs export_inputs;
+  export_inputs.search = true;
+  CLI::App* export_command = app.add_subcommand("export", "print a config as a launch config (Megatron-LM flags, torchtitan TOML, DeepSpeed JSON)");
+  export_command->add_option("--format", export_inputs.format, "megatron, torchtitan, deepspeed or hf")->required();
+  export_command->add_flag("--fastest", export_inputs.fastest, "export the fastest layout `meshfit search` finds for these inputs");
+  add_input_flags(*export_command, export_inputs);
   bool presets_json = false;
   CLI::App* presets = app.add_subcommand("presets", "list model and GPU presets");
   presets->add_flag("--json", presets_json, "print JSON");
@@ -336,6 +426,8 @@ int main(int argc, char** argv) {
   if (search->parsed()) return run_search(search_inputs);
   if (validate->parsed()) return run_validate(validate_json);
   if (methods->parsed()) return run_methods(methods_inputs, methods_list);
+  if (import->parsed()) return run_import(import_inputs);
+  if (export_command->parsed()) return run_export(export_inputs);
   if (presets->parsed()) {
     const json all = meshfit::run_presets();
     if (presets_json) {

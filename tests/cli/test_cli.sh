@@ -102,6 +102,45 @@ check "FSDP defaults to zero=3" json_has "$tmp/fsdp.json" "d['ok'] and d['config
 check "--notes is carried in the state as text" grep -q "notes=123" "$tmp/notes.state"
 "$meshfit" estimate --state "$(cat "$tmp/notes.state")" --json >"$tmp/notes.json"
 check "notes come back as a string" json_has "$tmp/notes.json" "d['config']['notes']=='123'"
+# Launch configs: a Megatron-LM command line -> import -> search -> export --format megatron.
+data="$(dirname "$0")/../data/launch"
+args=$(grep -v '^#' "$data/gpt3-175b.megatron.sh")
+"$meshfit" import --megatron-args "$args" --json >"$tmp/import.json" 2>/dev/null
+check "import reads the Megatron-LM example" json_has "$tmp/import.json" \
+  "d['ok'] and d['format']=='megatron' and d['config']['tp']==8 and d['config']['pp']==16 and d['config']['gpus']==128"
+imported=$("$meshfit" import --megatron-args "$args" --print-state 2>/dev/null)
+"$meshfit" estimate --state "$imported" --json >"$tmp/imported_estimate.json"
+check "the imported state estimates as the command's layout" json_has "$tmp/imported_estimate.json" \
+  "d['ok'] and d['config']['tp']==8 and d['config']['pp']==16 and d['config']['global_batch']==1536"
+free=$("$meshfit" import --megatron-args "$args" --gpus 1024 --drop-layout --print-state 2>/dev/null)
+check "--drop-layout leaves the layout to the search" sh -c "echo '$free' | grep -qv 'tp='"
+"$meshfit" search --state "$free" --top 1 --json >"$tmp/free_search.json"
+check "the search runs on the imported model" json_has "$tmp/free_search.json" "d['ok'] and len(d['layouts'])==1"
+"$meshfit" export --format megatron --state "$free" --fastest >"$tmp/fastest.sh" 2>/dev/null
+check "export --fastest exits 0" test $? -eq 0
+check "export --fastest writes the search's best layout" python3 -c "
+import json, shlex; d=json.load(open('$tmp/free_search.json'))['layouts'][0]
+words=shlex.split(open('$tmp/fastest.sh').read().replace('\\\n',' '))
+v=lambda f: int(words[words.index(f)+1])
+exit(0 if v('--tensor-model-parallel-size')==d['tp'] and v('--pipeline-model-parallel-size')==d['pp'] and v('--global-batch-size')==1536 else 1)"
+"$meshfit" import --megatron-args "$(cat "$tmp/fastest.sh")" --json >"$tmp/reimport.json" 2>/dev/null
+check "the exported flags import back" json_has "$tmp/reimport.json" "d['ok'] and d['config']['gpus']==1024"
+"$meshfit" import --hf "$data/llama3.1-8b.config.json" --gpus 8 --json >"$tmp/hf.json"
+check "import --hf reads a published config.json" json_has "$tmp/hf.json" "d['ok'] and d['config']['kv_heads']==8 and d['config']['vocab']==128256"
+"$meshfit" import --torchtitan "$data/llama3-8b.torchtitan.toml" --gpus 8 --json >"$tmp/tt.json" 2>/dev/null
+check "import --torchtitan reads torchtitan's example" json_has "$tmp/tt.json" "d['ok'] and d['config']['framework']=='fsdp' and d['config']['model']=='llama3.1-8b'"
+"$meshfit" import --deepspeed "$data/hf-trainer-zero3.deepspeed.json" --model llama3-8b --micro-batch 1 --json >"$tmp/ds.json" 2>/dev/null
+check "import --deepspeed reads the HF Trainer's ZeRO-3 config" json_has "$tmp/ds.json" "d['ok'] and d['config']['zero']==3"
+"$meshfit" export --format torchtitan --model llama3.1-8b --framework fsdp --gpus 64 --tp 2 >"$tmp/tt.toml" 2>/dev/null
+check "export --format torchtitan writes TOML sections" grep -q '^\[parallelism\]' "$tmp/tt.toml"
+"$meshfit" export --format deepspeed --model llama3-8b --framework deepspeed --gpus 8 --zero 3 --json >"$tmp/dsout.json" 2>/dev/null
+check "export --format deepspeed: accumulation = global / (dp x micro)" python3 -c "
+import json; d=json.loads(json.load(open('$tmp/dsout.json'))['text']); exit(0 if d['gradient_accumulation_steps']==512//8 else 1)"
+printf '{"hidden_size": 4096,' >"$tmp/truncated.json"
+"$meshfit" import --hf "$tmp/truncated.json" >/dev/null 2>"$tmp/truncated.err"
+check "a truncated config.json exits 2 naming the parse error" sh -c "test $? -eq 2 && grep -q malformed_input '$tmp/truncated.err'"
+"$meshfit" export --format yaml --model llama3-8b >/dev/null 2>&1
+check "an unknown export format exits 2" test $? -eq 2
 
 echo "cli: $passed passed, $failed failed"
 test "$failed" -eq 0

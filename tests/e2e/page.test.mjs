@@ -323,3 +323,59 @@ test('the hosted page (separate .js and .wasm) loads over http:// from a local s
   await context.close();
   server.close();
 });
+
+// [issue 15] The paste box reads any launch config; "Copy launch flags" exports the current layout
+// and each layouts-table row, as the CLI's `meshfit export` does.
+const megatronCommand = 'torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py --num-layers 32 --hidden-size 4096 ' +
+  '--ffn-hidden-size 14336 --num-attention-heads 32 --group-query-attention --num-query-groups 8 --swiglu ' +
+  '--normalization RMSNorm --untie-embeddings-and-output-weights --disable-bias-linear --position-embedding-type rope ' +
+  '--vocab-size 128256 --attention-dropout 0 --hidden-dropout 0 --tensor-model-parallel-size 2 ' +
+  '--pipeline-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer --micro-batch-size 1 ' +
+  '--global-batch-size 64 --seq-length 4096 --bf16';
+
+function nativeExport(state, extra = []) {
+  return execFileSync(cli, ['export', '--format', 'megatron', '--state', state, ...extra],
+                      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+}
+
+test('Paste config reads a Megatron-LM command line; Copy launch flags gives the flags back', async () => {
+  const { context, page, errors } = await openPage('#v=1&model=llama3-8b&gpus=8');
+  await clickWidget(page, 'hf_toggle');
+  await clickWidget(page, 'hf_config');
+  await page.keyboard.type(megatronCommand);
+  await clickWidget(page, 'hf_import', { changes: true });
+  const imported = await mirror(page);
+  assert.equal(imported.config.gpus, 16);
+  assert.equal(imported.config.tp, 2);
+  assert.equal(imported.config.pp, 2);
+  assert.equal(imported.config.hidden, 4096);
+  assert.equal(imported.config.global_batch, 64);
+  assert.deepEqual(imported.ranks, nativeRanks(imported.state));
+  await page.screenshot({ path: path.join(artifacts, 'paste-megatron.png') });
+
+  await clickWidget(page, 'copy_flags');
+  await page.screenshot({ path: path.join(artifacts, 'copy-launch-flags-menu.png') });
+  await clickWidget(page, 'copy_flags_megatron');
+  const flags = await page.evaluate(() => meshfitShell.lastClipboard());
+  assert.equal(flags, nativeExport(imported.state));
+  assert.match(flags, /--tensor-model-parallel-size 2 \\\n {2}--pipeline-model-parallel-size 2/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('right-clicking a layouts-table row copies that layout as Megatron-LM flags', async () => {
+  const state = 'v=1&model=llama3-8b&gpus=16&seq=4096&gbs=64';
+  const { context, page, errors } = await openPage('#' + state);
+  await clickWidget(page, 'tab_layouts');
+  await scrollTo(page, 'layout_row_0');
+  const row = (await widgets(page)).layout_row_0;
+  await page.mouse.click(row[0] + 10, row[1] + row[3] / 2, { button: 'right', delay: 60 });
+  await nextFrames(page);
+  await page.screenshot({ path: path.join(artifacts, 'row-launch-flags-menu.png') });
+  await clickWidget(page, 'row_flags_megatron');
+  const flags = await page.evaluate(() => meshfitShell.lastClipboard());
+  assert.equal(flags, nativeExport(state, ['--fastest']));
+  assert.equal((await mirror(page)).config.tp, 1, 'copying a row does not change the current layout');
+  assert.deepEqual(errors, []);
+  await context.close();
+});

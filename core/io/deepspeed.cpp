@@ -1,0 +1,224 @@
+// deepspeed.cpp — DeepSpeed JSON configs, both ways. Keys and defaults follow
+// deepspeed/runtime/config.py and deepspeed/runtime/zero/config.py (deepspeedai/DeepSpeed @ edaa7221):
+// train_batch_size = train_micro_batch_size_per_gpu × gradient_accumulation_steps × dp.
+#include "io/import_common.h"
+#include "memory/overheads.h"
+
+namespace meshfit {
+
+using nlohmann::json;
+using detail::FieldWriter;
+using detail::quote_text;
+
+namespace {
+
+// zero_optimization keys that change GPU memory, with DeepSpeed's defaults (zero/config.py); meshfit
+// counts the defaults, so another value is reported. "auto" (HF Trainer) is accepted silently.
+struct ZeroKnob {
+  const char* key;
+  double default_value;
+};
+constexpr ZeroKnob kZeroKnobs[] = {
+    {"reduce_bucket_size", kDeepSpeedReduceBucketElements},   {"allgather_bucket_size", 5e8},
+    {"stage3_prefetch_bucket_size", kDeepSpeedPrefetchBucketElements},
+    {"stage3_param_persistence_threshold", 1e5},              {"stage3_max_live_parameters", 1e9},
+    {"stage3_max_reuse_distance", 1e9},                       {"sub_group_size", 1e9},
+};
+// zero_optimization keys with no effect on the memory meshfit models.
+constexpr const char* kZeroIgnored[] = {"stage", "overlap_comm", "contiguous_gradients", "reduce_scatter",
+                                        "allgather_partitions", "round_robin_gradients",
+                                        "stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save",
+                                        "stage3_model_persistence_threshold", "elastic_checkpoint",
+                                        "load_from_fp32_weights", "ignore_unused_parameters", "offload_optimizer",
+                                        "offload_param", "use_multi_rank_bucket_allreduce", "memory_efficient_linear"};
+// Top-level keys with no effect on per-GPU memory.
+constexpr const char* kTopIgnored[] = {"scheduler", "gradient_clipping", "steps_per_print", "wall_clock_breakdown",
+                                       "prescale_gradients", "gradient_predivide_factor", "communication_data_type",
+                                       "tensorboard", "wandb", "csv_monitor", "flops_profiler", "comms_logger",
+                                       "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer", "dump_state",
+                                       "checkpoint", "aio", "memory_breakdown", "seed", "sparse_gradients",
+                                       "disable_allgather", "monitor_config", "train_batch_size",
+                                       "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "fp16", "bf16",
+                                       "bfloat16", "zero_optimization", "optimizer", "data_types",
+                                       "activation_checkpointing", "tensor_parallel", "amp", "pipeline",
+                                       "sequence_parallel_size", "elasticity", "compression_training"};
+
+bool listed(const char* const* begin, const char* const* end, const std::string& key) {
+  for (const char* const* item = begin; item != end; ++item)
+    if (key == *item) return true;
+  return false;
+}
+
+bool is_auto(const json& value) { return value.is_string() && value.get<std::string>() == "auto"; }
+
+// {"enabled": true|false|"auto"}: true, false, or nullopt (absent or auto).
+std::optional<bool> enabled(const json& config, const char* key, FieldWriter& w) {
+  if (!config.contains(key)) return std::nullopt;
+  const json& section = config[key];
+  if (!section.is_object() || !section.contains("enabled")) return section.is_object() ? std::optional<bool>(false) : std::nullopt;
+  if (section["enabled"].is_boolean()) return section["enabled"].get<bool>();
+  if (!is_auto(section["enabled"]))
+    w.error(IssueCode::kUnknownValue, std::string(key) + ".enabled",
+            std::string(key) + ".enabled must be true, false or \"auto\", got " + quote_text(section["enabled"].dump()) + ".");
+  return std::nullopt;
+}
+
+std::optional<int64_t> batch_count(const json& config, const char* key, FieldWriter& w) {
+  if (!config.contains(key)) return std::nullopt;
+  if (is_auto(config[key])) {
+    w.warn(IssueCode::kMissingModel, key, std::string(key) + " is \"auto\" (filled by the HF Trainer): give the value with flags.");
+    return std::nullopt;
+  }
+  return w.count(config[key], key);
+}
+
+void read_zero(const json& config, FieldWriter& w) {
+  if (!config.contains("zero_optimization")) {
+    w.set("zero", 0, "no zero_optimization (stage 0)");
+    return;
+  }
+  const json& zero = config["zero_optimization"];
+  if (!zero.is_object()) {
+    w.error(IssueCode::kMalformedInput, "zero_optimization", "zero_optimization must be an object.");
+    return;
+  }
+  if (zero.contains("stage")) {
+    if (const auto stage = w.count(zero["stage"], "zero_optimization.stage", /*allow_zero=*/true)) {
+      if (*stage > 3) w.error(IssueCode::kOutOfRange, "zero_optimization.stage", "zero_optimization.stage must be 0-3, got " + std::to_string(*stage) + ".");
+      else w.set("zero", *stage, "zero_optimization.stage");
+    }
+  } else {
+    w.set("zero", 0, "zero_optimization without stage (DeepSpeed's default 0)");
+  }
+  for (const char* offload : {"offload_optimizer", "offload_param"}) {
+    if (!zero.contains(offload) || zero[offload].is_null()) continue;
+    const json& section = zero[offload];
+    const std::string device = section.is_object() && section.contains("device") && section["device"].is_string()
+                                   ? section["device"].get<std::string>() : "cpu";
+    if (device != "none")
+      w.warn(IssueCode::kUnsupportedSetting, std::string("zero_optimization.") + offload,
+             std::string(offload) + " to " + quote_text(device) + " is not modelled: the GPU memory shown is without offload (an overestimate).");
+  }
+  if (zero.contains("cpu_offload") && zero["cpu_offload"] == true)
+    w.warn(IssueCode::kUnsupportedSetting, "zero_optimization.cpu_offload", "cpu_offload is not modelled (GPU memory overestimated).");
+  for (const auto& [key, value] : zero.items()) {
+    bool knob = false;
+    for (const ZeroKnob& k : kZeroKnobs) {
+      if (key != k.key) continue;
+      knob = true;
+      if (!is_auto(value) && !(value.is_number() && value.get<double>() == k.default_value))
+        w.warn(IssueCode::kUnsupportedSetting, "zero_optimization." + key,
+               key + "=" + quote_text(value.dump()) + ": meshfit counts DeepSpeed's default " + json(k.default_value).dump() + ".");
+    }
+    if (!knob && !listed(std::begin(kZeroIgnored), std::end(kZeroIgnored), key) && key != "cpu_offload")
+      w.warn(IssueCode::kUnsupportedSetting, "zero_optimization." + key,
+             "zero_optimization." + quote_text(key) + " is not modelled; ignored.");
+  }
+}
+
+}  // namespace
+
+LaunchImport import_deepspeed_json(const std::string& text) {
+  LaunchImport out;
+  out.format = LaunchFormat::kDeepSpeed;
+  const auto parsed = detail::parse_json_object(text, "deepspeed_config", out.issues);
+  if (!parsed) return out;
+  const json& c = *parsed;
+  FieldWriter w(out);
+  w.set("framework", enum_key(Framework::kDeepSpeed), "a DeepSpeed config");
+  for (const auto& [key, value] : c.items())
+    if (!listed(std::begin(kTopIgnored), std::end(kTopIgnored), key))
+      w.warn(IssueCode::kUnknownField, key, quote_text(key) + " is not a DeepSpeed key meshfit knows; ignored.");
+  // Batch: any two of the three determine the third (runtime/config.py _set_batch_related_parameters).
+  const auto train = batch_count(c, "train_batch_size", w);
+  const auto micro = batch_count(c, "train_micro_batch_size_per_gpu", w);
+  const auto accumulation = batch_count(c, "gradient_accumulation_steps", w);
+  if (micro) w.set("micro_batch", *micro, "train_micro_batch_size_per_gpu");
+  if (train) w.set("global_batch", *train, "train_batch_size");
+  if (micro && __builtin_mul_overflow(*micro, accumulation.value_or(train ? 0 : 1), &out.batch_per_dp_rank))
+    w.error(IssueCode::kOutOfRange, "gradient_accumulation_steps", "train_micro_batch_size_per_gpu × gradient_accumulation_steps overflows.");
+  if (train && accumulation && !micro)
+    w.warn(IssueCode::kMissingModel, "micro_batch",
+           "train_micro_batch_size_per_gpu is derived from train_batch_size / (gradient_accumulation_steps × dp): give --micro-batch.");
+  // Precision.
+  const auto fp16 = enabled(c, "fp16", w);
+  auto bf16 = enabled(c, "bf16", w);
+  if (!bf16) bf16 = enabled(c, "bfloat16", w);
+  if (fp16.value_or(false) && bf16.value_or(false))
+    w.error(IssueCode::kConflictingSettings, "fp16", "fp16 and bf16 are both enabled; DeepSpeed refuses that.");
+  else if (fp16.value_or(false))
+    w.warn(IssueCode::kUnsupportedSetting, "fp16", "fp16 is counted like bf16 (same bytes; the loss scaler is negligible).");
+  else if (!bf16.value_or(false) && !c.contains("fp16") && !c.contains("bf16") && !c.contains("bfloat16"))
+    w.warn(IssueCode::kUnsupportedSetting, "bf16", "neither bf16 nor fp16 is enabled: DeepSpeed would train in fp32; meshfit counts bf16.");
+  w.set("precision", enum_key(Precision::kBf16), "bf16/fp16");
+  if (c.contains("amp")) w.warn(IssueCode::kUnsupportedSetting, "amp", "apex amp is not modelled; counted as bf16 mixed precision.");
+  read_zero(c, w);
+  if (c.contains("data_types") && c["data_types"].is_object() && c["data_types"].contains("grad_accum_dtype")) {
+    const json& dtype = c["data_types"]["grad_accum_dtype"];
+    if (dtype == "fp32") w.set("fp32_grad_buffer", true, "data_types.grad_accum_dtype");
+    else if (dtype == "bf16" || dtype == "fp16") w.set("fp32_grad_buffer", false, "data_types.grad_accum_dtype");
+    else w.error(IssueCode::kUnknownValue, "data_types.grad_accum_dtype", "grad_accum_dtype must be fp32, bf16 or fp16, got " + quote_text(dtype.dump()) + ".");
+  }
+  if (c.contains("optimizer") && c["optimizer"].is_object() && c["optimizer"].contains("type") && c["optimizer"]["type"].is_string()) {
+    std::string type = c["optimizer"]["type"].get<std::string>();
+    for (char& ch : type) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    if (type == "adam" || type == "adamw" || type == "fusedadam" || type == "cpuadam") w.set("optimizer", enum_key(Optimizer::kAdamW), "optimizer.type");
+    else if (type == "sgd") w.set("optimizer", enum_key(Optimizer::kSgd), "optimizer.type");
+    else w.warn(IssueCode::kUnsupportedSetting, "optimizer.type", "optimizer " + quote_text(type) + " is counted as AdamW (two fp32 moments).");
+  }
+  if (c.contains("tensor_parallel") && c["tensor_parallel"].is_object()) {
+    const json& tp = c["tensor_parallel"];
+    const char* key = tp.contains("autotp_size") ? "autotp_size" : tp.contains("tp_size") ? "tp_size" : nullptr;
+    if (key)
+      if (const auto degree = w.count(tp[key], std::string("tensor_parallel.") + key)) w.set("tp", *degree, std::string("tensor_parallel.") + key);
+  }
+  if (c.contains("activation_checkpointing") && c["activation_checkpointing"].is_object()) {
+    const json& ac = c["activation_checkpointing"];
+    for (const char* key : {"partition_activations", "cpu_checkpointing"})
+      if (ac.contains(key) && ac[key] == true)
+        w.warn(IssueCode::kUnsupportedSetting, std::string("activation_checkpointing.") + key,
+               std::string(key) + " is not modelled (activations counted on the GPU, unpartitioned).");
+    w.warn(IssueCode::kMissingModel, "recompute",
+           "activation checkpointing is switched on in the model code, not in this file: give --recompute full if it is.");
+  }
+  for (const char* key : {"pipeline", "sequence_parallel_size", "elasticity", "compression_training"})
+    if (c.contains(key))
+      w.warn(IssueCode::kUnsupportedSetting, key, quote_text(key) + " is not read: give the pipeline/context degrees with flags.");
+  return out;
+}
+
+namespace detail {
+
+LaunchExport export_deepspeed(const Config& c) {
+  LaunchExport out;
+  out.format = LaunchFormat::kDeepSpeed;
+  const auto warn = [&](const char* field, const std::string& message) {
+    out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, field, message});
+  };
+  const Layout& l = c.layout;
+  const TrainingSpec& t = c.training;
+  if (t.framework != Framework::kDeepSpeed)
+    warn("framework", std::string("the config is for ") + enum_label(t.framework) + "; DeepSpeed's memory differs.");
+  nlohmann::ordered_json config;
+  config["train_batch_size"] = t.global_batch;
+  config["train_micro_batch_size_per_gpu"] = t.micro_batch;
+  config["gradient_accumulation_steps"] = num_microbatches(c);  // global / (dp × micro)
+  config["bf16"] = {{"enabled", true}};
+  config["zero_optimization"] = {{"stage", l.zero}};
+  config["data_types"] = {{"grad_accum_dtype", t.fp32_grad_buffer ? "fp32" : "bf16"}};
+  if (t.optimizer == Optimizer::kSgd) config["optimizer"] = {{"type", "SGD"}};
+  else config["optimizer"] = {{"type", "AdamW"}};
+  if (t.optimizer == Optimizer::kAdam8bit) warn("optimizer", "8-bit Adam is not a DeepSpeed optimizer type; AdamW written.");
+  if (l.tp > 1) config["tensor_parallel"] = {{"autotp_size", l.tp}};
+  if (l.pp > 1) warn("pp", "pipeline parallelism comes from the model (deepspeed.pipe.PipelineModule(num_stages=" + std::to_string(l.pp) + ")), not this file.");
+  if (l.cp > 1) warn("cp", "context parallelism has no DeepSpeed config key; cp=" + std::to_string(l.cp) + " is left out.");
+  if (t.precision == Precision::kFp8) warn("precision", "fp8 GEMMs come from Transformer Engine in the model; the file says bf16.");
+  if (t.recompute != Recompute::kNone)
+    warn("recompute", std::string("recompute=") + enum_key(t.recompute) + " is switched on in the model code (gradient_checkpointing_enable()).");
+  out.text = config.dump(2) + "\n";
+  return out;
+}
+
+}  // namespace detail
+
+}  // namespace meshfit

@@ -1,0 +1,147 @@
+// launch_config.cpp — see launch_config.h: format detection, dispatch to the per-format files
+// (megatron.cpp, torchtitan.cpp, deepspeed.cpp; the HF reader is import_export.cpp), the merge
+// with other inputs, and the Hugging Face export.
+#include "io/launch_config.h"
+
+#include "spec/config_schema.h"
+#include "io/import_export.h"
+#include "io/import_common.h"
+#include "spec/model_spec.h"
+#include "io/serialize.h"
+
+namespace meshfit {
+
+using nlohmann::json;
+
+namespace detail {
+LaunchExport export_megatron(const Config& config);
+LaunchExport export_torchtitan(const Config& config);
+LaunchExport export_deepspeed(const Config& config);
+}  // namespace detail
+
+namespace {
+
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\n' || text.front() == '\r'))
+    text.remove_prefix(1);
+  return text;
+}
+
+}  // namespace
+
+std::optional<LaunchFormat> detect_launch_format(const std::string& text) {
+  const std::string_view head = trimmed(text);
+  if (head.empty()) return std::nullopt;
+  if (head.front() == '{') {
+    // A DeepSpeed config has no model dimensions; a config.json always names some.
+    for (const char* key : {"\"model_type\"", "\"hidden_size\"", "\"n_embd\"", "\"num_hidden_layers\"", "\"architectures\""})
+      if (text.find(key) != std::string::npos) return LaunchFormat::kHfConfig;
+    return LaunchFormat::kDeepSpeed;
+  }
+  if (head.front() == '[' || text.find("\n[") != std::string::npos) return LaunchFormat::kTorchtitan;
+  if (text.find("--") != std::string::npos) return LaunchFormat::kMegatron;
+  return std::nullopt;
+}
+
+LaunchImport import_hf_launch(const std::string& config_json) {
+  const HfImport hf = import_hf_config(config_json);
+  LaunchImport out;
+  out.format = LaunchFormat::kHfConfig;
+  out.issues = hf.issues;
+  if (hf.ok()) {
+    out.fields = hf_import_to_json(hf);
+    out.fields["model"] = "custom";
+  }
+  return out;
+}
+
+LaunchImport import_launch_config(LaunchFormat format, const std::string& text) {
+  switch (format) {
+    case LaunchFormat::kHfConfig: return import_hf_launch(text);
+    case LaunchFormat::kMegatron: return import_megatron_args(text);
+    case LaunchFormat::kTorchtitan: return import_torchtitan_toml(text);
+    case LaunchFormat::kDeepSpeed: return import_deepspeed_json(text);
+  }
+  return {};
+}
+
+json resolve_import(const LaunchImport& import, const json& overrides, std::vector<Issue>& issues) {
+  json merged = import.fields;
+  if (overrides.is_object()) merged.update(overrides);
+  if (import.batch_per_dp_rank <= 0) return merged;
+  const ParsedConfig parsed = parse_config(merged);
+  const int64_t dp = effective_dp(parsed.config);
+  int64_t implied = 0;
+  if (dp <= 0 || __builtin_mul_overflow(import.batch_per_dp_rank, dp, &implied)) return merged;  // validation reports it
+  if (!merged.contains("global_batch")) {
+    merged["global_batch"] = implied;
+  } else if (import.fields.contains("global_batch") && merged["global_batch"] == import.fields["global_batch"] &&
+             parsed.config.training.global_batch != implied) {
+    issues.push_back({IssueCode::kConflictingSettings, Severity::kWarning, "global_batch",
+                      "the imported global batch " + std::to_string(parsed.config.training.global_batch) +
+                          " is not the imported " + std::to_string(import.batch_per_dp_rank) + " sequences per DP rank × dp=" +
+                          std::to_string(dp) + " = " + std::to_string(implied) + "."});
+  }
+  return merged;
+}
+
+Config apply_import(const Config& base, const LaunchImport& import, std::vector<Issue>& issues) {
+  if (!import.ok()) return base;
+  const json& given = import.fields;
+  json object = config_to_json(base);  // every field resolved, model dimensions written out
+  if (!find_model_preset(base.model.name)) object["model"] = "custom";
+  if (given.contains("model"))  // another preset: its dimensions, not the old model's
+    for (const ConfigField& field : config_fields())
+      if (field.group == FieldGroup::kModel && field.kind != FieldKind::kPreset) object.erase(field.key);
+  for (const char* derived : {"dp", "pp_first_stage_layers", "pp_last_stage_layers", "zero", "global_batch"})
+    if (!given.contains(derived) && (std::string(derived) != "global_batch" || import.batch_per_dp_rank > 0) &&
+        (std::string(derived) != "zero" || given.contains("framework")))
+      object.erase(derived);
+  object.update(given);
+  ParsedConfig parsed = parse_config(object);
+  int64_t global = 0;
+  if (import.batch_per_dp_rank > 0 && !given.contains("global_batch") &&
+      !__builtin_mul_overflow(import.batch_per_dp_rank, effective_dp(parsed.config), &global) && global > 0)
+    parsed.config.training.global_batch = global;
+  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  return has_errors(parsed.issues) ? base : parsed.config;
+}
+
+bool is_searched_field(const std::string& key) {
+  const ConfigField* field = find_config_field(key);
+  return field && (field->group == FieldGroup::kLayout || key == "micro_batch" || key == "recompute" || key == "sp");
+}
+
+LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
+  switch (format) {
+    case LaunchFormat::kMegatron: return detail::export_megatron(config);
+    case LaunchFormat::kTorchtitan: return detail::export_torchtitan(config);
+    case LaunchFormat::kDeepSpeed: return detail::export_deepspeed(config);
+    case LaunchFormat::kHfConfig: break;
+  }
+  // The model as a transformers config.json (LlamaConfig keys; GPT-style models keep those keys too).
+  LaunchExport out;
+  out.format = LaunchFormat::kHfConfig;
+  const ModelSpec& m = config.model;
+  nlohmann::ordered_json hf;
+  hf["model_type"] = m.mlp == MlpKind::kSwiGlu && m.norm == NormKind::kRmsNorm ? "llama" : "gpt_neox";
+  hf["hidden_size"] = m.hidden;
+  hf["num_hidden_layers"] = m.layers;
+  hf["num_attention_heads"] = m.heads;
+  hf["num_key_value_heads"] = m.kv_heads;
+  hf["intermediate_size"] = m.ffn;
+  hf["vocab_size"] = m.vocab;
+  hf["tie_word_embeddings"] = m.tied_embeddings;
+  hf["hidden_act"] = m.mlp == MlpKind::kSwiGlu ? "silu" : "gelu";
+  if (m.mlp == MlpKind::kSwiGlu && m.norm == NormKind::kRmsNorm) {
+    hf["attention_bias"] = m.linear_bias;
+    hf["mlp_bias"] = m.linear_bias;
+  } else if (m.mlp != MlpKind::kGelu || m.norm != NormKind::kLayerNorm || !m.linear_bias) {
+    out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "model",
+                          "no transformers architecture has this norm/MLP/bias mix; written as GPT-NeoX."});
+  }
+  out.text = hf.dump(2) + "\n";
+  return out;
+}
+
+}  // namespace meshfit

@@ -1,0 +1,81 @@
+// launch_config.h — round trips with real launch configs: import what people run (a Hugging Face
+// config.json, a Megatron-LM pretrain_gpt.py command line, a torchtitan TOML job config, a DeepSpeed
+// JSON config) into config fields, and export a config as what each framework runs. Flag and key
+// names follow Megatron-LM megatron/training/arguments.py, torchtitan torchtitan/config/job_config.py
+// and DeepSpeed deepspeed/runtime/config.py + zero/config.py (commits in the README's sources).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spec/config.h"
+#include "spec/enum_names.h"
+#include "spec/issue.h"
+
+namespace meshfit {
+
+enum class LaunchFormat { kHfConfig, kMegatron, kTorchtitan, kDeepSpeed };
+
+template <> struct EnumNames<LaunchFormat> {
+  static constexpr EnumName<LaunchFormat> table[] = {{LaunchFormat::kHfConfig, "hf", "Hugging Face config.json"},
+                                                     {LaunchFormat::kMegatron, "megatron", "Megatron-LM flags"},
+                                                     {LaunchFormat::kTorchtitan, "torchtitan", "torchtitan TOML"},
+                                                     {LaunchFormat::kDeepSpeed, "deepspeed", "DeepSpeed JSON"}};
+};
+
+constexpr std::size_t kMaxImportBytes = std::size_t(1) << 20;  // 1 MiB; real configs and command lines are KBs
+constexpr int kMaxImportDepth = 32;                             // JSON nesting; real configs nest 3 deep
+constexpr int64_t kMaxImportCount = int64_t(1) << 40;           // any count above this is out_of_range
+
+struct LaunchImport {
+  LaunchFormat format = LaunchFormat::kMegatron;
+  nlohmann::json fields = nlohmann::json::object();  // the config fields the source sets (schema keys only)
+  // Sequences per DP rank per optimizer step, when the source gives them but no global batch
+  // (DeepSpeed micro × gradient_accumulation_steps; Megatron without --global-batch-size; torchtitan
+  // global_batch_size = -1): global_batch = this × dp once dp is known (resolve_import).
+  int64_t batch_per_dp_rank = 0;
+  std::vector<Issue> issues;  // every unknown, unsupported or conflicting flag or key; errors: unusable
+  bool ok() const { return !has_errors(issues); }
+};
+
+// The format of pasted text: '{' with model keys = hf, '{' otherwise = deepspeed, TOML sections =
+// torchtitan, "--flags" = megatron. nullopt when none fits.
+std::optional<LaunchFormat> detect_launch_format(const std::string& text);
+
+LaunchImport import_launch_config(LaunchFormat format, const std::string& text);
+LaunchImport import_hf_launch(const std::string& config_json);         // model fields only
+LaunchImport import_megatron_args(const std::string& command_line);    // with or without torchrun in front
+LaunchImport import_torchtitan_toml(const std::string& toml_text);
+LaunchImport import_deepspeed_json(const std::string& config_json);
+
+// The import's fields with `overrides` (CLI flags, a state, the page's other inputs) on top; when
+// neither sets global_batch and the import gave batch_per_dp_rank, global_batch = that × dp; when the
+// import gave both and they disagree at the resolved dp, a conflicting_settings warning joins `issues`.
+nlohmann::json resolve_import(const LaunchImport& import, const nlohmann::json& overrides, std::vector<Issue>& issues);
+
+// The import over a whole config (the page's inputs): what the text sets replaces, the rest of `base`
+// stays; fields derived from what the import changes (dp, the uneven split, a preset's dimensions
+// when the import names another model) follow the import. Returns `base` unchanged when the result
+// has errors (they join `issues`).
+Config apply_import(const Config& base, const LaunchImport& import, std::vector<Issue>& issues);
+
+// The fields the layout search chooses (dp, tp, pp, cp, vpp, micro_batch, zero, recompute, sp and
+// the uneven split): dropped from an import so that `meshfit search` is free to choose them.
+bool is_searched_field(const std::string& key);
+
+struct LaunchExport {
+  LaunchFormat format = LaunchFormat::kMegatron;
+  std::vector<std::string> args;  // megatron: the command's words (torchrun, its flags, pretrain_gpt.py, flags)
+  std::string text;               // what to paste: the shell command, the TOML sections, the JSON file
+  std::vector<Issue> issues;      // what the format cannot say, or says differently (warnings)
+};
+
+// `config` must be valid (validate() without errors). hf exports the model's config.json fields.
+LaunchExport export_launch_config(const Config& config, LaunchFormat format);
+
+}  // namespace meshfit

@@ -1,0 +1,407 @@
+// torchtitan.cpp — torchtitan TOML job configs, both ways, through toml++ (Debian
+// libtomlplusplus-dev, header-only; built without exceptions so parse errors are values). Sections and
+// defaults follow torchtitan/config/job_config.py (pytorch/torchtitan @ 37e536d0); the split of a
+// multi-stage pipeline follows distributed/pipeline_parallel.py (embedding and output each weigh one
+// layer by default).
+#define TOML_EXCEPTIONS 0
+#define TOML_HEADER_ONLY 1
+#define TOML_ENABLE_FORMATTERS 1
+#include <toml++/toml.h>
+
+#include <sstream>
+
+#include "io/import_common.h"
+#include "spec/model_spec.h"
+
+namespace meshfit {
+
+using nlohmann::json;
+using detail::FieldWriter;
+using detail::quote_text;
+
+namespace {
+
+// torchtitan model flavors with a meshfit preset of the same dimensions
+// (torchtitan/models/llama3/__init__.py llama3_configs; llama2 in torchtitan before v0.1).
+struct TorchtitanFlavor {
+  const char* name;
+  const char* flavor;
+  const char* preset;
+};
+constexpr TorchtitanFlavor kFlavors[] = {
+    {"llama3", "8B", "llama3.1-8b"},  {"llama3", "70B", "llama3.1-70b"}, {"llama3", "405B", "llama3.1-405b"},
+    {"llama2", "7B", "llama2-7b"},    {"llama2", "13B", "llama2-13b"},   {"llama2", "70B", "llama2-70b"},
+};
+
+// Sections read, and sections with no effect on per-GPU memory (their keys are not checked).
+constexpr const char* kReadSections[] = {"model", "training", "parallelism", "activation_checkpoint", "float8", "compile",
+                                         "optimizer"};
+constexpr const char* kIgnoredSections[] = {"job", "profiling", "metrics", "checkpoint", "comm", "validation",
+                                            "lr_scheduler", "fault_tolerance", "experimental", "memory_estimation",
+                                            "mx", "quantize", "dataloader"};
+// Keys of the read sections that need no reading (no effect on memory, or read elsewhere).
+constexpr const char* kIgnoredKeys[] = {
+    "model.hf_assets_path", "model.tokenizer_path", "model.print_after_conversion", "training.dataset",
+    "training.dataset_path", "training.max_norm", "training.steps", "training.gc_freq", "training.gc_debug",
+    "training.seed", "training.deterministic", "training.warmup_steps", "training.compile",
+    "training.mixed_precision_reduce", "parallelism.enable_compiled_autograd", "parallelism.disable_loss_parallel",
+    "parallelism.enable_async_tensor_parallel", "parallelism.context_parallel_rotate_method",
+    "parallelism.pipeline_parallel_schedule_csv", "activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns",
+    "activation_checkpoint.early_stop", "activation_checkpoint.preserve_rng_state", "activation_checkpoint.debug",
+    "activation_checkpoint.visualize_memory_budget_pareto", "float8.enable_fsdp_float8_all_gather",
+    "float8.precompute_float8_dynamic_scale_for_fsdp", "float8.recipe_name", "float8.filter_fqns", "float8.emulate",
+    "compile.enable", "compile.components", "compile.backend", "optimizer.lr", "optimizer.eps", "optimizer.beta1",
+    "optimizer.beta2", "optimizer.weight_decay", "optimizer.implementation", "optimizer.min_lr_factor"};
+constexpr const char* kReadKeys[] = {
+    "model.name", "model.flavor", "model.converters", "training.local_batch_size", "training.batch_size",
+    "training.global_batch_size", "training.seq_len", "training.mixed_precision_param", "training.enable_cpu_offload",
+    "parallelism.data_parallel_replicate_degree", "parallelism.data_parallel_shard_degree",
+    "parallelism.fsdp_reshard_after_forward", "parallelism.tensor_parallel_degree", "parallelism.pipeline_parallel_degree",
+    "parallelism.pipeline_parallel_schedule", "parallelism.pipeline_parallel_microbatch_size",
+    "parallelism.pipeline_parallel_layers_per_stage", "parallelism.pipeline_parallel_first_stage_less_layers",
+    "parallelism.pipeline_parallel_last_stage_less_layers", "parallelism.pipeline_parallel_split_points",
+    "parallelism.module_fqns_per_model_part", "parallelism.context_parallel_degree", "parallelism.expert_parallel_degree",
+    "parallelism.expert_tensor_parallel_degree", "activation_checkpoint.mode", "activation_checkpoint.selective_ac_option",
+    "activation_checkpoint.memory_budget", "optimizer.name", "optimizer.early_step_in_backward"};
+
+template <size_t N>
+bool listed(const char* const (&list)[N], const std::string& key) {
+  for (const char* item : list)
+    if (key == item) return true;
+  return false;
+}
+
+// Multi-stage schedules hold several virtual stages per rank (pipeline_parallel.py).
+bool multi_stage(const std::string& schedule) {
+  return schedule == "Interleaved1F1B" || schedule == "LoopedBFS" || schedule == "InterleavedZeroBubble" ||
+         schedule == "ZBVZeroBubble" || schedule == "DualPipeV";
+}
+
+json to_json(const toml::node& node) {
+  if (auto v = node.as_integer()) return v->get();
+  if (auto v = node.as_floating_point()) return v->get();
+  if (auto v = node.as_boolean()) return v->get();
+  if (auto v = node.as_string()) return v->get();
+  if (auto v = node.as_array()) {
+    json out = json::array();
+    for (const toml::node& item : *v) out.push_back(to_json(item));
+    return out;
+  }
+  return std::string("<") + std::string(toml::impl::node_type_friendly_names[size_t(node.type())]) + ">";
+}
+
+class TomlReader {
+ public:
+  TomlReader(const toml::table& root, FieldWriter& w) : root_(root), w_(w) {}
+  // The value of section.key as JSON, or nullopt when absent.
+  std::optional<json> get(const char* section, const char* key) const {
+    const toml::node_view<const toml::node> node = root_[section][key];
+    if (!node) return std::nullopt;
+    return to_json(*node.node());
+  }
+  std::optional<int64_t> count(const char* section, const char* key, bool allow_minus_one = false) const {
+    const auto value = get(section, key);
+    if (!value) return std::nullopt;
+    if (allow_minus_one && *value == -1) return -1;
+    return w_.count(*value, std::string("[") + section + "] " + key);
+  }
+  std::optional<std::string> text(const char* section, const char* key) const {
+    const auto value = get(section, key);
+    if (!value) return std::nullopt;
+    if (value->is_string()) return value->get<std::string>();
+    w_.error(IssueCode::kUnknownValue, std::string(section) + "." + key,
+             std::string("[") + section + "] " + key + " must be a string, got " + quote_text(value->dump()) + ".");
+    return std::nullopt;
+  }
+  bool flag(const char* section, const char* key) const {
+    const auto value = get(section, key);
+    return value && value->is_boolean() && value->get<bool>();
+  }
+
+ private:
+  const toml::table& root_;
+  FieldWriter& w_;
+};
+
+void check_keys(const toml::table& root, FieldWriter& w) {
+  for (const auto& [section_key, node] : root) {
+    const std::string section(section_key.str());
+    if (listed(kIgnoredSections, section)) continue;
+    if (!listed(kReadSections, section) || !node.is_table()) {
+      w.warn(IssueCode::kUnknownField, section, "[" + quote_text(section).substr(1, quote_text(section).size() - 2) +
+                                                    "] is not a torchtitan section meshfit knows; ignored.");
+      continue;
+    }
+    for (const auto& [key, value] : *node.as_table()) {
+      const std::string name = section + "." + std::string(key.str());
+      (void)value;
+      if (!listed(kReadKeys, name) && !listed(kIgnoredKeys, name))
+        w.warn(IssueCode::kUnknownField, name, quote_text(name) + " is not a torchtitan key meshfit knows; ignored.");
+    }
+  }
+}
+
+void read_model(const TomlReader& r, FieldWriter& w) {
+  const std::string name = r.text("model", "name").value_or("llama3");
+  const std::string flavor = r.text("model", "flavor").value_or("debugmodel");
+  const TorchtitanFlavor* found = nullptr;
+  for (const TorchtitanFlavor& f : kFlavors)
+    if (name == f.name && flavor == f.flavor) found = &f;
+  if (found) w.set("model", found->preset, "[model] name/flavor");
+  else
+    w.warn(IssueCode::kMissingModel, "model",
+           "torchtitan model " + quote_text(name + " " + flavor) + " has no meshfit preset: give the dimensions (--model or --hidden ...).");
+  bool fp8 = false;
+  if (const auto converters = r.get("model", "converters"); converters && converters->is_array())
+    for (const json& converter : *converters) {
+      if (converter == "float8") fp8 = true;
+      else w.warn(IssueCode::kUnsupportedSetting, "model.converters", "model converter " + quote_text(converter.dump()) + " is not modelled.");
+    }
+  w.set("precision", enum_key(fp8 ? Precision::kFp8 : Precision::kBf16), "[model] converters");
+}
+
+void read_parallelism(const TomlReader& r, FieldWriter& w, LaunchImport& out) {
+  const int64_t tp = r.count("parallelism", "tensor_parallel_degree").value_or(1);
+  const int64_t pp = r.count("parallelism", "pipeline_parallel_degree").value_or(1);
+  const int64_t cp = r.count("parallelism", "context_parallel_degree").value_or(1);
+  const int64_t replicate = r.count("parallelism", "data_parallel_replicate_degree").value_or(1);
+  const int64_t shard = r.count("parallelism", "data_parallel_shard_degree", /*allow_minus_one=*/true).value_or(-1);
+  w.set("tp", tp, "[parallelism] tensor_parallel_degree");
+  w.set("pp", pp, "[parallelism] pipeline_parallel_degree");
+  w.set("cp", cp, "[parallelism] context_parallel_degree");
+  w.set("sp", true, "torchtitan's TP (always sequence parallel)");
+  w.set("framework", enum_key(Framework::kFsdp), "a torchtitan job config");
+  w.set("flash", true, "torchtitan's SDPA attention");
+  if (const auto ep = r.count("parallelism", "expert_parallel_degree"); ep && *ep > 1)
+    w.error(IssueCode::kUnsupportedSetting, "parallelism.expert_parallel_degree", "expert parallelism is not modelled yet.");
+  int64_t dp = 0, gpus = 0;
+  const bool overflow = shard > 0 && (__builtin_mul_overflow(replicate, shard, &dp) || __builtin_mul_overflow(dp, tp, &gpus) ||
+                                      __builtin_mul_overflow(gpus, pp, &gpus) || __builtin_mul_overflow(gpus, cp, &gpus));
+  if (overflow) {
+    w.error(IssueCode::kOutOfRange, "parallelism", "the product of the [parallelism] degrees overflows.");
+  } else if (shard > 0) {
+    w.set("dp", dp, "[parallelism] data_parallel_replicate_degree × data_parallel_shard_degree");
+    w.set("gpus", gpus, "the product of the [parallelism] degrees");
+  } else {
+    w.warn(IssueCode::kMissingModel, "gpus",
+           "data_parallel_shard_degree = -1 takes the rest of the world size (torchrun's NGPU): give --gpus.");
+  }
+  if (replicate > 1 && shard != 1)
+    w.warn(IssueCode::kUnsupportedSetting, "parallelism.data_parallel_replicate_degree",
+           "HSDP (replicate " + std::to_string(replicate) + " × shard) is counted as sharding over all dp ranks (memory underestimated).");
+  const std::string reshard = r.text("parallelism", "fsdp_reshard_after_forward").value_or("default");
+  int64_t zero = 3;
+  if (replicate > 1 && shard == 1) zero = 0;  // DDP
+  else if (reshard == "never" || (reshard == "default" && pp > 1)) zero = 2;  // "default" = not pp_enabled
+  else if (reshard != "always" && reshard != "default")
+    w.error(IssueCode::kUnknownValue, "parallelism.fsdp_reshard_after_forward",
+            "fsdp_reshard_after_forward must be default, always or never, got " + quote_text(reshard) + ".");
+  w.set("zero", zero, "[parallelism] fsdp_reshard_after_forward");
+  // Pipeline schedule and virtual stages.
+  const std::string schedule = r.text("parallelism", "pipeline_parallel_schedule").value_or("1F1B");
+  int64_t vpp = 1;
+  if (pp > 1 && multi_stage(schedule)) {
+    vpp = 2;  // pipeline_parallel.py: two virtual stages per rank unless layers_per_stage is given
+    if (const auto per_stage = r.count("parallelism", "pipeline_parallel_layers_per_stage")) {
+      const auto layers = find_model_preset(out.fields.value("model", std::string()));
+      if (!layers) {
+        w.warn(IssueCode::kMissingModel, "vpp", "pipeline_parallel_layers_per_stage needs the model's layer count; vpp=2 assumed.");
+      } else {
+        const int64_t first = r.count("parallelism", "pipeline_parallel_first_stage_less_layers").value_or(1);
+        const int64_t last = r.count("parallelism", "pipeline_parallel_last_stage_less_layers").value_or(1);
+        const int64_t stages = (layers->layers + first + last + *per_stage - 1) / *per_stage;
+        if (stages % pp != 0)
+          w.error(IssueCode::kVppNotDivideLayers, "parallelism.pipeline_parallel_layers_per_stage",
+                  std::to_string(stages) + " virtual stages do not divide over pipeline_parallel_degree " + std::to_string(pp) + ".");
+        else vpp = stages / pp;
+      }
+    }
+    if (schedule != "Interleaved1F1B")
+      w.warn(IssueCode::kUnsupportedSetting, "parallelism.pipeline_parallel_schedule",
+             "schedule " + quote_text(schedule) + " is counted as interleaved 1F1B.");
+  } else if (pp > 1 && schedule == "GPipe") {
+    w.warn(IssueCode::kUnsupportedSetting, "parallelism.pipeline_parallel_schedule",
+           "GPipe keeps every micro-batch in flight; meshfit counts 1F1B (memory underestimated).");
+  } else if (pp > 1 && schedule != "1F1B") {
+    w.warn(IssueCode::kUnknownValue, "parallelism.pipeline_parallel_schedule", "schedule " + quote_text(schedule) + " is counted as 1F1B.");
+  }
+  w.set("vpp", vpp, "[parallelism] pipeline_parallel_schedule");
+  for (const char* key : {"pipeline_parallel_split_points", "module_fqns_per_model_part"})
+    if (r.get("parallelism", key))
+      w.warn(IssueCode::kUnsupportedSetting, std::string("parallelism.") + key, std::string(key) + ": a hand-made split is counted as the default split.");
+  for (const char* key : {"pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers"})
+    if (const auto less = r.count("parallelism", key, false); less && *less != 1)
+      w.warn(IssueCode::kUnsupportedSetting, std::string("parallelism.") + key, std::string(key) + " other than 1 is not modelled.");
+  // Batches: without PP a micro-batch is the local batch; with PP it is pipeline_parallel_microbatch_size.
+  const char* local_key = r.get("training", "local_batch_size") ? "local_batch_size" : "batch_size";
+  const int64_t local = r.count("training", local_key).value_or(8);
+  const int64_t micro = pp > 1 ? r.count("parallelism", "pipeline_parallel_microbatch_size").value_or(1) : local;
+  w.set("micro_batch", micro, pp > 1 ? "[parallelism] pipeline_parallel_microbatch_size" : "[training] local_batch_size");
+  const auto global = r.count("training", "global_batch_size", /*allow_minus_one=*/true);
+  if (global && *global > 0) w.set("global_batch", *global, "[training] global_batch_size");
+  else out.batch_per_dp_rank = local;  // global = local × dp (job_config.py: -1)
+  if (pp > 1 && local % micro != 0)
+    w.error(IssueCode::kBatchNotDivisible, "training.local_batch_size",
+            "local_batch_size " + std::to_string(local) + " is not a multiple of pipeline_parallel_microbatch_size " + std::to_string(micro) + ".");
+}
+
+void read_training(const TomlReader& r, FieldWriter& w) {
+  w.set("seq", r.count("training", "seq_len").value_or(2048), "[training] seq_len");
+  if (r.flag("training", "enable_cpu_offload"))
+    w.warn(IssueCode::kUnsupportedSetting, "training.enable_cpu_offload", "FSDP CPU offload is not modelled (GPU memory overestimated).");
+  if (const auto param = r.text("training", "mixed_precision_param"); param && *param != "bfloat16")
+    w.warn(IssueCode::kUnsupportedSetting, "training.mixed_precision_param", "mixed_precision_param " + quote_text(*param) + ": meshfit counts bfloat16.");
+  const std::string mode = r.text("activation_checkpoint", "mode").value_or("selective");
+  Recompute recompute = Recompute::kSelective;
+  if (mode == "none") recompute = Recompute::kNone;
+  else if (mode == "full") recompute = Recompute::kFull;
+  else if (mode == "memory_budget")
+    w.warn(IssueCode::kUnsupportedSetting, "activation_checkpoint.mode", "memory_budget AC is counted as selective (op).");
+  else if (mode != "selective")
+    w.error(IssueCode::kUnknownValue, "activation_checkpoint.mode", "mode must be none, selective, full or memory_budget, got " + quote_text(mode) + ".");
+  if (recompute == Recompute::kSelective && mode == "selective") {
+    const std::string option = r.text("activation_checkpoint", "selective_ac_option").value_or("2");
+    if (option == "1") {
+      recompute = Recompute::kFull;  // every layer checkpointed
+    } else if (option != "op") {
+      w.warn(IssueCode::kUnsupportedSetting, "activation_checkpoint.selective_ac_option",
+             "layer-level AC every " + quote_text(option) + " layers is counted as full recompute (memory underestimated); "
+             "meshfit's selective is the op-level option \"op\".");
+      recompute = Recompute::kFull;
+    }
+  }
+  w.set("recompute", enum_key(recompute), "[activation_checkpoint] mode");
+  if (const auto name = r.text("optimizer", "name")) {
+    if (*name == "AdamW" || *name == "Adam") w.set("optimizer", enum_key(Optimizer::kAdamW), "[optimizer] name");
+    else w.warn(IssueCode::kUnsupportedSetting, "optimizer.name", "optimizer " + quote_text(*name) + " is counted as AdamW.");
+  }
+  if (r.flag("optimizer", "early_step_in_backward"))
+    w.warn(IssueCode::kUnsupportedSetting, "optimizer.early_step_in_backward", "optimizer-in-backward is not modelled (gradients counted whole).");
+  if (r.get("float8", "enable_fsdp_float8_all_gather") && w.result().fields.value("precision", "") != enum_key(Precision::kFp8) &&
+      r.flag("float8", "enable_fsdp_float8_all_gather"))
+    w.warn(IssueCode::kConflictingSettings, "float8.enable_fsdp_float8_all_gather",
+           "[float8] settings without \"float8\" in [model] converters do nothing; bf16 is used.");
+}
+
+}  // namespace
+
+LaunchImport import_torchtitan_toml(const std::string& text) {
+  LaunchImport out;
+  out.format = LaunchFormat::kTorchtitan;
+  if (!detail::check_import_text(text, "torchtitan_config", out.issues)) return out;
+  toml::parse_result parsed = toml::parse(std::string_view(text));
+  if (!parsed) {
+    const toml::parse_error& error = parsed.error();
+    std::string description(error.description());
+    if (!detail::valid_utf8(description)) description = "parse error";
+    out.issues.push_back({IssueCode::kMalformedInput, Severity::kError, "torchtitan_config",
+                          "the TOML does not parse at line " + std::to_string(error.source().begin.line) + ", column " +
+                              std::to_string(error.source().begin.column) + ": " + description + "."});
+    return out;
+  }
+  const toml::table& root = parsed.table();
+  FieldWriter w(out);
+  check_keys(root, w);
+  const TomlReader reader(root, w);
+  read_model(reader, w);
+  read_parallelism(reader, w, out);
+  read_training(reader, w);
+  return out;
+}
+
+namespace detail {
+
+LaunchExport export_torchtitan(const Config& c) {
+  LaunchExport out;
+  out.format = LaunchFormat::kTorchtitan;
+  const auto warn = [&](const char* field, const std::string& message) {
+    out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, field, message});
+  };
+  const Layout& l = c.layout;
+  const TrainingSpec& t = c.training;
+  const int64_t dp = effective_dp(c);
+  if (t.framework != Framework::kFsdp)
+    warn("framework", std::string("the config is for ") + enum_label(t.framework) + "; torchtitan (FSDP2) memory differs.");
+  toml::table model;
+  const TorchtitanFlavor* flavor = nullptr;
+  for (const TorchtitanFlavor& f : kFlavors) {
+    const auto preset = find_model_preset(f.preset);
+    const ModelSpec& m = c.model;
+    if (preset && preset->hidden == m.hidden && preset->layers == m.layers && preset->heads == m.heads &&
+        preset->kv_heads == m.kv_heads && preset->ffn == m.ffn && preset->vocab == m.vocab && preset->norm == m.norm &&
+        preset->mlp == m.mlp && preset->tied_embeddings == m.tied_embeddings && !flavor)
+      flavor = &f;
+  }
+  if (flavor) {
+    model.insert("name", flavor->name);
+    model.insert("flavor", flavor->flavor);
+  } else {
+    warn("model", "torchtitan names models by flavor; this model (" + c.model.name +
+                      ") has none: add its dimensions as a flavor in torchtitan/models/llama3/__init__.py.");
+  }
+  if (t.precision == Precision::kFp8) model.insert("converters", toml::array{"float8"});
+
+  toml::table training;
+  // Without PP a micro-batch is the local batch and accumulation = global / (local × dp); with PP the
+  // local batch is the DP rank's whole share and the schedule cuts it into micro-batches.
+  training.insert("local_batch_size", l.pp > 1 ? t.global_batch / dp : t.micro_batch);
+  training.insert("global_batch_size", t.global_batch);
+  training.insert("seq_len", t.seq);
+  training.insert("mixed_precision_param", "bfloat16");
+
+  toml::table parallelism;
+  const bool ddp = l.zero == 0;
+  parallelism.insert("data_parallel_replicate_degree", ddp ? dp : 1);
+  parallelism.insert("data_parallel_shard_degree", ddp ? 1 : dp);
+  parallelism.insert("tensor_parallel_degree", l.tp);
+  parallelism.insert("pipeline_parallel_degree", l.pp);
+  parallelism.insert("context_parallel_degree", l.cp);
+  if (!ddp) {
+    // reshard_after_forward "default" = not pp_enabled: ZeRO-3 without PP, ZeRO-2 with it.
+    const bool default_fits = (l.zero == 3) == (l.pp == 1);
+    parallelism.insert("fsdp_reshard_after_forward", default_fits ? "default" : l.zero == 3 ? "always" : "never");
+  }
+  if (l.zero == 1) warn("zero", "FSDP2 has no ZeRO-1; the file asks for ZeRO-2 (reshard_after_forward never).");
+  if (l.pp > 1) {
+    parallelism.insert("pipeline_parallel_schedule", l.vpp > 1 ? "Interleaved1F1B" : "1F1B");
+    parallelism.insert("pipeline_parallel_microbatch_size", t.micro_batch);
+    if (l.vpp > 2) {
+      // num virtual stages = ceil((layers + 1 + 1) / layers_per_stage) must equal pp × vpp.
+      const int64_t per_stage = (c.model.layers + 2 + l.pp * l.vpp - 1) / (l.pp * l.vpp);
+      if ((c.model.layers + 2 + per_stage - 1) / per_stage != l.pp * l.vpp)
+        warn("vpp", "no pipeline_parallel_layers_per_stage gives " + std::to_string(l.pp * l.vpp) + " virtual stages for " +
+                        std::to_string(c.model.layers) + " layers.");
+      parallelism.insert("pipeline_parallel_layers_per_stage", per_stage);
+    }
+  }
+  if (l.tp > 1 && !t.sp) warn("sp", "torchtitan's tensor parallelism is always sequence parallel.");
+  if (l.pp_first_stage_layers > 0 || l.pp_last_stage_layers > 0)
+    warn("pp_first_stage_layers", "torchtitan chooses the pipeline split itself (embedding and output weigh one layer each).");
+
+  toml::table checkpoint;
+  checkpoint.insert("mode", enum_key(t.recompute));
+  if (t.recompute == Recompute::kSelective) checkpoint.insert("selective_ac_option", "op");
+
+  toml::table root;
+  root.insert("model", std::move(model));
+  root.insert("training", std::move(training));
+  root.insert("parallelism", std::move(parallelism));
+  root.insert("activation_checkpoint", std::move(checkpoint));
+  if (t.precision == Precision::kFp8) {
+    toml::table float8;
+    float8.insert("enable_fsdp_float8_all_gather", !ddp && dp > 1);
+    float8.insert("precompute_float8_dynamic_scale_for_fsdp", !ddp && dp > 1);
+    root.insert("float8", std::move(float8));
+  }
+  if (t.optimizer != Optimizer::kAdamW)
+    warn("optimizer", std::string("torchtitan's optimizer section takes torch.optim names; ") + enum_label(t.optimizer) + " left out.");
+  if (!t.flash) warn("flash", "torchtitan always uses SDPA (flash) attention.");
+  std::ostringstream text;
+  text << toml::toml_formatter{root, toml::toml_formatter::default_flags & ~toml::format_flags::indentation};
+  out.text = text.str() + "\n";
+  return out;
+}
+
+}  // namespace detail
+
+}  // namespace meshfit

@@ -1,0 +1,525 @@
+// test_launch_config.cpp — import and export of real launch configs (core/io/): published config.json
+// files, a Megatron-LM example command line, torchtitan's and Hugging Face's example configs map onto
+// the right fields; exports are golden and round trips are stable; hostile text gives issues, never a
+// crash. Data files and their sources: tests/data/launch/README.md.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "api.h"
+#include "csv.h"
+#include "fixtures.h"
+#include "io/launch_config.h"
+#include "io/serialize.h"
+#include "spec/validate.h"
+
+using namespace meshfit;
+using nlohmann::json;
+
+namespace {
+
+std::string read_data(const std::string& name) {
+  std::ifstream file(meshfit_test::data_path("launch/" + name), std::ios::binary);
+  REQUIRE_MESSAGE(file.good(), "missing test data launch/" << name);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+bool has_issue(const std::vector<Issue>& issues, IssueCode code, const std::string& field = "") {
+  for (const Issue& issue : issues)
+    if (issue.code == code && (field.empty() || issue.field == field)) return true;
+  return false;
+}
+
+std::string issues_text(const std::vector<Issue>& issues) {
+  std::string text;
+  for (const Issue& issue : issues) text += std::string(to_string(issue.code)) + " " + issue.field + ": " + issue.message + "\n";
+  return text;
+}
+
+// The import resolved over `overrides` and parsed, requiring a valid config.
+Config imported_config(const LaunchImport& import, const json& overrides = json::object()) {
+  std::vector<Issue> issues;
+  const ParsedConfig parsed = parse_config(resolve_import(import, overrides, issues));
+  INFO(issues_text(parsed.issues));
+  REQUIRE_FALSE(has_errors(parsed.issues));
+  const std::vector<Issue> structural = validate(parsed.config);
+  INFO(issues_text(structural));
+  REQUIRE_FALSE(has_errors(structural));
+  return parsed.config;
+}
+
+// Compares a text with tests/data/launch/NAME, or rewrites the file when MESHFIT_UPDATE_GOLDEN is set.
+void check_golden(const std::string& name, const std::string& text) {
+  if (std::getenv("MESHFIT_UPDATE_GOLDEN")) {
+    std::ofstream(meshfit_test::data_path("launch/" + name), std::ios::binary) << text;
+    return;
+  }
+  CHECK(text == read_data(name));
+}
+
+bool same_model(const ModelSpec& a, const ModelSpec& b) {
+  return a.hidden == b.hidden && a.layers == b.layers && a.heads == b.heads && a.kv_heads == b.kv_heads && a.ffn == b.ffn &&
+         a.vocab == b.vocab && a.tied_embeddings == b.tied_embeddings && a.norm == b.norm && a.mlp == b.mlp &&
+         a.linear_bias == b.linear_bias && a.dropout == b.dropout;
+}
+
+}  // namespace
+
+// [SECTION] Hugging Face config.json files as published
+
+TEST_CASE("published config.json files import with their published dimensions and no unknown keys") {
+  struct Expected {
+    const char* file;
+    int64_t hidden, layers, heads, kv_heads, ffn, vocab;
+    bool tied;
+    NormKind norm;
+    MlpKind mlp;
+    bool bias;
+    const char* preset;  // meshfit preset with the same dimensions, or nullptr
+  };
+  const Expected cases[] = {
+      {"llama2-7b.config.json", 4096, 32, 32, 32, 11008, 32000, false, NormKind::kRmsNorm, MlpKind::kSwiGlu, false, "llama2-7b"},
+      {"llama3.1-8b.config.json", 4096, 32, 32, 8, 14336, 128256, false, NormKind::kRmsNorm, MlpKind::kSwiGlu, false, "llama3.1-8b"},
+      {"llama3.2-1b.config.json", 2048, 16, 32, 8, 8192, 128256, true, NormKind::kRmsNorm, MlpKind::kSwiGlu, false, "llama3.2-1b"},
+      {"mistral-7b-v0.1.config.json", 4096, 32, 32, 8, 14336, 32000, false, NormKind::kRmsNorm, MlpKind::kSwiGlu, false, "mistral-7b"},
+      {"qwen2.5-7b.config.json", 3584, 28, 28, 4, 18944, 152064, false, NormKind::kRmsNorm, MlpKind::kSwiGlu, false, nullptr},
+      {"opt-1.3b.config.json", 2048, 24, 32, 32, 8192, 50272, true, NormKind::kLayerNorm, MlpKind::kGelu, true, nullptr},
+      {"bloom-560m.config.json", 1024, 24, 16, 16, 4096, 250880, true, NormKind::kLayerNorm, MlpKind::kGelu, true, nullptr},
+      {"bloom-176b.config.json", 14336, 70, 112, 112, 57344, 250880, true, NormKind::kLayerNorm, MlpKind::kGelu, true, nullptr},
+      {"gpt-neox-20b.config.json", 6144, 44, 64, 64, 24576, 50432, false, NormKind::kLayerNorm, MlpKind::kGelu, true, nullptr},
+  };
+  for (const Expected& e : cases) {
+    CAPTURE(e.file);
+    const std::string text = read_data(e.file);
+    CHECK(detect_launch_format(text) == LaunchFormat::kHfConfig);
+    const LaunchImport import = import_hf_launch(text);
+    INFO(issues_text(import.issues));
+    REQUIRE(import.ok());
+    CHECK_FALSE(has_issue(import.issues, IssueCode::kUnknownField));
+    const Config c = imported_config(import, {{"gpus", 8}});
+    CHECK(c.model.hidden == e.hidden);
+    CHECK(c.model.layers == e.layers);
+    CHECK(c.model.heads == e.heads);
+    CHECK(c.model.kv_heads == e.kv_heads);
+    CHECK(c.model.ffn == e.ffn);
+    CHECK(c.model.vocab == e.vocab);
+    CHECK(c.model.tied_embeddings == e.tied);
+    CHECK(c.model.norm == e.norm);
+    CHECK(c.model.mlp == e.mlp);
+    CHECK(c.model.linear_bias == e.bias);
+    if (e.preset) CHECK(same_model(c.model, *find_model_preset(e.preset)));
+  }
+}
+
+TEST_CASE("OPT's ReLU and learned positions, and a key that disagrees with its alias, are reported") {
+  const LaunchImport opt = import_hf_launch(read_data("opt-1.3b.config.json"));
+  CHECK(has_issue(opt.issues, IssueCode::kUnsupportedSetting, "activation_function"));
+  CHECK(has_issue(opt.issues, IssueCode::kUnsupportedSetting, "max_position_embeddings"));
+  const LaunchImport both = import_hf_launch(R"({"model_type": "gpt2", "n_embd": 768, "hidden_size": 1024, "n_layer": 12,
+    "n_head": 12, "vocab_size": 50257, "mystery_key": 1})");
+  REQUIRE(both.ok());
+  CHECK(both.fields["hidden"] == 1024);
+  CHECK(has_issue(both.issues, IssueCode::kConflictingSettings, "n_embd"));
+  CHECK(has_issue(both.issues, IssueCode::kUnknownField, "mystery_key"));
+}
+
+// [SECTION] Megatron-LM command lines
+
+TEST_CASE("Megatron-LM's GPT-3 175B example imports as the gpt3-175b preset on 128 GPUs") {
+  const std::string text = read_data("gpt3-175b.megatron.sh");
+  CHECK(detect_launch_format(text) == LaunchFormat::kMegatron);
+  const LaunchImport import = import_megatron_args(text);
+  INFO(issues_text(import.issues));
+  REQUIRE(import.ok());
+  const Config c = imported_config(import);
+  CHECK(same_model(c.model, *find_model_preset("gpt3-175b")));  // Megatron defaults: LayerNorm, GeLU 4h, tied, biases, dropout 0.1
+  CHECK(c.cluster.gpus == 128);
+  CHECK(c.cluster.gpus_per_node == 8);
+  CHECK(c.layout.tp == 8);
+  CHECK(c.layout.pp == 16);
+  CHECK(effective_dp(c) == 1);
+  CHECK(c.layout.zero == 0);           // no --use-distributed-optimizer
+  CHECK_FALSE(c.training.sp);          // no --sequence-parallel
+  CHECK(c.training.global_batch == 1536);
+  CHECK(c.training.micro_batch == 1);
+  CHECK(c.training.seq == 2048);
+  CHECK(c.training.framework == Framework::kMegatron);
+  CHECK(has_issue(import.issues, IssueCode::kUnsupportedSetting, "--fp16"));
+  CHECK(has_issue(import.issues, IssueCode::kUnsupportedSetting, "--rampup-batch-size"));
+  CHECK(has_issue(import.issues, IssueCode::kUnsupportedSetting, "--position-embedding-type"));
+  CHECK_FALSE(has_issue(import.issues, IssueCode::kUnknownField));  // every flag of the example is known
+}
+
+TEST_CASE("Megatron-LM layers per virtual stage become vpp chunks, and SwiGLU's default ffn is 8h/3 in 64s") {
+  const LaunchImport import = import_megatron_args(
+      "--num-layers 80 --hidden-size 8192 --num-attention-heads 64 --group-query-attention --num-query-groups 8 "
+      "--swiglu --normalization RMSNorm --vocab-size 128256 --position-embedding-type rope --bf16 "
+      "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 5 "
+      "--micro-batch-size 1 --global-batch-size 512 --seq-length 8192 --recompute-activations");
+  INFO(issues_text(import.issues));
+  REQUIRE(import.ok());
+  const Config c = imported_config(import, {{"gpus", 64}});
+  CHECK(c.layout.vpp == 4);                 // 80 / 4 / 5
+  CHECK(c.model.ffn == 21824);              // int(4*8192*2/3 / 64) * 64 (arguments.py)
+  CHECK(c.model.kv_heads == 8);
+  CHECK(c.training.recompute == Recompute::kSelective);
+  CHECK(has_issue(import.issues, IssueCode::kMissingModel, "gpus"));
+}
+
+TEST_CASE("Megatron-LM's embedding and loss in the pipeline split give 405B's 7 + 8 x 30 + 7 chunks") {
+  const LaunchImport import = import_megatron_args(
+      "--num-layers 126 --hidden-size 16384 --ffn-hidden-size 53248 --num-attention-heads 128 --group-query-attention "
+      "--num-query-groups 8 --swiglu --normalization RMSNorm --untie-embeddings-and-output-weights --disable-bias-linear "
+      "--vocab-size 128256 --position-embedding-type rope --bf16 --tensor-model-parallel-size 8 "
+      "--pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 4 --account-for-embedding-in-pipeline-split "
+      "--account-for-loss-in-pipeline-split --micro-batch-size 1 --global-batch-size 2048 --seq-length 8192 "
+      "--use-distributed-optimizer --sequence-parallel --attention-dropout 0 --hidden-dropout 0");
+  INFO(issues_text(import.issues));
+  REQUIRE(import.ok());
+  const Config c = imported_config(import, {{"gpus", 16384}});
+  CHECK(same_model(c.model, *find_model_preset("llama3.1-405b")));
+  CHECK(c.layout.vpp == 2);  // (126 + 2) / 16 / 4
+  CHECK(c.layout.pp_first_stage_layers == 3);
+  CHECK(c.layout.pp_last_stage_layers == 3);
+  const LaunchExport flags = export_launch_config(c, LaunchFormat::kMegatron);
+  const std::string text = flags.text;
+  CHECK(text.find("--account-for-embedding-in-pipeline-split") != std::string::npos);
+  CHECK(text.find("--num-layers-per-virtual-pipeline-stage 4") != std::string::npos);
+}
+
+TEST_CASE("Megatron-LM flags that are unknown, repeated, conflicting or not numbers are issues") {
+  SUBCASE("unknown flag and stray word") {
+    const LaunchImport import = import_megatron_args("--num-layers 2 --frobnicate 3 stray --hidden-size 64");
+    CHECK(has_issue(import.issues, IssueCode::kUnknownField, "--frobnicate"));
+    CHECK(has_issue(import.issues, IssueCode::kUnknownField, "args"));
+    CHECK(import.fields["hidden"] == 64);
+  }
+  SUBCASE("a flag given twice with different values") {
+    const LaunchImport import = import_megatron_args("--num-layers 2 --num-layers 4");
+    CHECK(has_issue(import.issues, IssueCode::kConflictingSettings, "--num-layers"));
+    CHECK(import.fields["layers"] == 4);  // argparse: the last one counts
+  }
+  SUBCASE("--bf16 with --fp16") {
+    CHECK(has_issue(import_megatron_args("--bf16 --fp16 --num-layers 2").issues, IssueCode::kConflictingSettings, "--fp16"));
+  }
+  SUBCASE("a shell variable where a number belongs") {
+    const LaunchImport import = import_megatron_args("--tensor-model-parallel-size $TP --num-layers 2");
+    REQUIRE_FALSE(import.ok());
+    CHECK(has_issue(import.issues, IssueCode::kNotInteger, "--tensor-model-parallel-size"));
+  }
+  SUBCASE("a huge number") {
+    CHECK(has_issue(import_megatron_args("--num-layers 99999999999999999999999").issues, IssueCode::kOutOfRange));
+  }
+  SUBCASE("MoE") {
+    CHECK_FALSE(import_megatron_args("--num-layers 2 --num-experts 8").ok());
+  }
+  SUBCASE("an unterminated quote") {
+    const LaunchImport import = import_megatron_args("--num-layers '2");
+    CHECK(has_issue(import.issues, IssueCode::kMalformedInput));
+  }
+  SUBCASE("a value missing at the end") {
+    CHECK(has_issue(import_megatron_args("--num-layers 2 --hidden-size").issues, IssueCode::kMalformedInput, "--hidden-size"));
+  }
+}
+
+// [SECTION] torchtitan and DeepSpeed
+
+TEST_CASE("torchtitan's llama3_8b.toml imports as FSDP llama3.1-8b, micro-batch 1, op-level selective AC") {
+  const std::string text = read_data("llama3-8b.torchtitan.toml");
+  CHECK(detect_launch_format(text) == LaunchFormat::kTorchtitan);
+  const LaunchImport import = import_torchtitan_toml(text);
+  INFO(issues_text(import.issues));
+  REQUIRE(import.ok());
+  CHECK_FALSE(has_issue(import.issues, IssueCode::kUnknownField));
+  CHECK(has_issue(import.issues, IssueCode::kMissingModel, "gpus"));  // data_parallel_shard_degree = -1
+  const Config c = imported_config(import, {{"gpus", 8}});
+  CHECK(c.model.name == "llama3.1-8b");
+  CHECK(c.training.framework == Framework::kFsdp);
+  CHECK(c.layout.zero == 3);
+  CHECK(effective_dp(c) == 8);
+  CHECK(c.training.micro_batch == 1);
+  CHECK(c.training.global_batch == 8);  // global_batch_size -1 = local_batch_size x dp
+  CHECK(c.training.seq == 8192);
+  CHECK(c.training.recompute == Recompute::kSelective);
+  CHECK(c.training.precision == Precision::kBf16);
+}
+
+TEST_CASE("torchtitan: float8 converter, PP micro-batches, HSDP and broken TOML") {
+  const LaunchImport pp = import_torchtitan_toml(R"(
+[model]
+name = "llama3"
+flavor = "70B"
+converters = ["float8"]
+[training]
+local_batch_size = 16
+seq_len = 8192
+[parallelism]
+data_parallel_shard_degree = 4
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 2
+pipeline_parallel_schedule = "Interleaved1F1B"
+pipeline_parallel_microbatch_size = 2
+[activation_checkpoint]
+mode = "full"
+)");
+  INFO(issues_text(pp.issues));
+  REQUIRE(pp.ok());
+  const Config c = imported_config(pp);
+  CHECK(c.cluster.gpus == 64);
+  CHECK(c.training.precision == Precision::kFp8);
+  CHECK(c.training.micro_batch == 2);
+  CHECK(c.training.global_batch == 64);  // 16 x dp 4
+  CHECK(c.layout.vpp == 2);
+  CHECK(c.layout.zero == 2);             // "default" reshard = not pp_enabled
+  CHECK(c.training.recompute == Recompute::kFull);
+  const LaunchImport hsdp = import_torchtitan_toml("[parallelism]\ndata_parallel_replicate_degree = 2\ndata_parallel_shard_degree = 4\n");
+  CHECK(has_issue(hsdp.issues, IssueCode::kUnsupportedSetting, "parallelism.data_parallel_replicate_degree"));
+  const LaunchImport duplicate = import_torchtitan_toml("[training]\nseq_len = 1\nseq_len = 2\n");
+  CHECK(has_issue(duplicate.issues, IssueCode::kMalformedInput));
+  const LaunchImport wrong_type = import_torchtitan_toml("[training]\nseq_len = \"long\"\n");
+  CHECK(has_issue(wrong_type.issues, IssueCode::kNotInteger));
+  const LaunchImport unknown = import_torchtitan_toml("[training]\nseq_len = 4096\nturbo = true\n[warp_drive]\nx = 1\n");
+  CHECK(has_issue(unknown.issues, IssueCode::kUnknownField, "training.turbo"));
+  CHECK(has_issue(unknown.issues, IssueCode::kUnknownField, "warp_drive"));
+}
+
+TEST_CASE("the HF Trainer's ZeRO-3 DeepSpeed config: stage 3, offload and auto values are reported") {
+  const std::string text = read_data("hf-trainer-zero3.deepspeed.json");
+  CHECK(detect_launch_format(text) == LaunchFormat::kDeepSpeed);
+  const LaunchImport import = import_deepspeed_json(text);
+  INFO(issues_text(import.issues));
+  REQUIRE(import.ok());
+  CHECK(import.fields["zero"] == 3);
+  CHECK(import.fields["framework"] == "deepspeed");
+  CHECK(has_issue(import.issues, IssueCode::kUnsupportedSetting, "zero_optimization.offload_optimizer"));
+  CHECK(has_issue(import.issues, IssueCode::kUnsupportedSetting, "zero_optimization.offload_param"));
+  CHECK(has_issue(import.issues, IssueCode::kMissingModel, "train_micro_batch_size_per_gpu"));
+  CHECK_FALSE(has_issue(import.issues, IssueCode::kUnknownField));
+}
+
+TEST_CASE("DeepSpeed: global batch from micro x accumulation x dp, a mismatch is a warning, fp16 with bf16 an error") {
+  const LaunchImport import = import_deepspeed_json(R"({"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4,
+    "bf16": {"enabled": true}, "zero_optimization": {"stage": 2, "reduce_bucket_size": 2e8}})");
+  INFO(issues_text(import.issues));
+  REQUIRE(import.ok());
+  CHECK(has_issue(import.issues, IssueCode::kUnsupportedSetting, "zero_optimization.reduce_bucket_size"));
+  const Config c = imported_config(import, {{"model", "llama3-8b"}, {"gpus", 32}});
+  CHECK(c.training.global_batch == 256);
+  CHECK(c.layout.zero == 2);
+  std::vector<Issue> issues;
+  const LaunchImport mismatch = import_deepspeed_json(R"({"train_batch_size": 100, "train_micro_batch_size_per_gpu": 2,
+    "gradient_accumulation_steps": 4, "bf16": {"enabled": true}})");
+  resolve_import(mismatch, {{"model", "llama3-8b"}, {"gpus", 32}}, issues);
+  CHECK(has_issue(issues, IssueCode::kConflictingSettings, "global_batch"));
+  CHECK_FALSE(import_deepspeed_json(R"({"fp16": {"enabled": true}, "bf16": {"enabled": true}})").ok());
+  CHECK(has_issue(import_deepspeed_json(R"({"train_batch_size": 8, "train_batch_size": 16})").issues,
+                  IssueCode::kConflictingSettings, "train_batch_size"));
+}
+
+// [SECTION] Exports: golden files and stable round trips
+
+namespace {
+
+Config layout_config(const char* model, int64_t gpus, int64_t tp, int64_t pp, int64_t vpp, Framework framework) {
+  Config c = meshfit_test::preset_config(model, gpus, tp, pp);
+  c.layout.vpp = vpp;
+  c.training.framework = framework;
+  c.layout.zero = framework_profile(framework).default_zero;
+  c.training.seq = 8192;
+  c.training.global_batch = 512;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("exports of fixed layouts match the golden files") {
+  Config megatron = layout_config("llama3.1-70b", 64, 8, 4, 5, Framework::kMegatron);
+  megatron.training.recompute = Recompute::kSelective;
+  REQUIRE(validate(megatron).empty());
+  check_golden("golden.llama3.1-70b.megatron.txt", export_launch_config(megatron, LaunchFormat::kMegatron).text);
+  Config fsdp = layout_config("llama3.1-8b", 64, 2, 1, 1, Framework::kFsdp);
+  fsdp.training.micro_batch = 2;
+  fsdp.training.precision = Precision::kFp8;
+  REQUIRE(validate(fsdp).empty());
+  check_golden("golden.llama3.1-8b.torchtitan.toml", export_launch_config(fsdp, LaunchFormat::kTorchtitan).text);
+  Config deepspeed = layout_config("llama2-13b", 32, 1, 1, 1, Framework::kDeepSpeed);
+  deepspeed.layout.zero = 3;
+  deepspeed.training.micro_batch = 4;
+  REQUIRE(validate(deepspeed).empty());
+  const LaunchExport ds = export_launch_config(deepspeed, LaunchFormat::kDeepSpeed);
+  check_golden("golden.llama2-13b.deepspeed.json", ds.text);
+  const json parsed = json::parse(ds.text);
+  CHECK(parsed["gradient_accumulation_steps"] == 512 / (32 * 4));  // global / (dp x micro)
+}
+
+TEST_CASE("round trips are stable: config -> launch config -> config -> launch config") {
+  struct Case {
+    const char* name;
+    Config config;
+    LaunchFormat format;
+  };
+  std::vector<Case> cases;
+  const auto add = [&](const char* name, Config c, LaunchFormat format) { cases.push_back({name, c, format}); };
+  {
+    Config c = layout_config("llama3.1-70b", 64, 8, 4, 5, Framework::kMegatron);
+    c.training.recompute = Recompute::kFull;
+    add("megatron 70B interleaved, full recompute", c, LaunchFormat::kMegatron);
+    c.training.precision = Precision::kFp8;
+    c.layout.cp = 2;
+    c.cluster.gpus = 128;
+    c.training.recompute = Recompute::kNone;
+    c.layout.vpp = 1;
+    add("megatron 70B fp8 cp2", c, LaunchFormat::kMegatron);
+  }
+  {
+    Config c = layout_config("gpt3-175b", 1024, 8, 16, 1, Framework::kMegatron);
+    c.layout.zero = 0;
+    c.training.sp = false;
+    c.training.seq = 2048;
+    add("megatron GPT-3 DDP", c, LaunchFormat::kMegatron);
+  }
+  {
+    Config c = layout_config("llama3.1-405b", 16384, 8, 16, 2, Framework::kMegatron);
+    c.training.global_batch = 2048;
+    REQUIRE(choose_pipeline_split(c.model.layers, framework_profile(Framework::kMegatron), c.layout));
+    add("megatron 405B uneven split", c, LaunchFormat::kMegatron);
+  }
+  {
+    Config c = layout_config("llama3.1-8b", 64, 2, 1, 1, Framework::kFsdp);
+    add("torchtitan 8B fsdp tp2", c, LaunchFormat::kTorchtitan);
+    Config pp = layout_config("llama3.1-70b", 64, 8, 2, 2, Framework::kFsdp);
+    pp.layout.zero = 2;
+    pp.training.micro_batch = 2;
+    add("torchtitan 70B pp2 interleaved", pp, LaunchFormat::kTorchtitan);
+    Config ddp = layout_config("llama3.1-8b", 8, 1, 1, 1, Framework::kFsdp);
+    ddp.layout.zero = 0;
+    ddp.training.recompute = Recompute::kFull;
+    add("torchtitan DDP", ddp, LaunchFormat::kTorchtitan);
+  }
+  {
+    Config c = layout_config("llama2-13b", 32, 1, 1, 1, Framework::kDeepSpeed);
+    c.layout.zero = 2;
+    c.training.micro_batch = 4;
+    c.training.fp32_grad_buffer = false;
+    add("deepspeed zero2", c, LaunchFormat::kDeepSpeed);
+  }
+  for (const Case& test : cases) {
+    CAPTURE(test.name);
+    INFO(issues_text(validate(test.config)));
+    REQUIRE_FALSE(has_errors(validate(test.config)));
+    const LaunchExport first = export_launch_config(test.config, test.format);
+    const LaunchImport back = import_launch_config(test.format, first.text);
+    INFO(first.text);
+    INFO(issues_text(back.issues));
+    REQUIRE(back.ok());
+    // What the format does not carry (the model for DeepSpeed, the GPU) comes from the original config.
+    json overrides = {{"gpus", test.config.cluster.gpus}};
+    if (test.format == LaunchFormat::kDeepSpeed) overrides["model"] = test.config.model.name;
+    const Config again = imported_config(back, overrides);
+    CHECK(same_model(again.model, test.config.model));
+    CHECK(effective_dp(again) == effective_dp(test.config));
+    CHECK(again.layout.tp == test.config.layout.tp);
+    CHECK(again.layout.pp == test.config.layout.pp);
+    CHECK(again.layout.cp == test.config.layout.cp);
+    CHECK(again.layout.zero == test.config.layout.zero);
+    CHECK(again.training.micro_batch == test.config.training.micro_batch);
+    CHECK(again.training.global_batch == test.config.training.global_batch);
+    if (test.format != LaunchFormat::kDeepSpeed) {
+      CHECK(again.layout.vpp == test.config.layout.vpp);
+      CHECK(again.layout.pp_first_stage_layers == test.config.layout.pp_first_stage_layers);
+      CHECK(again.layout.pp_last_stage_layers == test.config.layout.pp_last_stage_layers);
+      CHECK(again.training.seq == test.config.training.seq);
+      CHECK(again.training.recompute == test.config.training.recompute);
+      CHECK(again.training.precision == test.config.training.precision);
+    }
+    const LaunchExport second = export_launch_config(again, test.format);
+    CHECK(second.text == first.text);
+  }
+}
+
+TEST_CASE("a Megatron-LM command line goes through import, search and export with the search's layout") {
+  const json imported = run_import("auto", read_data("gpt3-175b.megatron.sh"), {{"gpus", 1024}, {"gpu", "h100-sxm"}},
+                                   /*drop_layout=*/true);
+  INFO(imported.dump(2));
+  REQUIRE(imported["ok"] == true);
+  CHECK(imported["format"] == "megatron");
+  CHECK_FALSE(imported["fields"].contains("tp"));
+  const json found = run_search({{"state", imported["state"]}}, {{"top", 1}});
+  REQUIRE(found["ok"] == true);
+  REQUIRE(found["layouts"].size() == 1);
+  json chosen = {{"state", imported["state"]}};
+  for (const auto& [key, value] : found["layouts"][0].items())
+    if (is_searched_field(key)) chosen[key] = value;
+  const json exported = run_export(chosen, "megatron");
+  INFO(exported.dump(2));
+  REQUIRE(exported["ok"] == true);
+  const LaunchImport back = import_megatron_args(exported["text"].get<std::string>());
+  REQUIRE(back.ok());
+  CHECK(back.fields["tp"] == found["layouts"][0]["tp"]);
+  CHECK(back.fields["pp"] == found["layouts"][0]["pp"]);
+  CHECK(back.fields["micro_batch"] == found["layouts"][0]["micro_batch"]);
+  CHECK(back.fields["global_batch"] == 1536);
+}
+
+// [SECTION] Hostile input
+
+TEST_CASE("truncated, mistyped, huge, duplicated, deep and non-UTF-8 input gives issues and never crashes") {
+  const std::pair<LaunchFormat, std::string> samples[] = {
+      {LaunchFormat::kHfConfig, read_data("llama3.1-8b.config.json")},
+      {LaunchFormat::kMegatron, read_data("gpt3-175b.megatron.sh")},
+      {LaunchFormat::kTorchtitan, read_data("llama3-8b.torchtitan.toml")},
+      {LaunchFormat::kDeepSpeed, read_data("hf-trainer-zero3.deepspeed.json")},
+  };
+  int errors = 0;
+  for (const auto& sample : samples) {
+    const LaunchFormat format = sample.first;
+    const std::string& text = sample.second;
+    CAPTURE(to_string(format));
+    for (size_t cut = 0; cut < text.size(); cut += 7) {  // every 7th prefix
+      const LaunchImport import = import_launch_config(format, text.substr(0, cut));
+      errors += !import.ok();
+      for (const Issue& issue : import.issues) CHECK_FALSE(issue.message.empty());
+    }
+  }
+  CHECK(errors > 100);  // truncated JSON and TOML are errors, not silently partial configs
+  // Wrong types and huge numbers.
+  CHECK_FALSE(import_hf_launch(R"({"hidden_size": "4096", "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 1})").ok());
+  CHECK(has_issue(import_hf_launch(R"({"hidden_size": 1e400})").issues, IssueCode::kMalformedInput));
+  CHECK(has_issue(import_hf_launch(R"({"hidden_size": 18446744073709551615, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 2})").issues,
+                  IssueCode::kOutOfRange));
+  CHECK(has_issue(import_deepspeed_json(R"({"train_micro_batch_size_per_gpu": 1e30})").issues, IssueCode::kOutOfRange));
+  CHECK(has_issue(import_deepspeed_json(R"({"zero_optimization": {"stage": 7}})").issues, IssueCode::kOutOfRange));
+  CHECK(has_issue(import_torchtitan_toml("[training]\nseq_len = 99999999999999999999999\n").issues, IssueCode::kMalformedInput));
+  CHECK(has_issue(import_torchtitan_toml("[parallelism]\ndata_parallel_shard_degree = 1099511627776\ntensor_parallel_degree = 1099511627776\n").issues,
+                  IssueCode::kOutOfRange));
+  // Duplicate keys.
+  CHECK(has_issue(import_hf_launch(R"({"hidden_size": 64, "hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 2})").issues,
+                  IssueCode::kConflictingSettings, "hidden_size"));
+  // Deep nesting, oversize text and invalid UTF-8.
+  CHECK(has_issue(import_deepspeed_json(std::string(100000, '[')).issues, IssueCode::kOutOfRange));
+  CHECK(has_issue(import_deepspeed_json("{\"a\":" + std::string(100, '[') + std::string(100, ']') + "}").issues, IssueCode::kOutOfRange));
+  CHECK(has_issue(import_megatron_args(std::string(kMaxImportBytes + 1, ' ')).issues, IssueCode::kOutOfRange));
+  for (const LaunchFormat format : {LaunchFormat::kHfConfig, LaunchFormat::kMegatron, LaunchFormat::kTorchtitan, LaunchFormat::kDeepSpeed}) {
+    CHECK(has_issue(import_launch_config(format, "--num-layers \xff\xfe").issues, IssueCode::kMalformedInput));
+    // Valid UTF-8 that the parsers stop inside of: the messages must stay valid UTF-8.
+    CHECK_NOTHROW(issues_to_json(import_launch_config(format, "\xef\xbf\xbd\xef\xbf\xbd\xc3\xa9").issues).dump());
+  }
+  // Random bytes and random word soups: issues only, and every message is dumpable JSON.
+  std::mt19937_64 random(15);
+  const std::vector<std::string> words = {"--num-layers", "--hidden-size", "8", "-1", "0", "'", "\"", "\\", "\n", "[",
+                                          "]", "{", "}", "=", "\"stage\"", ":", ",", "1e999", "--tensor-model-parallel-size",
+                                          "[parallelism]", "pipeline_parallel_degree", "--num-layers-per-virtual-pipeline-stage"};
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string text;
+    const int length = int(random() % 40);
+    for (int i = 0; i < length; ++i)
+      text += trial % 2 ? words[random() % words.size()] + " " : std::string(1, char(random() % 256));
+    const LaunchImport import = import_launch_config(LaunchFormat(random() % 4), text);
+    CHECK_NOTHROW(issues_to_json(import.issues).dump());
+  }
+}

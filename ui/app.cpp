@@ -11,8 +11,10 @@
 #include <algorithm>
 
 #include "imgui.h"
+#include "layout_repair.h"
 #include "panels.h"
 #include "serialize.h"
+#include "structure.h"
 #include "url_state.h"
 
 namespace meshfit::ui {
@@ -41,6 +43,9 @@ void set_state(AppState& s, const std::string& encoded) {
   s.input_issues = std::move(decoded.issues);
   const auto preset = find_gpu_preset(s.config.gpu.id);
   s.override_memory = preset && preset->memory_bytes != s.config.gpu.memory_bytes;
+  s.layout_note.clear();  // a link is shown as written, its problems listed
+  s.link_issues_dismissed = false;
+  s.text_errors.clear();
   s.dirty = true;
   recompute(s);
 }
@@ -67,6 +72,14 @@ std::string make_mirror(const AppState& s) {
                                  {"peak_reserved_bytes", rank.peak_reserved_bytes},
                                  {"device_bytes", rank.device_bytes}});
   }
+  mirror["layout_note"] = s.layout_note;
+  mirror["link_issues"] = s.link_issues_dismissed ? json::array() : issues_to_json(s.input_issues);
+  mirror["text_errors"] = s.text_errors;
+  mirror["choices"] = {{"tp", tp_choices(s.config)}, {"pp", pp_choices(s.config)}, {"cp", cp_choices(s.config)},
+                       {"vpp", vpp_choices(s.config)}};  // what the layout choosers offer
+  const BannerColors banner = verdict_colors(ok ? s.estimate.memory.verdict : Verdict::kOutOfMemory, ok);
+  const auto rgb = [](ImU32 c) { return json::array({c & 0xFF, (c >> 8) & 0xFF, (c >> 16) & 0xFF}); };
+  mirror["banner"] = {{"text", verdict_text(s)}, {"background", rgb(banner.background)}, {"color", rgb(banner.text)}};
   mirror["layouts_feasible"] = s.search.feasible;
   mirror["selected_layout"] = s.selected_candidate;
   return mirror.dump();
@@ -97,6 +110,27 @@ void recompute(AppState& s) {
   s.dirty = false;
 }
 
+namespace {
+
+// After an edit: when it broke the layout, move to the nearest valid one (core's
+// nearest_valid_layout), keeping the dimensions this edit chose, and say what moved.
+void keep_layout_valid(AppState& s, const Config& before) {
+  const Layout& a = before.layout;
+  const Layout& b = s.config.layout;
+  LayoutPins pins;
+  pins.tp = a.tp != b.tp;
+  pins.pp = a.pp != b.pp;
+  pins.cp = a.cp != b.cp;
+  pins.vpp = a.vpp != b.vpp;
+  pins.zero = a.zero != b.zero;
+  pins.micro_batch = before.training.micro_batch != s.config.training.micro_batch;
+  const LayoutRepair repair = nearest_valid_layout(s.config, pins);
+  s.layout_note = repair.summary();
+  if (repair.moved()) s.config = repair.config;
+}
+
+}  // namespace
+
 // [SECTION] Theme and frame
 
 void apply_theme(AppState& s) {
@@ -117,6 +151,7 @@ void apply_theme(AppState& s) {
 
 bool draw(AppState& s) {
   if (s.dirty) recompute(s);
+  const Config before = s.config;
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->Pos);
   ImGui::SetNextWindowSize(viewport->Size);
@@ -151,6 +186,7 @@ bool draw(AppState& s) {
   ImGui::End();
   if (changed) {
     s.input_issues.clear();  // the link's problems are the user's edit now
+    keep_layout_valid(s, before);
     s.dirty = true;
   }
   return changed;

@@ -28,7 +28,11 @@ struct AppState {
   Config config;                       // the inputs, valid or not
   bool override_memory = false;        // view: the GPU memory field is shown for a preset GPU
   std::vector<Issue> input_issues;     // problems of the link the config was read from (until an edit)
+  bool link_issues_dismissed = false;  // the banner listing them was closed
   bool dirty = true;                   // config changed: recompute before drawing
+  std::map<std::string, std::string> field_text;   // what is typed in each count field
+  std::map<std::string, std::string> text_errors;  // field -> why its text was refused (value kept)
+  std::string layout_note;             // what the last edit moved to keep the layout valid, and why
 
   // Derived (recompute()).
   Estimate estimate;                   // memory report + step of the config

@@ -98,27 +98,81 @@ void export_button(AppState& s, const char* label, const char* file_name, const 
 
 }  // namespace
 
+std::string verdict_text(const AppState& s) {
+  if (!s.estimate.valid() || has_errors(s.issues)) return "INVALID INPUTS  see the messages next to the fields";
+  const MemoryReport& report = s.estimate.memory;
+  const RankMemory& worst = s.estimate.worst();
+  char line[200];
+  std::snprintf(line, sizeof line, "%s  worst rank %s uses %s of %s (%.0f%% of capacity)",
+                report.verdict == Verdict::kFits ? "FITS" : report.verdict == Verdict::kTight ? "TIGHT" : "OUT OF MEMORY",
+                rank_name(worst, report.ranks.size()).c_str(), format_bytes(s, worst.device_bytes, 1).c_str(),
+                format_bytes(s, report.capacity_bytes, 1).c_str(), 100.0 * worst.device_bytes / report.capacity_bytes);
+  return line;
+}
+
+namespace {
+
+// The verdict as a full-width coloured band: verdict, worst rank and its share of capacity; under
+// it, the line saying what the last edit moved to keep the layout valid.
+void draw_verdict_banner(AppState& s) {
+  const bool valid = s.estimate.valid() && !has_errors(s.issues);
+  const std::string text = verdict_text(s);
+  const Verdict verdict = valid ? s.estimate.memory.verdict : Verdict::kOutOfMemory;
+  const BannerColors colors = verdict_colors(verdict, valid);
+  const float em = s.em;
+  const ImVec2 min = ImGui::GetCursorScreenPos();
+  const ImVec2 size(ImGui::GetContentRegionAvail().x, 2.0f * em);
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(min, ImVec2(min.x + size.x, min.y + size.y), colors.background, 0.25f * em);
+  draw->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 1.15f,
+                ImVec2(min.x + 0.6f * em, min.y + (size.y - ImGui::GetFontSize() * 1.15f) / 2), colors.text, text.c_str());
+  ImGui::Dummy(size);
+  record_rect(s, "verdict_banner");
+  // What a link could not use, each in the CLI's words, until dismissed or edited away.
+  if (!s.input_issues.empty() && !s.link_issues_dismissed) {
+    const BannerColors colors = verdict_colors(Verdict::kTight, true);
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, colors.background);
+    ImGui::PushStyleColor(ImGuiCol_Text, colors.text);
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    const float height = line * float(s.input_issues.size() + 1) + 0.8f * em;
+    if (ImGui::BeginChild("link_issues", ImVec2(0, height), false)) {
+      ImGui::SetCursorPos(ImVec2(0.5f * em, 0.4f * em));
+      ImGui::Text("This link has %zu problem%s; these keys were not used:", s.input_issues.size(),
+                  s.input_issues.size() == 1 ? "" : "s");
+      ImGui::SameLine(ImGui::GetContentRegionAvail().x - 4.0f * em);
+      ImGui::PushStyleColor(ImGuiCol_Button, IM_COL32(255, 255, 255, 200));
+      ImGui::PushStyleColor(ImGuiCol_ButtonHovered, IM_COL32(255, 255, 255, 255));
+      if (ImGui::SmallButton("Dismiss")) {
+        s.link_issues_dismissed = true;
+        s.dirty = true;  // the mirror says so
+      }
+      ImGui::PopStyleColor(2);
+      record_rect(s, "dismiss_link_issues");
+      for (const Issue& issue : s.input_issues) {
+        ImGui::SetCursorPosX(1.2f * em);
+        ImGui::Text("%s: %s", issue.field.c_str(), issue.message.c_str());
+      }
+    }
+    ImGui::EndChild();
+    record_rect(s, "link_issues");
+    ImGui::PopStyleColor(2);
+  }
+  if (!s.layout_note.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::Text("Layout moved to stay valid: %s", s.layout_note.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+    record_rect(s, "layout_note");
+  }
+}
+
+}  // namespace
+
 void draw_header(AppState& s) {
   ImGui::TextUnformatted("meshfit");
   ImGui::SameLine();
   ImGui::TextDisabled("will it fit? per-rank training memory and the fastest layout");
-  ImGui::SameLine(0, 2.0f * s.em);
-  if (s.estimate.valid() && !has_errors(s.issues)) {
-    const MemoryReport& report = s.estimate.memory;
-    const RankMemory& worst = s.estimate.worst();
-    const ImU32 color = report.verdict == Verdict::kFits ? kGreen : report.verdict == Verdict::kTight ? kAmber : kRed;
-    char text[160];
-    std::snprintf(text, sizeof text, "%s: worst rank %s uses %s of %s (%.0f%%)", enum_label(report.verdict),
-                  rank_name(worst, report.ranks.size()).c_str(), format_bytes(s, worst.device_bytes, 1).c_str(),
-                  format_bytes(s, report.capacity_bytes, 1).c_str(), 100.0 * worst.device_bytes / report.capacity_bytes);
-    ImGui::PushStyleColor(ImGuiCol_Text, color);
-    ImGui::TextUnformatted(text);
-    ImGui::PopStyleColor();
-  } else {
-    ImGui::PushStyleColor(ImGuiCol_Text, kRed);
-    ImGui::TextUnformatted("invalid inputs: see the messages next to the fields");
-    ImGui::PopStyleColor();
-  }
   if (ImGui::Button("Copy link")) {
     s.outbox.clipboard = "{{url}}";
     s.status = "Link copied.";
@@ -148,6 +202,7 @@ void draw_header(AppState& s) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s", s.status.c_str());
   }
+  draw_verdict_banner(s);
 }
 
 }  // namespace meshfit::ui

@@ -5,7 +5,10 @@
 #include <cstdio>
 
 #include "import_export.h"
+#include "number_text.h"
+#include "validate.h"
 #include "panels.h"  // imgui.h, before its std::string helpers
+#include "imgui_internal.h"  // GetActiveID: a field being typed in is not overwritten
 #include "misc/cpp/imgui_stdlib.h"
 #include "structure.h"
 #include "units.h"
@@ -14,14 +17,43 @@ namespace meshfit::ui {
 
 namespace {
 
-bool input_count(AppState& s, const char* label, const char* field, int64_t& value, int64_t step = 1) {
+// A count field that reads what was typed ("8k", "4,096", "1e4": core's parse_count_text) and
+// commits on Enter or when it loses focus, never per keystroke (so a slow search never blocks
+// typing). Text that is not a whole number in range stays in the field with its message beside it
+// and the config keeps its last good value.
+bool input_count(AppState& s, const char* label, const char* field, int64_t& value, int64_t max) {
   ImGui::TextUnformatted(label);
-  const int64_t step_fast = step * 8;
-  const std::string id = std::string("##") + field;
   ImGui::SetNextItemWidth(-FLT_MIN);
-  const bool changed = ImGui::InputScalar(id.c_str(), ImGuiDataType_S64, &value, &step, &step_fast, "%lld");
+  const std::string id = std::string("##") + field;
+  std::string& text = s.field_text[field];
+  const bool refused = s.text_errors.count(field) > 0;
+  if (ImGui::GetActiveID() != ImGui::GetID(id.c_str()) && !refused) text = std::to_string(value);
+  ImGui::InputText(id.c_str(), &text, ImGuiInputTextFlags_AutoSelectAll);
+  const bool commit = ImGui::IsItemDeactivatedAfterEdit() ||
+                      (ImGui::IsItemActive() && (ImGui::IsKeyPressed(ImGuiKey_Enter) || ImGui::IsKeyPressed(ImGuiKey_KeypadEnter)));
   record_rect(s, field);
-  field_issue(s, field);
+  bool changed = false;
+  if (commit) {
+    const CountText parsed = parse_count_text(text, max);
+    if (parsed.ok) {
+      s.text_errors.erase(field);
+      changed = parsed.value != value;
+      value = parsed.value;
+      text = std::to_string(value);
+    } else {
+      s.text_errors[field] = parsed.message;
+    }
+    if (!changed) s.dirty = true;  // the mirror reports the refusal (or its end)
+  }
+  if (const auto it = s.text_errors.find(field); it != s.text_errors.end()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, error_text_color(s));
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(it->second.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+  } else {
+    field_issue(s, field);
+  }
   return changed;
 }
 
@@ -99,12 +131,12 @@ bool draw_model(AppState& s) {
     }
     record_rect(s, "edit_dimensions");
   } else {
-    changed |= input_count(s, "hidden", "hidden", m.hidden, 128);
-    changed |= input_count(s, "layers", "layers", m.layers);
-    changed |= input_count(s, "attention heads", "heads", m.heads);
-    changed |= input_count(s, "key/value heads", "kv_heads", m.kv_heads);
-    changed |= input_count(s, "ffn", "ffn", m.ffn, 128);
-    changed |= input_count(s, "vocab", "vocab", m.vocab, 128);
+    changed |= input_count(s, "hidden", "hidden", m.hidden, kMaxHidden);
+    changed |= input_count(s, "layers", "layers", m.layers, kMaxLayers);
+    changed |= input_count(s, "attention heads", "heads", m.heads, kMaxHeads);
+    changed |= input_count(s, "key/value heads", "kv_heads", m.kv_heads, kMaxHeads);
+    changed |= input_count(s, "ffn", "ffn", m.ffn, kMaxFfn);
+    changed |= input_count(s, "vocab", "vocab", m.vocab, kMaxVocab);
     changed |= ImGui::Checkbox("tied embeddings", &m.tied_embeddings);
     changed |= ImGui::Checkbox("linear biases", &m.linear_bias);
     changed |= ImGui::Checkbox("dropout", &m.dropout);
@@ -173,8 +205,8 @@ bool draw_hardware(AppState& s) {
     }
     field_issue(s, "gpu_memory_gib");
   }
-  changed |= input_count(s, "GPUs", "gpus", c.cluster.gpus, 8);
-  changed |= input_count(s, "GPUs per node", "gpus_per_node", c.cluster.gpus_per_node);
+  changed |= input_count(s, "GPUs", "gpus", c.cluster.gpus, kMaxGpus);
+  changed |= input_count(s, "GPUs per node", "gpus_per_node", c.cluster.gpus_per_node, kMaxGpus);
   return changed;
 }
 
@@ -182,9 +214,9 @@ bool draw_training(AppState& s) {
   TrainingSpec& t = s.config.training;
   bool changed = false;
   ImGui::SeparatorText("Training");
-  changed |= input_count(s, "sequence length", "seq", t.seq, 1024);
-  changed |= input_count(s, "global batch (sequences)", "global_batch", t.global_batch, 64);
-  changed |= input_count(s, "micro-batch", "micro_batch", t.micro_batch);
+  changed |= input_count(s, "sequence length", "seq", t.seq, kMaxSeq);
+  changed |= input_count(s, "global batch (sequences)", "global_batch", t.global_batch, kMaxBatch);
+  changed |= input_count(s, "micro-batch", "micro_batch", t.micro_batch, kMaxBatch);
   ImGui::TextUnformatted("framework");
   ImGui::SetNextItemWidth(-FLT_MIN);
   if (combo_enum("##framework", t.framework)) {

@@ -136,7 +136,7 @@ void draw_rank_bars(AppState& s) {
   const float top = 1.4f * em;
   chart.label_width = 6.5f * em;
   chart.origin = ImGui::GetCursorScreenPos();
-  chart.width = std::max(10.0f * em, ImGui::GetContentRegionAvail().x - chart.label_width - 4.5f * em);
+  chart.width = std::max(10.0f * em, ImGui::GetContentRegionAvail().x - chart.label_width - 9.5f * em);
   const ImVec2 origin = chart.origin;
   const float height = top + row * float(ranks.size()) + 1.6f * em;
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -162,13 +162,26 @@ void draw_rank_bars(AppState& s) {
                   std::to_string((long long)std::llround(bytes)) + " bytes)\n" + component_formula(s, rank, Component(i));
       cursor += bytes;
     }
+    // The part beyond capacity: hatched in the overflow colour over the components, outlined.
+    const double bar_end = std::max(cursor, rank.device_bytes);
+    if (bar_end > capacity) {
+      const ImVec2 a(chart.x(capacity), y), b(chart.x(bar_end), y + bar_height);
+      draw->AddRectFilled(a, b, (overflow_color() & 0x00FFFFFF) | 0x99000000u);
+      draw->PushClipRect(a, b, true);
+      for (float hx = a.x - bar_height; hx < b.x; hx += 0.45f * em)
+        draw->AddLine(ImVec2(hx, b.y), ImVec2(hx + bar_height, a.y), overflow_color(), 0.18f * em);
+      draw->PopClipRect();
+      draw->AddRect(a, b, overflow_color(), 0, 0, 2.0f);
+      s.widget_rects["bar_overflow"] = Rect{a.x, a.y, b.x - a.x, b.y - a.y};  // for the browser tests
+    }
     char value[64];
     std::snprintf(value, sizeof value, "%s  %.0f%%", format_bytes(s, rank.device_bytes, 1).c_str(),
                   100.0 * rank.device_bytes / capacity);
     draw->AddText(ImVec2(chart.x(rank.device_bytes) + 0.4f * em, text_y), text_color, value);
     if (int64_t(r) == report.worst_rank) {
       draw->AddRect(ImVec2(chart.x(0) - 2, y - 2), ImVec2(chart.x(rank.device_bytes) + 2, y + bar_height + 2), text_color, 0, 0, 2.0f);
-      draw->AddText(ImVec2(chart.x(rank.device_bytes) + 0.6f * em + ImGui::CalcTextSize(value).x, text_y), kRed, "< worst");
+      draw->AddText(ImVec2(chart.x(rank.device_bytes) + 0.6f * em + ImGui::CalcTextSize(value).x, text_y),
+                    error_text_color(s), "< worst");
     }
     if (mouse.y >= y && mouse.y < y + bar_height && mouse.x >= origin.x && mouse.x < chart.x(0) && tooltip.empty())
       tooltip = name + ": allocated " + format_bytes(s, rank.peak_allocated_bytes, 3) + ", reserved " +
@@ -180,9 +193,10 @@ void draw_rank_bars(AppState& s) {
   draw->AddLine(ImVec2(chart.x(capacity), line_top), ImVec2(chart.x(capacity), line_bottom), kRed, 2.0f);
   char label[64];
   std::snprintf(label, sizeof label, "%.0f%%", 100 * headroom);
-  draw->AddText(ImVec2(chart.x(headroom * capacity) - ImGui::CalcTextSize(label).x - 0.2f * em, line_top), kAmber, label);
+  draw->AddText(ImVec2(chart.x(headroom * capacity) - ImGui::CalcTextSize(label).x - 0.2f * em, line_top),
+                warning_text_color(s), label);
   std::snprintf(label, sizeof label, "capacity %s", format_bytes(s, capacity, 1).c_str());
-  draw->AddText(ImVec2(chart.x(capacity) + 0.3f * em, line_top), kRed, label);
+  draw->AddText(ImVec2(chart.x(capacity) + 0.3f * em, line_top), error_text_color(s), label);
   ImGui::Dummy(ImVec2(chart.label_width + chart.width + 4.0f * em, height));
   if (!tooltip.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tooltip.c_str());
 }

@@ -161,13 +161,26 @@ bool draw(AppState& s) {
   draw_header(s);
   ImGui::Separator();
   bool changed = false;
-  const float sidebar = 17.0f * s.em;
-  if (ImGui::BeginChild("inputs", ImVec2(sidebar, 0), true)) changed |= draw_inputs(s);
-  ImGui::EndChild();
-  ImGui::SameLine();
+  // Below ~44 em (about 700 CSS px) one column: the verdict banner above, then the inputs as the
+  // first tab beside the results, each full width.
+  const bool narrow = viewport->Size.x < 44.0f * s.em;
+  if (!narrow) {
+    if (ImGui::BeginChild("inputs", ImVec2(17.0f * s.em, 0), true)) changed |= draw_inputs(s);
+    ImGui::EndChild();
+    ImGui::SameLine();
+  }
   if (ImGui::BeginChild("results", ImVec2(0, 0), false)) {
-    if (ImGui::BeginTabBar("views")) {
-      const bool memory_open = ImGui::BeginTabItem("Per-rank memory");
+    if (ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyResizeDown)) {
+      if (narrow) {
+        const bool inputs_open = ImGui::BeginTabItem("Inputs");
+        record_rect(s, "tab_inputs");
+        if (inputs_open) {
+          if (ImGui::BeginChild("inputs", ImVec2(0, 0), false)) changed |= draw_inputs(s);
+          ImGui::EndChild();
+          ImGui::EndTabItem();
+        }
+      }
+      const bool memory_open = ImGui::BeginTabItem(narrow ? "Memory" : "Per-rank memory");
       record_rect(s, "tab_memory");
       if (memory_open) {
         draw_memory_view(s);

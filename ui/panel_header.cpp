@@ -121,11 +121,15 @@ void draw_verdict_banner(AppState& s) {
   const BannerColors colors = verdict_colors(verdict, valid);
   const float em = s.em;
   const ImVec2 min = ImGui::GetCursorScreenPos();
-  const ImVec2 size(ImGui::GetContentRegionAvail().x, 2.0f * em);
+  const float font_size = ImGui::GetFontSize() * 1.15f;
+  const float width = ImGui::GetContentRegionAvail().x;
+  const float wrap = width - 1.2f * em;  // narrow windows wrap the line instead of cutting it
+  const ImVec2 text_size = ImGui::GetFont()->CalcTextSizeA(font_size, FLT_MAX, wrap, text.c_str());
+  const ImVec2 size(width, std::max(2.0f * em, text_size.y + 0.85f * em));
   ImDrawList* draw = ImGui::GetWindowDrawList();
   draw->AddRectFilled(min, ImVec2(min.x + size.x, min.y + size.y), colors.background, 0.25f * em);
-  draw->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 1.15f,
-                ImVec2(min.x + 0.6f * em, min.y + (size.y - ImGui::GetFontSize() * 1.15f) / 2), colors.text, text.c_str());
+  draw->AddText(ImGui::GetFont(), font_size, ImVec2(min.x + 0.6f * em, min.y + (size.y - text_size.y) / 2), colors.text,
+                text.c_str(), nullptr, wrap);
   ImGui::Dummy(size);
   record_rect(s, "verdict_banner");
   // What a link could not use, each in the CLI's words, until dismissed or edited away.
@@ -167,36 +171,44 @@ void draw_verdict_banner(AppState& s) {
   }
 }
 
+// SameLine for the next button when it fits on this line, else a new line (narrow windows).
+void flow(const char* next_label) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float next = ImGui::CalcTextSize(next_label).x + 2 * style.FramePadding.x;
+  const float right = ImGui::GetItemRectMax().x + style.ItemSpacing.x + next;
+  if (right <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
+}
+
 }  // namespace
 
 void draw_header(AppState& s) {
   ImGui::TextUnformatted("meshfit");
-  ImGui::SameLine();
+  flow("will it fit? per-rank training memory and the fastest layout");
   ImGui::TextDisabled("will it fit? per-rank training memory and the fastest layout");
   if (ImGui::Button("Copy link")) {
     s.outbox.clipboard = "{{url}}";
     s.status = "Link copied.";
   }
   record_rect(s, "copy_link");
-  ImGui::SameLine();
+  flow("Copy as Markdown");
   if (ImGui::Button("Copy as Markdown")) {
     s.outbox.clipboard = markdown_report(s);
     s.status = "Markdown copied: paste it in an issue.";
   }
   record_rect(s, "copy_markdown");
-  ImGui::SameLine();
+  flow("Export JSON");
   export_button(s, "Export JSON", "meshfit.json", "application/json", json_report);
   record_rect(s, "export_json");
-  ImGui::SameLine();
+  flow("Export CSV");
   export_button(s, "Export CSV", "meshfit-ranks.csv", "text/csv", csv_report);
-  ImGui::SameLine();
+  flow("Units: GiB");
   if (ImGui::Button(s.units_gb ? "Units: GB" : "Units: GiB")) s.units_gb = !s.units_gb;
-  ImGui::SameLine();
+  flow("Light theme");
   if (ImGui::Button(s.dark ? "Light theme" : "Dark theme")) {
     s.dark = !s.dark;
     apply_theme(s);
   }
-  ImGui::SameLine();
+  flow("Formulas & sources");
   if (ImGui::Button("Formulas & sources")) s.outbox.open_docs = true;
   if (!s.status.empty()) {
     ImGui::SameLine();

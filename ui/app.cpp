@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "fit_advice.h"
 #include "imgui.h"
 #include "layout_repair.h"
 #include "panels.h"
@@ -73,6 +74,12 @@ std::string make_mirror(const AppState& s) {
                                  {"device_bytes", rank.device_bytes}});
   }
   mirror["layout_note"] = s.layout_note;
+  json fit = {{"largest_micro_batch", s.fit.largest_micro_batch}, {"largest_seq", s.fit.largest_seq}, {"suggestions", json::array()}};
+  for (const FitSuggestion& f : s.fit.suggestions)
+    fit["suggestions"].push_back({{"change", f.change}, {"device_bytes", f.device_bytes},
+                                  {"tokens_per_s_per_gpu", f.tokens_per_s_per_gpu}, {"throughput_change", f.throughput_change},
+                                  {"state", encode_state(f.config)}});
+  mirror["fit"] = fit;
   mirror["link_issues"] = s.link_issues_dismissed ? json::array() : issues_to_json(s.input_issues);
   mirror["text_errors"] = s.text_errors;
   mirror["choices"] = {{"tp", tp_choices(s.config)}, {"pp", pp_choices(s.config)}, {"cp", cp_choices(s.config)},
@@ -104,6 +111,8 @@ void recompute(AppState& s) {
   s.selected_candidate = -1;
   for (size_t i = 0; i < s.search.top.size(); ++i)
     if (same_layout(s.config, s.search.top[i])) s.selected_candidate = int(i);
+
+  s.fit = s.estimate.valid() && !has_errors(s.issues) ? fit_advice(s.config) : FitAdvice{};
 
   s.mirror = make_mirror(s);
   ++s.mirror_version;
@@ -183,7 +192,7 @@ bool draw(AppState& s) {
       const bool memory_open = ImGui::BeginTabItem(narrow ? "Memory" : "Per-rank memory");
       record_rect(s, "tab_memory");
       if (memory_open) {
-        draw_memory_view(s);
+        changed |= draw_memory_view(s);
         ImGui::EndTabItem();
       }
       const bool layouts_open = ImGui::BeginTabItem("Layouts");

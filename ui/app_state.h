@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api.h"
+#include "fit_advice.h"
 
 namespace meshfit::ui {
 
@@ -38,6 +39,7 @@ struct AppState {
   Estimate estimate;                   // memory report + step of the config
   std::vector<Issue> issues;           // input_issues + validation
   std::map<std::string, std::string> field_issues;  // field -> first message
+  FitAdvice fit;                       // how to make it fit (core's fit_advice), largest micro-batch/seq
   SearchResult search;                 // all layouts for the GPU count (keep_all for the scatter)
   std::string state;                   // the shareable URL state of the config
   std::string mirror;                  // JSON for the DOM mirror (aria-live region + tests)

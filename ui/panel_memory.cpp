@@ -286,13 +286,59 @@ void draw_step_breakdown(const AppState& s) {
 
 }  // namespace
 
-void draw_memory_view(AppState& s) {
+// "How to make it fit": core's fit_advice (searched changes, cheapest first), one click to apply.
+bool draw_fit_advice(AppState& s) {
+  const FitAdvice& advice = s.fit;
+  bool changed = false;
+  const Verdict verdict = s.estimate.memory.verdict;
+  if (verdict != Verdict::kFits) {
+    ImGui::SeparatorText(verdict == Verdict::kOutOfMemory ? "How to make it fit" : "How to get under the tight threshold");
+    if (advice.suggestions.empty()) {
+      ImGui::TextWrapped("No change of one or two layout dimensions brings the worst rank under %.0f%% of capacity; "
+                         "see Layouts for every evaluated layout, or add GPUs.", 100.0 * s.config.training.headroom);
+    } else if (ImGui::BeginTable("fit", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+      ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthStretch);
+      ImGui::TableSetupColumn("worst rank");
+      ImGui::TableSetupColumn("tokens/s/GPU");
+      ImGui::TableSetupColumn("vs now");
+      ImGui::TableSetupColumn("");
+      ImGui::TableHeadersRow();
+      for (size_t i = 0; i < advice.suggestions.size(); ++i) {
+        const FitSuggestion& f = advice.suggestions[i];
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextWrapped("%s", f.change.c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%s (%.0f%%)", format_bytes(s, f.device_bytes, 1).c_str(), 100.0 * f.device_bytes / s.config.gpu.memory_bytes);
+        ImGui::TableNextColumn();
+        ImGui::Text("%.0f", f.tokens_per_s_per_gpu);
+        ImGui::TableNextColumn();
+        ImGui::Text("%+.1f%%", 100.0 * f.throughput_change);
+        ImGui::TableNextColumn();
+        ImGui::PushID(int(i));
+        if (ImGui::SmallButton("Apply")) {
+          s.config = f.config;
+          changed = true;
+        }
+        ImGui::PopID();
+        record_rect(s, ("fit_apply_" + std::to_string(i)).c_str());
+      }
+      ImGui::EndTable();
+    }
+  }
+  const auto largest = [](int64_t value) { return value > 0 ? std::to_string(value) : std::string("none fits"); };
+  ImGui::TextDisabled("Largest that fit this layout: micro-batch %s, sequence length %s.",
+                      largest(advice.largest_micro_batch).c_str(), largest(advice.largest_seq).c_str());
+  return changed;
+}
+
+bool draw_memory_view(AppState& s) {
   if (!s.estimate.valid() || has_errors(s.issues)) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+    ImGui::PushStyleColor(ImGuiCol_Text, error_text_color(s));
     ImGui::TextUnformatted("The inputs have problems; each is shown next to its field:");
     ImGui::PopStyleColor();
     for (const Issue& issue : s.issues) ImGui::BulletText("%s: %s", issue.field.c_str(), issue.message.c_str());
-    return;
+    return false;
   }
   const MemoryReport& report = s.estimate.memory;
   ImGui::Text("%s, %.3g B parameters, %lld micro-batches per step; predicted %.0f tokens/s/GPU, MFU %.1f%%",
@@ -304,9 +350,11 @@ void draw_memory_view(AppState& s) {
                                       (1.4f + 2.0f * float(report.ranks.size()) + 2.2f) * s.em);
   if (ImGui::BeginChild("bars", ImVec2(0, std::max(chart_height, 6.0f * s.em)), false)) draw_rank_bars(s);
   ImGui::EndChild();
+  const bool changed = draw_fit_advice(s);
   ImGui::Checkbox("Show the numbers as a table", &s.show_rank_table);
   if (s.show_rank_table) draw_rank_table(s);
   draw_step_breakdown(s);
+  return changed;
 }
 
 }  // namespace meshfit::ui

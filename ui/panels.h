@@ -26,7 +26,7 @@ ImU32 overflow_color();                // the part of a bar beyond capacity (hat
 
 // [SECTION] Panels (one file each)
 bool draw_inputs(AppState& s);         // panel_inputs.cpp; true when the config changed
-void draw_memory_view(AppState& s);    // panel_memory.cpp
+bool draw_memory_view(AppState& s);    // panel_memory.cpp; true when a suggested change was applied
 bool draw_layouts_view(AppState& s);   // panel_layouts.cpp; true when a layout was applied
 void draw_header(AppState& s);         // panel_header.cpp (verdict banner, copy/export buttons)
 std::string verdict_text(const AppState& s);  // the banner's line: verdict, worst rank, share of capacity

@@ -541,3 +541,27 @@ test('screenshots at 1440x900, 1024x768 and 390x844 in both themes', async () =>
     }
   }
 });
+
+test('"How to make it fit": searched changes with their new peak and throughput, one click to apply; largest micro-batch and sequence', async () => {
+  const state = 'v=1&model=llama3-70b&gpus=64&seq=8192&gbs=512&tp=8';  // 80 layers on one stage: out of memory
+  const { context, page, errors } = await openPage('#' + state);
+  const m = await mirror(page);
+  assert.match(m.banner.text, /^OUT OF MEMORY/);
+  assert.ok(m.fit.suggestions.length > 0, 'changes that fit are offered');
+  for (const f of m.fit.suggestions) {
+    const native = JSON.parse(execFileSync(cli, ['estimate', '--state', f.state, '--json'], { encoding: 'utf8' }));
+    assert.equal(native.verdict, 'fits', `${f.change} fits by the CLI's numbers`);
+    assert.equal(native.device_bytes, f.device_bytes, `${f.change}: the same new peak`);
+    assert.ok(Number.isFinite(f.throughput_change) && /→/.test(f.change));
+  }
+  assert.ok(m.fit.largest_seq > 0 && m.fit.largest_seq < 8192, `largest sequence that fits: ${m.fit.largest_seq}`);
+  assert.ok((await widgets(page)).fit_apply_0, 'each change has an Apply button');
+  await page.screenshot({ path: path.join(artifacts, 'how-to-make-it-fit.png') });
+  await clickWidget(page, 'fit_apply_0', { changes: true });
+  const applied = await mirror(page);
+  assert.equal(applied.state, m.fit.suggestions[0].state);
+  assert.match(applied.banner.text, /^FITS/);
+  assert.deepEqual(applied.ranks, nativeRanks(applied.state));
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -89,7 +89,8 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
   }
   advice.largest_seq = low * unit;
 
-  if (current.memory.verdict == Verdict::kFits) return advice;
+  // Nothing to rank by without the GPU's compute figures (a custom GPU given only its memory).
+  if (current.memory.verdict == Verdict::kFits || !(current.step.step_time_s > 0)) return advice;
   std::set<std::string> seen;
   for (int pass = 1; pass <= 2 && advice.suggestions.size() < max_suggestions; ++pass) {
     std::vector<FitSuggestion> found;

@@ -107,7 +107,14 @@ void recompute(AppState& s) {
   options.top_k = 200;
   options.keep_all_max = 4000;
   if (s.search_under_headroom) options.memory_limit = std::min(1.0, std::max(0.01, s.config.training.headroom));
-  s.search = search_layouts(s.config, options);
+  const GpuSpec& gpu = s.config.gpu;
+  if (gpu.bf16_flops > 0 && gpu.hbm_bytes_per_s > 0) {
+    s.search = search_layouts(s.config, options);
+  } else {  // nothing to rank by (a custom GPU from a link carries only its memory)
+    s.search = SearchResult{};
+    s.search.issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu",
+                               "Ranking layouts needs the GPU's dense BF16 TFLOPS and HBM bandwidth: enter them under Hardware."});
+  }
   s.selected_candidate = -1;
   for (size_t i = 0; i < s.search.top.size(); ++i)
     if (same_layout(s.config, s.search.top[i])) s.selected_candidate = int(i);

@@ -38,9 +38,14 @@ std::string markdown_report(const AppState& s) {
                   100.0 * rank.device_bytes / report.capacity_bytes);
     out += line;
   }
-  std::snprintf(line, sizeof line, "\nVerdict: **%s** (capacity %s; tight at %.0f%%). Predicted %.0f tokens/s/GPU, MFU %.1f%%.\n",
-                to_string(report.verdict), format_bytes(s, report.capacity_bytes).c_str(), 100.0 * report.headroom,
-                s.estimate.step.tokens_per_s_per_gpu, 100.0 * s.estimate.step.mfu);
+  std::snprintf(line, sizeof line, "\nVerdict: **%s** (capacity %s; tight at %.0f%%). ", to_string(report.verdict),
+                format_bytes(s, report.capacity_bytes).c_str(), 100.0 * report.headroom);
+  out += line;
+  if (s.estimate.step.step_time_s > 0)
+    std::snprintf(line, sizeof line, "Predicted %.0f tokens/s/GPU, MFU %.1f%%.\n", s.estimate.step.tokens_per_s_per_gpu,
+                  100.0 * s.estimate.step.mfu);
+  else
+    std::snprintf(line, sizeof line, "Throughput not predicted (the GPU has no compute figure).\n");
   out += line;
   if (!s.search.top.empty()) {
     out += "\nFastest layouts that fit:\n\n| # | dp | tp | pp | cp | vpp | mb | zero | recompute | memory | tokens/s/GPU | MFU |\n"

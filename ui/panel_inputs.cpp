@@ -2,6 +2,7 @@
 // Edits the AppState's Config in place. The degree and ZeRO choosers offer what structure.h and
 // the framework profile allow, the same rules validate() and the layout search apply.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "import_export.h"
@@ -168,6 +169,38 @@ bool draw_model(AppState& s) {
   return changed;
 }
 
+// A non-negative finite figure in display units (value_bytes = shown * scale); anything else typed
+// is refused and the figure keeps its value, so no NaN or inf reaches the model.
+bool input_figure(AppState& s, const char* label, const char* id, double& value, double scale, const char* format) {
+  ImGui::TextUnformatted(label);
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  double shown = value / scale;
+  bool changed = false;
+  if (ImGui::InputDouble(id, &shown, 0.0, 0.0, format) && std::isfinite(shown) && shown >= 0 && shown * scale < 1e30) {
+    value = shown * scale;
+    changed = true;
+  }
+  record_rect(s, id + 2);
+  return changed;
+}
+
+// Every figure of a custom GPU: compute, memory bandwidth, interconnect and NVLink domain size.
+bool draw_custom_gpu_figures(AppState& s) {
+  GpuSpec& g = s.config.gpu;
+  bool changed = false;
+  changed |= input_figure(s, "dense BF16 TFLOPS", "##gpu_bf16_tflops", g.bf16_flops, 1e12, "%.0f");
+  changed |= input_figure(s, "dense FP8 TFLOPS (0 = none)", "##gpu_fp8_tflops", g.fp8_flops, 1e12, "%.0f");
+  changed |= input_figure(s, "HBM bandwidth (TB/s)", "##gpu_hbm_tbps", g.hbm_bytes_per_s, 1e12, "%.2f");
+  changed |= input_figure(s, "NVLink per GPU (GB/s)", "##gpu_nvlink_gbps", g.nvlink_bytes_per_s, 1e9, "%.0f");
+  changed |= input_figure(s, "network per GPU (GB/s)", "##gpu_nic_gbps", g.internode_bytes_per_s, 1e9, "%.1f");
+  int64_t domain = g.nvlink_domain;
+  if (input_count(s, "NVLink domain (GPUs)", "gpu_nvlink_domain", domain, kMaxGpus) && domain >= 1) {
+    g.nvlink_domain = domain;
+    changed = true;
+  }
+  return changed;
+}
+
 bool draw_hardware(AppState& s) {
   Config& c = s.config;
   bool changed = false;
@@ -181,9 +214,9 @@ bool draw_hardware(AppState& s) {
         changed = true;
       }
     if (ImGui::Selectable("Custom GPU", c.gpu.id == "custom")) {
-      const double memory_bytes = c.gpu.memory_bytes;
-      c.gpu = GpuSpec{};
-      c.gpu.memory_bytes = memory_bytes;
+      // Every figure prefilled from the GPU chosen so far (the nearest preset), then edited.
+      c.gpu.id = "custom";
+      c.gpu.name = "Custom GPU";
       changed = true;
     }
     ImGui::EndCombo();
@@ -205,6 +238,7 @@ bool draw_hardware(AppState& s) {
     }
     field_issue(s, "gpu_memory_gib");
   }
+  if (c.gpu.id == "custom") changed |= draw_custom_gpu_figures(s);
   changed |= input_count(s, "GPUs", "gpus", c.cluster.gpus, kMaxGpus);
   changed |= input_count(s, "GPUs per node", "gpus_per_node", c.cluster.gpus_per_node, kMaxGpus);
   return changed;

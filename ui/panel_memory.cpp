@@ -241,6 +241,10 @@ void draw_step_breakdown(const AppState& s) {
   const StepReport& step = s.estimate.step;
   const StepBreakdown& b = step.breakdown;
   ImGui::SeparatorText("Predicted step time of this layout");
+  if (!(step.step_time_s > 0)) {  // a GPU without compute figures: core says why (a warning)
+    ImGui::TextWrapped("Not predicted: the GPU has no compute or bandwidth figure (enter them under Hardware).");
+    return;
+  }
   ImGui::Text("%.2f s per step: %.0f tokens/s/GPU, MFU %.1f%% (model FLOPs, PaLM convention), HFU %.1f%%", step.step_time_s,
               step.tokens_per_s_per_gpu, 100.0 * step.mfu, 100.0 * step.hfu);
   const std::pair<double, const char*> terms[] = {
@@ -293,7 +297,9 @@ bool draw_fit_advice(AppState& s) {
   const Verdict verdict = s.estimate.memory.verdict;
   if (verdict != Verdict::kFits) {
     ImGui::SeparatorText(verdict == Verdict::kOutOfMemory ? "How to make it fit" : "How to get under the tight threshold");
-    if (advice.suggestions.empty()) {
+    if (!(s.estimate.step.step_time_s > 0)) {
+      ImGui::TextWrapped("Ranking changes needs the GPU's dense BF16 TFLOPS and HBM bandwidth: enter them under Hardware.");
+    } else if (advice.suggestions.empty()) {
       ImGui::TextWrapped("No change of one or two layout dimensions brings the worst rank under %.0f%% of capacity; "
                          "see Layouts for every evaluated layout, or add GPUs.", 100.0 * s.config.training.headroom);
     } else if (ImGui::BeginTable("fit", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
@@ -326,7 +332,7 @@ bool draw_fit_advice(AppState& s) {
       ImGui::EndTable();
     }
   }
-  const auto largest = [](int64_t value) { return value > 0 ? std::to_string(value) : std::string("none fits"); };
+  const auto largest = [](int64_t value) { return value > 0 ? std::to_string(value) : std::string("none"); };
   ImGui::TextDisabled("Largest that fit this layout: micro-batch %s, sequence length %s.",
                       largest(advice.largest_micro_batch).c_str(), largest(advice.largest_seq).c_str());
   return changed;
@@ -341,9 +347,13 @@ bool draw_memory_view(AppState& s) {
     return false;
   }
   const MemoryReport& report = s.estimate.memory;
-  ImGui::Text("%s, %.3g B parameters, %lld micro-batches per step; predicted %.0f tokens/s/GPU, MFU %.1f%%",
-              s.config.model.name.c_str(), report.total_parameters / 1e9, (long long)report.num_microbatches,
-              s.estimate.step.tokens_per_s_per_gpu, 100.0 * s.estimate.step.mfu);
+  if (s.estimate.step.step_time_s > 0)
+    ImGui::Text("%s, %.3g B parameters, %lld micro-batches per step; predicted %.0f tokens/s/GPU, MFU %.1f%%",
+                s.config.model.name.c_str(), report.total_parameters / 1e9, (long long)report.num_microbatches,
+                s.estimate.step.tokens_per_s_per_gpu, 100.0 * s.estimate.step.mfu);
+  else
+    ImGui::Text("%s, %.3g B parameters, %lld micro-batches per step; throughput not predicted",
+                s.config.model.name.c_str(), report.total_parameters / 1e9, (long long)report.num_microbatches);
   draw_legend(s);
   ImGui::Spacing();
   const float chart_height = std::min(ImGui::GetContentRegionAvail().y * 0.55f,

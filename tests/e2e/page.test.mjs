@@ -565,3 +565,53 @@ test('"How to make it fit": searched changes with their new peak and throughput,
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// Every number in a JSON value, with its path (for the no-NaN/inf/negative scan).
+function numbers(value, at = '', out = []) {
+  if (typeof value === 'number') out.push([at, value]);
+  else if (Array.isArray(value)) value.forEach((v, i) => numbers(v, `${at}[${i}]`, out));
+  else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) numbers(v, `${at}.${k}`, out);
+  return out;
+}
+const badText = /\bnan\b|-nan|\binf\b|infinity/i;
+
+test('no NaN, inf or negative number reaches the screen mirror, the link or an export (custom GPU included)', async () => {
+  const states = [
+    'v=1&model=llama3.1-70b&gpus=64&seq=8192&tp=8&pp=4',
+    'v=1&model=llama3.1-70b&gpus=8&seq=8192&tp=8',             // out of memory
+    'v=1&model=llama3-8b&gpu=custom&gpu_memory_gib=80',         // a custom GPU with only its memory
+    'v=1&model=llama3-8b&gpus=NaN&seq=Infinity',                // a broken link
+  ];
+  for (const state of states) {
+    const { context, page, errors } = await openPage('#' + state);
+    await page.evaluate(() => {
+      window.downloads = [];
+      meshfitShell.download = (name, mime, text) => window.downloads.push({ name, text });
+    });
+    const m = await mirror(page);
+    // Figures only: an issue may quote what a link said ("got \"NaN\"").
+    assert.doesNotMatch(JSON.stringify({ ...m, issues: [], link_issues: [] }), badText, `${state}: mirror`);
+    for (const [at, v] of numbers(m))
+      if (!at.endsWith('throughput_change') && at !== '.selected_layout') assert.ok  // -1: no row selected
+       (Number.isFinite(v) && v >= 0, `${state}: mirror ${at} = ${v}`);
+    assert.doesNotMatch(await hash(page), badText, `${state}: link`);
+    const spoken = await page.evaluate(() => document.getElementById('results').textContent);
+    assert.doesNotMatch(spoken.replace(/"[^"]*"/g, '""'), badText, `${state}: live region (quoted input aside)`);
+    await clickWidget(page, 'copy_markdown');
+    const markdown = await page.evaluate(() => meshfitShell.lastClipboard());
+    assert.doesNotMatch(markdown, badText, `${state}: Markdown`);
+    assert.doesNotMatch(markdown, /[|(\s]-\d/, `${state}: no negative figure in the Markdown`);
+    await clickWidget(page, 'export_json');
+    const exported = await page.evaluate(() => window.downloads);
+    assert.equal(exported.length, 1);
+    assert.doesNotMatch(exported[0].text.replace(/"message": "(?:[^"\\]|\\.)*"/g, ''), badText, `${state}: JSON export (messages aside)`);
+    for (const [at, v] of numbers(JSON.parse(exported[0].text))) assert.ok(Number.isFinite(v) && v >= 0, `${state}: export ${at} = ${v}`);
+    if (state.includes('custom')) {
+      assert.equal(m.ok, true, 'a custom GPU with only its memory still gets its memory verdict');
+      assert.ok(m.issues.some((i) => i.field === 'gpu' && /not predicted/.test(i.message)), 'and is told why there is no throughput');
+      await page.screenshot({ path: path.join(artifacts, 'custom-gpu-memory-only.png') });
+    }
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});

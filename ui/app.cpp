@@ -74,6 +74,8 @@ std::string make_mirror(const AppState& s) {
                                  {"device_bytes", rank.device_bytes}});
   }
   mirror["layout_note"] = s.layout_note;
+  mirror["local_file"] = s.local_file;
+  mirror["public_url"] = s.public_url;
   json fit = {{"largest_micro_batch", s.fit.largest_micro_batch}, {"largest_seq", s.fit.largest_seq}, {"suggestions", json::array()}};
   for (const FitSuggestion& f : s.fit.suggestions)
     fit["suggestions"].push_back({{"change", f.change}, {"device_bytes", f.device_bytes},

@@ -57,6 +57,9 @@ struct AppState {
   std::string status;                  // a short line after copy/export
   std::map<std::string, Rect> widget_rects;  // named widgets for the mirror
 
+  std::string public_url;              // the build's public address of the page ("" = none)
+  bool local_file = false;             // the page runs from file:// (its own address helps nobody else)
+
   Outbox outbox;
   float em = 16.0f;                    // font size in CSS pixels: all layout in multiples of it
 };

@@ -10,18 +10,26 @@
 
 namespace meshfit::ui {
 
+// The link for a Markdown report: the page's address (or the build's public one); from a local file
+// with no public address, the state itself, which `meshfit estimate --state` and any copy of the
+// page (#state) read.
+std::string link_text(const AppState& s) {
+  if (s.local_file && s.public_url.empty()) return " (state `" + s.state + "`)";
+  return " ([open]({{url}}))";
+}
+
 std::string markdown_report(const AppState& s) {
-  if (!s.estimate.valid() || has_errors(s.issues)) return "meshfit: the inputs have problems ({{url}})\n";
+  if (!s.estimate.valid() || has_errors(s.issues)) return "meshfit: the inputs have problems" + link_text(s) + "\n";
   const Config& c = s.config;
   const MemoryReport& report = s.estimate.memory;
   std::string out;
   char line[512];
   std::snprintf(line, sizeof line, "**meshfit**: %s on %lld x %s, dp=%lld tp=%lld pp=%lld cp=%lld vpp=%lld, seq %lld, "
-                "global batch %lld, micro-batch %lld, recompute %s, %s ([open](%s))\n\n",
+                "global batch %lld, micro-batch %lld, recompute %s, %s%s\n\n",
                 c.model.name.c_str(), (long long)c.cluster.gpus, c.gpu.id.c_str(), (long long)effective_dp(c),
                 (long long)c.layout.tp, (long long)c.layout.pp, (long long)c.layout.cp, (long long)c.layout.vpp,
                 (long long)c.training.seq, (long long)c.training.global_batch, (long long)c.training.micro_batch,
-                to_string(c.training.recompute), to_string(c.training.framework), "{{url}}");
+                to_string(c.training.recompute), to_string(c.training.framework), link_text(s).c_str());
   out += line;
   out += std::string("| rank (") + unit_label(s) + ") |";
   for (int i = 0; i < kComponentCount; ++i) out += std::string(" ") + component_label(Component(i)) + " |";
@@ -192,13 +200,16 @@ void draw_header(AppState& s) {
   ImGui::TextDisabled("will it fit? per-rank training memory and the fastest layout");
   if (ImGui::Button("Copy link")) {
     s.outbox.clipboard = "{{url}}";
-    s.status = "Link copied.";
+    s.status = s.local_file && s.public_url.empty()
+                   ? "Link copied; this page is a local file, so the link opens only on this computer."
+                   : "Link copied.";
   }
   record_rect(s, "copy_link");
   flow("Copy as Markdown");
   if (ImGui::Button("Copy as Markdown")) {
     s.outbox.clipboard = markdown_report(s);
-    s.status = "Markdown copied: paste it in an issue.";
+    s.status = s.local_file && s.public_url.empty() ? "Markdown copied, with the state instead of a local file's link."
+                                                     : "Markdown copied: paste it in an issue.";
   }
   record_rect(s, "copy_markdown");
   flow("Export JSON");

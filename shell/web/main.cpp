@@ -343,6 +343,9 @@ int main() {
   ImGui_ImplOpenGL3_Init("#version 300 es");
 
   h.app.em = float(js_font_size_px());
+  h.app.public_url = MESHFIT_PUBLIC_URL;  // build setting; empty: links use the page's own address
+  h.app.local_file = EM_ASM_INT({ return location.protocol === 'file:' ? 1 : 0; }) != 0;
+  EM_ASM({ meshfitShell.setPublicUrl(UTF8ToString($0)); }, MESHFIT_PUBLIC_URL);
   meshfit::ui::init(h.app);
   meshfit::ui::apply_theme(h.app);
   resize_canvas();

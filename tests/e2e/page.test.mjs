@@ -194,7 +194,8 @@ test('Copy link and Copy as Markdown put the page link and the per-rank table on
   const markdown = await page.evaluate(() => meshfitShell.lastClipboard());
   assert.match(markdown, /^\*\*meshfit\*\*: llama3-8b on 16 x h100-sxm/);
   assert.match(markdown, /\| only \(GiB\) \||\| rank \(GiB\) \|/);
-  assert.ok(markdown.includes('(' + link + ')'), 'the Markdown links back to this configuration');
+  assert.ok(!markdown.includes('file://'), 'no local-file link in a Markdown meant for an issue');
+  assert.ok(markdown.includes('(state `v=1&model=llama3-8b&gpus=16&tp=2`)'), 'the state instead, which the CLI and any copy read');
   assert.match(markdown, /Fastest layouts that fit/);
   assert.deepEqual(errors, []);
   await context.close();
@@ -314,9 +315,14 @@ test('the hosted page (separate .js and .wasm) loads over http:// from a local s
   const errors = watchErrors(page);
   await page.goto(`http://127.0.0.1:${server.address().port}/#v=1&model=llama3-8b&gpus=16&tp=2`);
   await page.waitForFunction(() => window.meshfitReady === true, null, { timeout: 60000 });
+  await settled(page);
   const m = await mirror(page);
   assert.equal(m.config.model, 'llama3-8b');
   assert.equal(m.config.tp, 2);
+  assert.equal(m.local_file, false);
+  await clickWidget(page, 'copy_markdown');
+  const markdown = await page.evaluate(() => meshfitShell.lastClipboard());
+  assert.ok(markdown.includes(`([open](http://127.0.0.1:${server.address().port}/#${m.state}))`), 'served: the Markdown links the page');
   assert.deepEqual(errors, []);
   await context.close();
   server.close();
@@ -614,4 +620,13 @@ test('no NaN, inf or negative number reaches the screen mirror, the link or an e
     assert.deepEqual(errors, []);
     await context.close();
   }
+});
+
+test('Copy link uses the public address when the build sets one (MESHFIT_PUBLIC_URL)', async () => {
+  const { context, page, errors } = await openPage('#v=1&model=llama3-8b&gpus=16&tp=2');
+  await page.evaluate(() => meshfitShell.setPublicUrl('https://example.org/meshfit.html'));  // what the build passes
+  await clickWidget(page, 'copy_link');
+  assert.equal(await page.evaluate(() => meshfitShell.lastClipboard()), 'https://example.org/meshfit.html#v=1&model=llama3-8b&gpus=16&tp=2');
+  assert.deepEqual(errors, []);
+  await context.close();
 });

@@ -3,12 +3,12 @@
 
 #include <cmath>
 
-#include "import_export.h"
-#include "layout_search.h"
-#include "memory_model.h"
-#include "perf_model.h"
-#include "serialize.h"
-#include "url_state.h"
+#include "io/import_export.h"
+#include "search/layout_search.h"
+#include "memory/memory_model.h"
+#include "perf/perf_model.h"
+#include "io/serialize.h"
+#include "io/url_state.h"
 
 namespace meshfit {
 

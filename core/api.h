@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "layout_search.h"
-#include "memory_model.h"
-#include "perf_model.h"
+#include "search/layout_search.h"
+#include "memory/memory_model.h"
+#include "perf/perf_model.h"
 
 namespace meshfit {
 

@@ -10,13 +10,13 @@
 
 #include <algorithm>
 
-#include "fit_advice.h"
 #include "imgui.h"
-#include "layout_repair.h"
 #include "panels.h"
-#include "serialize.h"
-#include "structure.h"
-#include "url_state.h"
+#include "io/serialize.h"
+#include "io/url_state.h"
+#include "search/fit_advice.h"
+#include "search/layout_repair.h"
+#include "spec/structure.h"
 
 namespace meshfit::ui {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "api.h"
-#include "fit_advice.h"
+#include "search/fit_advice.h"
 
 namespace meshfit::ui {
 

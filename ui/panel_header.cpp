@@ -6,7 +6,7 @@
 
 #include "app.h"
 #include "panels.h"
-#include "serialize.h"
+#include "io/serialize.h"
 
 namespace meshfit::ui {
 

@@ -5,13 +5,13 @@
 #include <cmath>
 #include <cstdio>
 
-#include "import_export.h"
-#include "number_text.h"
-#include "validate.h"
+#include "io/import_export.h"
+#include "io/number_text.h"
+#include "spec/validate.h"
 #include "panels.h"  // imgui.h, before its std::string helpers
 #include "imgui_internal.h"  // GetActiveID: a field being typed in is not overwritten
 #include "misc/cpp/imgui_stdlib.h"
-#include "structure.h"
+#include "spec/structure.h"
 #include "units.h"
 
 namespace meshfit::ui {

@@ -12,12 +12,12 @@
 #include <sstream>
 
 #include "api.h"
-#include "config_schema.h"
+#include "spec/config_schema.h"
 #include "fixtures.h"
-#include "serialize.h"
-#include "structure.h"
-#include "url_state.h"
-#include "validate.h"
+#include "io/serialize.h"
+#include "spec/structure.h"
+#include "io/url_state.h"
+#include "spec/validate.h"
 
 using namespace meshfit;
 using meshfit_test::preset_config;

@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "api.h"
-#include "fit_advice.h"
+#include "search/fit_advice.h"
 #include "fixtures.h"
 
 using namespace meshfit;

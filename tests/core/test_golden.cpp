@@ -4,11 +4,11 @@
 // activations, Korthikanti et al. 2022 per-layer activations, DeepSpeed ZeRO-2/3 estimators.
 #include <doctest/doctest.h>
 
-#include "activation_memory.h"
-#include "parameter_count.h"
+#include "memory/activation_memory.h"
+#include "memory/parameter_count.h"
 #include "csv.h"
 #include "fixtures.h"
-#include "memory_model.h"
+#include "memory/memory_model.h"
 #include "units.h"
 
 using namespace meshfit;

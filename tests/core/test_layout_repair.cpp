@@ -3,8 +3,8 @@
 #include <doctest/doctest.h>
 
 #include "fixtures.h"
-#include "layout_repair.h"
-#include "validate.h"
+#include "search/layout_repair.h"
+#include "spec/validate.h"
 
 using namespace meshfit;
 using namespace meshfit_test;

@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "fixtures.h"
-#include "memory_model.h"
+#include "memory/memory_model.h"
 #include "units.h"
 
 using namespace meshfit;

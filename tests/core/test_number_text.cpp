@@ -2,7 +2,7 @@
 // exponents accepted where the result is whole; fractions, overflow and junk refused with a sentence.
 #include <doctest/doctest.h>
 
-#include "number_text.h"
+#include "io/number_text.h"
 
 using namespace meshfit;
 

@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "memory_model.h"
-#include "serialize.h"
+#include "memory/memory_model.h"
+#include "io/serialize.h"
 
 using namespace meshfit;
 using nlohmann::json;

@@ -2,6 +2,7 @@
 #include "api.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "io/import_export.h"
 #include "io/measured_runs.h"
@@ -48,7 +49,24 @@ json with_status(json out, const std::vector<Issue>& issues) {
 Estimate estimate(const Config& config) {
   Estimate out;
   out.memory = estimate_memory(config);
-  if (out.valid()) out.step = predict_step(config, plan_memory(config));
+  if (!out.valid()) return out;
+  // A GPU without a compute or bandwidth figure (a custom GPU given only its memory) has no step
+  // time: say so, and keep every figure finite (no inf s per step, no NaN MFU in any front end).
+  const GpuSpec& gpu = config.gpu;
+  if (!(gpu.bf16_flops > 0) || !(gpu.hbm_bytes_per_s > 0)) {
+    out.memory.issues.push_back({IssueCode::kNotPositive, Severity::kWarning, "gpu",
+                                 gpu.name + " has no " + (gpu.bf16_flops > 0 ? "HBM bandwidth" : "dense BF16 TFLOPS") +
+                                     " figure: step time, tokens/s and MFU are not predicted."});
+    return out;
+  }
+  out.step = predict_step(config, plan_memory(config));
+  const StepReport& step = out.step;
+  if (!std::isfinite(step.step_time_s) || !std::isfinite(step.tokens_per_s_per_gpu) || !std::isfinite(step.mfu) ||
+      !std::isfinite(step.hfu) || step.step_time_s < 0) {
+    out.step = StepReport{};
+    out.memory.issues.push_back({IssueCode::kOutOfRange, Severity::kWarning, "gpu",
+                                 "the step-time model gave no finite figure for these inputs: step time not predicted."});
+  }
   return out;
 }
 

@@ -14,6 +14,9 @@
 #include "panels.h"
 #include "io/serialize.h"
 #include "io/url_state.h"
+#include "search/fit_advice.h"
+#include "search/layout_repair.h"
+#include "spec/structure.h"
 
 namespace meshfit::ui {
 
@@ -41,6 +44,9 @@ void set_state(AppState& s, const std::string& encoded) {
   s.input_issues = std::move(decoded.issues);
   const auto preset = find_gpu_preset(s.config.gpu.id);
   s.override_memory = preset && preset->memory_bytes != s.config.gpu.memory_bytes;
+  s.layout_note.clear();  // a link is shown as written, its problems listed
+  s.link_issues_dismissed = false;
+  s.text_errors.clear();
   s.dirty = true;
   recompute(s);
 }
@@ -67,6 +73,22 @@ std::string make_mirror(const AppState& s) {
                                  {"peak_reserved_bytes", rank.peak_reserved_bytes},
                                  {"device_bytes", rank.device_bytes}});
   }
+  mirror["layout_note"] = s.layout_note;
+  mirror["local_file"] = s.local_file;
+  mirror["public_url"] = s.public_url;
+  json fit = {{"largest_micro_batch", s.fit.largest_micro_batch}, {"largest_seq", s.fit.largest_seq}, {"suggestions", json::array()}};
+  for (const FitSuggestion& f : s.fit.suggestions)
+    fit["suggestions"].push_back({{"change", f.change}, {"device_bytes", f.device_bytes},
+                                  {"tokens_per_s_per_gpu", f.tokens_per_s_per_gpu}, {"throughput_change", f.throughput_change},
+                                  {"state", encode_state(f.config)}});
+  mirror["fit"] = fit;
+  mirror["link_issues"] = s.link_issues_dismissed ? json::array() : issues_to_json(s.input_issues);
+  mirror["text_errors"] = s.text_errors;
+  mirror["choices"] = {{"tp", tp_choices(s.config)}, {"pp", pp_choices(s.config)}, {"cp", cp_choices(s.config)},
+                       {"vpp", vpp_choices(s.config)}};  // what the layout choosers offer
+  const BannerColors banner = verdict_colors(ok ? s.estimate.memory.verdict : Verdict::kOutOfMemory, ok);
+  const auto rgb = [](ImU32 c) { return json::array({c & 0xFF, (c >> 8) & 0xFF, (c >> 16) & 0xFF}); };
+  mirror["banner"] = {{"text", verdict_text(s)}, {"background", rgb(banner.background)}, {"color", rgb(banner.text)}};
   mirror["layouts_feasible"] = s.search.feasible;
   mirror["selected_layout"] = s.selected_candidate;
   return mirror.dump();
@@ -87,15 +109,45 @@ void recompute(AppState& s) {
   options.top_k = 200;
   options.keep_all_max = 4000;
   if (s.search_under_headroom) options.memory_limit = std::min(1.0, std::max(0.01, s.config.training.headroom));
-  s.search = search_layouts(s.config, options);
+  const GpuSpec& gpu = s.config.gpu;
+  if (gpu.bf16_flops > 0 && gpu.hbm_bytes_per_s > 0) {
+    s.search = search_layouts(s.config, options);
+  } else {  // nothing to rank by (a custom GPU from a link carries only its memory)
+    s.search = SearchResult{};
+    s.search.issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu",
+                               "Ranking layouts needs the GPU's dense BF16 TFLOPS and HBM bandwidth: enter them under Hardware."});
+  }
   s.selected_candidate = -1;
   for (size_t i = 0; i < s.search.top.size(); ++i)
     if (same_layout(s.config, s.search.top[i])) s.selected_candidate = int(i);
+
+  s.fit = s.estimate.valid() && !has_errors(s.issues) ? fit_advice(s.config) : FitAdvice{};
 
   s.mirror = make_mirror(s);
   ++s.mirror_version;
   s.dirty = false;
 }
+
+namespace {
+
+// After an edit: when it broke the layout, move to the nearest valid one (core's
+// nearest_valid_layout), keeping the dimensions this edit chose, and say what moved.
+void keep_layout_valid(AppState& s, const Config& before) {
+  const Layout& a = before.layout;
+  const Layout& b = s.config.layout;
+  LayoutPins pins;
+  pins.tp = a.tp != b.tp;
+  pins.pp = a.pp != b.pp;
+  pins.cp = a.cp != b.cp;
+  pins.vpp = a.vpp != b.vpp;
+  pins.zero = a.zero != b.zero;
+  pins.micro_batch = before.training.micro_batch != s.config.training.micro_batch;
+  const LayoutRepair repair = nearest_valid_layout(s.config, pins);
+  s.layout_note = repair.summary();
+  if (repair.moved()) s.config = repair.config;
+}
+
+}  // namespace
 
 // [SECTION] Theme and frame
 
@@ -117,6 +169,7 @@ void apply_theme(AppState& s) {
 
 bool draw(AppState& s) {
   if (s.dirty) recompute(s);
+  const Config before = s.config;
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->Pos);
   ImGui::SetNextWindowSize(viewport->Size);
@@ -126,16 +179,29 @@ bool draw(AppState& s) {
   draw_header(s);
   ImGui::Separator();
   bool changed = false;
-  const float sidebar = 17.0f * s.em;
-  if (ImGui::BeginChild("inputs", ImVec2(sidebar, 0), true)) changed |= draw_inputs(s);
-  ImGui::EndChild();
-  ImGui::SameLine();
+  // Below ~44 em (about 700 CSS px) one column: the verdict banner above, then the inputs as the
+  // first tab beside the results, each full width.
+  const bool narrow = viewport->Size.x < 44.0f * s.em;
+  if (!narrow) {
+    if (ImGui::BeginChild("inputs", ImVec2(17.0f * s.em, 0), true)) changed |= draw_inputs(s);
+    ImGui::EndChild();
+    ImGui::SameLine();
+  }
   if (ImGui::BeginChild("results", ImVec2(0, 0), false)) {
-    if (ImGui::BeginTabBar("views")) {
-      const bool memory_open = ImGui::BeginTabItem("Per-rank memory");
+    if (ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyResizeDown)) {
+      if (narrow) {
+        const bool inputs_open = ImGui::BeginTabItem("Inputs");
+        record_rect(s, "tab_inputs");
+        if (inputs_open) {
+          if (ImGui::BeginChild("inputs", ImVec2(0, 0), false)) changed |= draw_inputs(s);
+          ImGui::EndChild();
+          ImGui::EndTabItem();
+        }
+      }
+      const bool memory_open = ImGui::BeginTabItem(narrow ? "Memory" : "Per-rank memory");
       record_rect(s, "tab_memory");
       if (memory_open) {
-        draw_memory_view(s);
+        changed |= draw_memory_view(s);
         ImGui::EndTabItem();
       }
       const bool layouts_open = ImGui::BeginTabItem("Layouts");
@@ -157,6 +223,7 @@ bool draw(AppState& s) {
   ImGui::End();
   if (changed) {
     s.input_issues.clear();  // the link's problems are the user's edit now
+    keep_layout_valid(s, before);
     s.dirty = true;
   }
   return changed;

@@ -11,6 +11,7 @@
 
 #include "api.h"
 #include "io/measured_runs.h"
+#include "search/fit_advice.h"
 
 namespace meshfit::ui {
 
@@ -29,12 +30,17 @@ struct AppState {
   Config config;                       // the inputs, valid or not
   bool override_memory = false;        // view: the GPU memory field is shown for a preset GPU
   std::vector<Issue> input_issues;     // problems of the link the config was read from (until an edit)
+  bool link_issues_dismissed = false;  // the banner listing them was closed
   bool dirty = true;                   // config changed: recompute before drawing
+  std::map<std::string, std::string> field_text;   // what is typed in each count field
+  std::map<std::string, std::string> text_errors;  // field -> why its text was refused (value kept)
+  std::string layout_note;             // what the last edit moved to keep the layout valid, and why
 
   // Derived (recompute()).
   Estimate estimate;                   // memory report + step of the config
   std::vector<Issue> issues;           // input_issues + validation
   std::map<std::string, std::string> field_issues;  // field -> first message
+  FitAdvice fit;                       // how to make it fit (core's fit_advice), largest micro-batch/seq
   SearchResult search;                 // all layouts for the GPU count (keep_all for the scatter)
   std::string state;                   // the shareable URL state of the config
   std::string mirror;                  // JSON for the DOM mirror (aria-live region + tests)
@@ -53,6 +59,9 @@ struct AppState {
   std::string hf_message;
   std::string status;                  // a short line after copy/export
   std::map<std::string, Rect> widget_rects;  // named widgets for the mirror
+
+  std::string public_url;              // the build's public address of the page ("" = none)
+  bool local_file = false;             // the page runs from file:// (its own address helps nobody else)
 
   Outbox outbox;
   float em = 16.0f;                    // font size in CSS pixels: all layout in multiples of it

@@ -2,11 +2,15 @@
 // Edits the AppState's Config in place. The degree and ZeRO choosers offer what structure.h and
 // the framework profile allow, the same rules validate() and the layout search apply.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "io/import_export.h"
 #include "io/launch_config.h"
+#include "io/number_text.h"
+#include "spec/validate.h"
 #include "panels.h"  // imgui.h, before its std::string helpers
+#include "imgui_internal.h"  // GetActiveID: a field being typed in is not overwritten
 #include "misc/cpp/imgui_stdlib.h"
 #include "spec/structure.h"
 #include "units.h"
@@ -15,14 +19,43 @@ namespace meshfit::ui {
 
 namespace {
 
-bool input_count(AppState& s, const char* label, const char* field, int64_t& value, int64_t step = 1) {
+// A count field that reads what was typed ("8k", "4,096", "1e4": core's parse_count_text) and
+// commits on Enter or when it loses focus, never per keystroke (so a slow search never blocks
+// typing). Text that is not a whole number in range stays in the field with its message beside it
+// and the config keeps its last good value.
+bool input_count(AppState& s, const char* label, const char* field, int64_t& value, int64_t max) {
   ImGui::TextUnformatted(label);
-  const int64_t step_fast = step * 8;
-  const std::string id = std::string("##") + field;
   ImGui::SetNextItemWidth(-FLT_MIN);
-  const bool changed = ImGui::InputScalar(id.c_str(), ImGuiDataType_S64, &value, &step, &step_fast, "%lld");
+  const std::string id = std::string("##") + field;
+  std::string& text = s.field_text[field];
+  const bool refused = s.text_errors.count(field) > 0;
+  if (ImGui::GetActiveID() != ImGui::GetID(id.c_str()) && !refused) text = std::to_string(value);
+  ImGui::InputText(id.c_str(), &text, ImGuiInputTextFlags_AutoSelectAll);
+  const bool commit = ImGui::IsItemDeactivatedAfterEdit() ||
+                      (ImGui::IsItemActive() && (ImGui::IsKeyPressed(ImGuiKey_Enter) || ImGui::IsKeyPressed(ImGuiKey_KeypadEnter)));
   record_rect(s, field);
-  field_issue(s, field);
+  bool changed = false;
+  if (commit) {
+    const CountText parsed = parse_count_text(text, max);
+    if (parsed.ok) {
+      s.text_errors.erase(field);
+      changed = parsed.value != value;
+      value = parsed.value;
+      text = std::to_string(value);
+    } else {
+      s.text_errors[field] = parsed.message;
+    }
+    if (!changed) s.dirty = true;  // the mirror reports the refusal (or its end)
+  }
+  if (const auto it = s.text_errors.find(field); it != s.text_errors.end()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, error_text_color(s));
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(it->second.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+  } else {
+    field_issue(s, field);
+  }
   return changed;
 }
 
@@ -100,12 +133,12 @@ bool draw_model(AppState& s) {
     }
     record_rect(s, "edit_dimensions");
   } else {
-    changed |= input_count(s, "hidden", "hidden", m.hidden, 128);
-    changed |= input_count(s, "layers", "layers", m.layers);
-    changed |= input_count(s, "attention heads", "heads", m.heads);
-    changed |= input_count(s, "key/value heads", "kv_heads", m.kv_heads);
-    changed |= input_count(s, "ffn", "ffn", m.ffn, 128);
-    changed |= input_count(s, "vocab", "vocab", m.vocab, 128);
+    changed |= input_count(s, "hidden", "hidden", m.hidden, kMaxHidden);
+    changed |= input_count(s, "layers", "layers", m.layers, kMaxLayers);
+    changed |= input_count(s, "attention heads", "heads", m.heads, kMaxHeads);
+    changed |= input_count(s, "key/value heads", "kv_heads", m.kv_heads, kMaxHeads);
+    changed |= input_count(s, "ffn", "ffn", m.ffn, kMaxFfn);
+    changed |= input_count(s, "vocab", "vocab", m.vocab, kMaxVocab);
     changed |= ImGui::Checkbox("tied embeddings", &m.tied_embeddings);
     changed |= ImGui::Checkbox("linear biases", &m.linear_bias);
     changed |= ImGui::Checkbox("dropout", &m.dropout);
@@ -147,6 +180,38 @@ bool draw_model(AppState& s) {
   return changed;
 }
 
+// A non-negative finite figure in display units (value_bytes = shown * scale); anything else typed
+// is refused and the figure keeps its value, so no NaN or inf reaches the model.
+bool input_figure(AppState& s, const char* label, const char* id, double& value, double scale, const char* format) {
+  ImGui::TextUnformatted(label);
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  double shown = value / scale;
+  bool changed = false;
+  if (ImGui::InputDouble(id, &shown, 0.0, 0.0, format) && std::isfinite(shown) && shown >= 0 && shown * scale < 1e30) {
+    value = shown * scale;
+    changed = true;
+  }
+  record_rect(s, id + 2);
+  return changed;
+}
+
+// Every figure of a custom GPU: compute, memory bandwidth, interconnect and NVLink domain size.
+bool draw_custom_gpu_figures(AppState& s) {
+  GpuSpec& g = s.config.gpu;
+  bool changed = false;
+  changed |= input_figure(s, "dense BF16 TFLOPS", "##gpu_bf16_tflops", g.bf16_flops, 1e12, "%.0f");
+  changed |= input_figure(s, "dense FP8 TFLOPS (0 = none)", "##gpu_fp8_tflops", g.fp8_flops, 1e12, "%.0f");
+  changed |= input_figure(s, "HBM bandwidth (TB/s)", "##gpu_hbm_tbps", g.hbm_bytes_per_s, 1e12, "%.2f");
+  changed |= input_figure(s, "NVLink per GPU (GB/s)", "##gpu_nvlink_gbps", g.nvlink_bytes_per_s, 1e9, "%.0f");
+  changed |= input_figure(s, "network per GPU (GB/s)", "##gpu_nic_gbps", g.internode_bytes_per_s, 1e9, "%.1f");
+  int64_t domain = g.nvlink_domain;
+  if (input_count(s, "NVLink domain (GPUs)", "gpu_nvlink_domain", domain, kMaxGpus) && domain >= 1) {
+    g.nvlink_domain = domain;
+    changed = true;
+  }
+  return changed;
+}
+
 bool draw_hardware(AppState& s) {
   Config& c = s.config;
   bool changed = false;
@@ -160,9 +225,9 @@ bool draw_hardware(AppState& s) {
         changed = true;
       }
     if (ImGui::Selectable("Custom GPU", c.gpu.id == "custom")) {
-      const double memory_bytes = c.gpu.memory_bytes;
-      c.gpu = GpuSpec{};
-      c.gpu.memory_bytes = memory_bytes;
+      // Every figure prefilled from the GPU chosen so far (the nearest preset), then edited.
+      c.gpu.id = "custom";
+      c.gpu.name = "Custom GPU";
       changed = true;
     }
     ImGui::EndCombo();
@@ -184,8 +249,9 @@ bool draw_hardware(AppState& s) {
     }
     field_issue(s, "gpu_memory_gib");
   }
-  changed |= input_count(s, "GPUs", "gpus", c.cluster.gpus, 8);
-  changed |= input_count(s, "GPUs per node", "gpus_per_node", c.cluster.gpus_per_node);
+  if (c.gpu.id == "custom") changed |= draw_custom_gpu_figures(s);
+  changed |= input_count(s, "GPUs", "gpus", c.cluster.gpus, kMaxGpus);
+  changed |= input_count(s, "GPUs per node", "gpus_per_node", c.cluster.gpus_per_node, kMaxGpus);
   return changed;
 }
 
@@ -193,9 +259,9 @@ bool draw_training(AppState& s) {
   TrainingSpec& t = s.config.training;
   bool changed = false;
   ImGui::SeparatorText("Training");
-  changed |= input_count(s, "sequence length", "seq", t.seq, 1024);
-  changed |= input_count(s, "global batch (sequences)", "global_batch", t.global_batch, 64);
-  changed |= input_count(s, "micro-batch", "micro_batch", t.micro_batch);
+  changed |= input_count(s, "sequence length", "seq", t.seq, kMaxSeq);
+  changed |= input_count(s, "global batch (sequences)", "global_batch", t.global_batch, kMaxBatch);
+  changed |= input_count(s, "micro-batch", "micro_batch", t.micro_batch, kMaxBatch);
   ImGui::TextUnformatted("framework");
   ImGui::SetNextItemWidth(-FLT_MIN);
   if (combo_enum("##framework", t.framework)) {

@@ -195,6 +195,8 @@ bool draw_scatter(AppState& s) {
 bool draw_layouts_view(AppState& s) {
   if (!s.search.valid()) {
     ImGui::TextWrapped("Fix the inputs marked on the left to search the layouts.");
+    for (const Issue& issue : s.search.issues)
+      if (issue.severity == Severity::kError) ImGui::BulletText("%s", issue.message.c_str());
     return false;
   }
   ImGui::Text("%lld layouts evaluated for %lld GPUs, %lld feasible.", (long long)s.search.evaluated,

@@ -140,7 +140,7 @@ void draw_rank_bars(AppState& s) {
   const float top = 1.4f * em;
   chart.label_width = 6.5f * em;
   chart.origin = ImGui::GetCursorScreenPos();
-  chart.width = std::max(10.0f * em, ImGui::GetContentRegionAvail().x - chart.label_width - 4.5f * em);
+  chart.width = std::max(10.0f * em, ImGui::GetContentRegionAvail().x - chart.label_width - 9.5f * em);
   const ImVec2 origin = chart.origin;
   const float height = top + row * float(ranks.size()) + 1.6f * em;
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -166,13 +166,26 @@ void draw_rank_bars(AppState& s) {
                   std::to_string((long long)std::llround(bytes)) + " bytes)\n" + component_formula(s, rank, Component(i));
       cursor += bytes;
     }
+    // The part beyond capacity: hatched in the overflow colour over the components, outlined.
+    const double bar_end = std::max(cursor, rank.device_bytes);
+    if (bar_end > capacity) {
+      const ImVec2 a(chart.x(capacity), y), b(chart.x(bar_end), y + bar_height);
+      draw->AddRectFilled(a, b, (overflow_color() & 0x00FFFFFF) | 0x99000000u);
+      draw->PushClipRect(a, b, true);
+      for (float hx = a.x - bar_height; hx < b.x; hx += 0.45f * em)
+        draw->AddLine(ImVec2(hx, b.y), ImVec2(hx + bar_height, a.y), overflow_color(), 0.18f * em);
+      draw->PopClipRect();
+      draw->AddRect(a, b, overflow_color(), 0, 0, 2.0f);
+      s.widget_rects["bar_overflow"] = Rect{a.x, a.y, b.x - a.x, b.y - a.y};  // for the browser tests
+    }
     char value[64];
     std::snprintf(value, sizeof value, "%s  %.0f%%", format_bytes(s, rank.device_bytes, 1).c_str(),
                   100.0 * rank.device_bytes / capacity);
     draw->AddText(ImVec2(chart.x(rank.device_bytes) + 0.4f * em, text_y), text_color, value);
     if (int64_t(r) == report.worst_rank) {
       draw->AddRect(ImVec2(chart.x(0) - 2, y - 2), ImVec2(chart.x(rank.device_bytes) + 2, y + bar_height + 2), text_color, 0, 0, 2.0f);
-      draw->AddText(ImVec2(chart.x(rank.device_bytes) + 0.6f * em + ImGui::CalcTextSize(value).x, text_y), kRed, "< worst");
+      draw->AddText(ImVec2(chart.x(rank.device_bytes) + 0.6f * em + ImGui::CalcTextSize(value).x, text_y),
+                    error_text_color(s), "< worst");
     }
     if (mouse.y >= y && mouse.y < y + bar_height && mouse.x >= origin.x && mouse.x < chart.x(0) && tooltip.empty())
       tooltip = name + ": allocated " + format_bytes(s, rank.peak_allocated_bytes, 3) + ", reserved " +
@@ -184,9 +197,10 @@ void draw_rank_bars(AppState& s) {
   draw->AddLine(ImVec2(chart.x(capacity), line_top), ImVec2(chart.x(capacity), line_bottom), kRed, 2.0f);
   char label[64];
   std::snprintf(label, sizeof label, "%.0f%%", 100 * headroom);
-  draw->AddText(ImVec2(chart.x(headroom * capacity) - ImGui::CalcTextSize(label).x - 0.2f * em, line_top), kAmber, label);
+  draw->AddText(ImVec2(chart.x(headroom * capacity) - ImGui::CalcTextSize(label).x - 0.2f * em, line_top),
+                warning_text_color(s), label);
   std::snprintf(label, sizeof label, "capacity %s", format_bytes(s, capacity, 1).c_str());
-  draw->AddText(ImVec2(chart.x(capacity) + 0.3f * em, line_top), kRed, label);
+  draw->AddText(ImVec2(chart.x(capacity) + 0.3f * em, line_top), error_text_color(s), label);
   ImGui::Dummy(ImVec2(chart.label_width + chart.width + 4.0f * em, height));
   if (!tooltip.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tooltip.c_str());
 }
@@ -231,6 +245,10 @@ void draw_step_breakdown(const AppState& s) {
   const StepReport& step = s.estimate.step;
   const StepBreakdown& b = step.breakdown;
   ImGui::SeparatorText("Predicted step time of this layout");
+  if (!(step.step_time_s > 0)) {  // a GPU without compute figures: core says why (a warning)
+    ImGui::TextWrapped("Not predicted: the GPU has no compute or bandwidth figure (enter them under Hardware).");
+    return;
+  }
   ImGui::Text("%.2f s per step: %.0f tokens/s/GPU, MFU %.1f%% (model FLOPs, PaLM convention), HFU %.1f%%", step.step_time_s,
               step.tokens_per_s_per_gpu, 100.0 * step.mfu, 100.0 * step.hfu);
   const std::pair<double, const char*> terms[] = {
@@ -276,27 +294,81 @@ void draw_step_breakdown(const AppState& s) {
 
 }  // namespace
 
-void draw_memory_view(AppState& s) {
+// "How to make it fit": core's fit_advice (searched changes, cheapest first), one click to apply.
+bool draw_fit_advice(AppState& s) {
+  const FitAdvice& advice = s.fit;
+  bool changed = false;
+  const Verdict verdict = s.estimate.memory.verdict;
+  if (verdict != Verdict::kFits) {
+    ImGui::SeparatorText(verdict == Verdict::kOutOfMemory ? "How to make it fit" : "How to get under the tight threshold");
+    if (!(s.estimate.step.step_time_s > 0)) {
+      ImGui::TextWrapped("Ranking changes needs the GPU's dense BF16 TFLOPS and HBM bandwidth: enter them under Hardware.");
+    } else if (advice.suggestions.empty()) {
+      ImGui::TextWrapped("No change of one or two layout dimensions brings the worst rank under %.0f%% of capacity; "
+                         "see Layouts for every evaluated layout, or add GPUs.", 100.0 * s.config.training.headroom);
+    } else if (ImGui::BeginTable("fit", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+      ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthStretch);
+      ImGui::TableSetupColumn("worst rank");
+      ImGui::TableSetupColumn("tokens/s/GPU");
+      ImGui::TableSetupColumn("vs now");
+      ImGui::TableSetupColumn("");
+      ImGui::TableHeadersRow();
+      for (size_t i = 0; i < advice.suggestions.size(); ++i) {
+        const FitSuggestion& f = advice.suggestions[i];
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextWrapped("%s", f.change.c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%s (%.0f%%)", format_bytes(s, f.device_bytes, 1).c_str(), 100.0 * f.device_bytes / s.config.gpu.memory_bytes);
+        ImGui::TableNextColumn();
+        ImGui::Text("%.0f", f.tokens_per_s_per_gpu);
+        ImGui::TableNextColumn();
+        ImGui::Text("%+.1f%%", 100.0 * f.throughput_change);
+        ImGui::TableNextColumn();
+        ImGui::PushID(int(i));
+        if (ImGui::SmallButton("Apply")) {
+          s.config = f.config;
+          changed = true;
+        }
+        ImGui::PopID();
+        record_rect(s, ("fit_apply_" + std::to_string(i)).c_str());
+      }
+      ImGui::EndTable();
+    }
+  }
+  const auto largest = [](int64_t value) { return value > 0 ? std::to_string(value) : std::string("none"); };
+  ImGui::TextDisabled("Largest that fit this layout: micro-batch %s, sequence length %s.",
+                      largest(advice.largest_micro_batch).c_str(), largest(advice.largest_seq).c_str());
+  return changed;
+}
+
+bool draw_memory_view(AppState& s) {
   if (!s.estimate.valid() || has_errors(s.issues)) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+    ImGui::PushStyleColor(ImGuiCol_Text, error_text_color(s));
     ImGui::TextUnformatted("The inputs have problems; each is shown next to its field:");
     ImGui::PopStyleColor();
     for (const Issue& issue : s.issues) ImGui::BulletText("%s: %s", issue.field.c_str(), issue.message.c_str());
-    return;
+    return false;
   }
   const MemoryReport& report = s.estimate.memory;
-  ImGui::Text("%s, %.3g B parameters, %lld micro-batches per step; predicted %.0f tokens/s/GPU, MFU %.1f%%",
-              s.config.model.name.c_str(), report.total_parameters / 1e9, (long long)report.num_microbatches,
-              s.estimate.step.tokens_per_s_per_gpu, 100.0 * s.estimate.step.mfu);
+  if (s.estimate.step.step_time_s > 0)
+    ImGui::Text("%s, %.3g B parameters, %lld micro-batches per step; predicted %.0f tokens/s/GPU, MFU %.1f%%",
+                s.config.model.name.c_str(), report.total_parameters / 1e9, (long long)report.num_microbatches,
+                s.estimate.step.tokens_per_s_per_gpu, 100.0 * s.estimate.step.mfu);
+  else
+    ImGui::Text("%s, %.3g B parameters, %lld micro-batches per step; throughput not predicted",
+                s.config.model.name.c_str(), report.total_parameters / 1e9, (long long)report.num_microbatches);
   draw_legend(s);
   ImGui::Spacing();
   const float chart_height = std::min(ImGui::GetContentRegionAvail().y * 0.55f,
                                       (1.4f + 2.0f * float(report.ranks.size()) + 2.2f) * s.em);
   if (ImGui::BeginChild("bars", ImVec2(0, std::max(chart_height, 6.0f * s.em)), false)) draw_rank_bars(s);
   ImGui::EndChild();
+  const bool changed = draw_fit_advice(s);
   ImGui::Checkbox("Show the numbers as a table", &s.show_rank_table);
   if (s.show_rank_table) draw_rank_table(s);
   draw_step_breakdown(s);
+  return changed;
 }
 
 }  // namespace meshfit::ui

@@ -13,12 +13,24 @@ constexpr ImU32 kRed = IM_COL32(235, 87, 87, 255);
 constexpr ImU32 kAmber = IM_COL32(230, 160, 40, 255);
 constexpr ImU32 kGreen = IM_COL32(60, 180, 100, 255);
 
+// The verdict banner: a filled band whose text meets WCAG AA (>= 4.5:1) against its fill, the same
+// in both themes (fits: white on green 5.3:1; tight: black on amber 11:1; oom: white on red 6.6:1).
+struct BannerColors {
+  ImU32 background, text;
+};
+BannerColors verdict_colors(Verdict verdict, bool valid);
+// Message text (errors, warnings) readable on the theme's window background (AA in both themes).
+ImU32 error_text_color(const AppState& s);
+ImU32 warning_text_color(const AppState& s);
+ImU32 overflow_color();                // the part of a bar beyond capacity (hatched over the bar)
+
 // [SECTION] Panels (one file each)
 bool draw_inputs(AppState& s);         // panel_inputs.cpp; true when the config changed
-void draw_memory_view(AppState& s);    // panel_memory.cpp
+bool draw_memory_view(AppState& s);    // panel_memory.cpp; true when a suggested change was applied
 bool draw_layouts_view(AppState& s);   // panel_layouts.cpp; true when a layout was applied
-void draw_header(AppState& s);         // panel_header.cpp (verdict line, copy/export buttons)
+void draw_header(AppState& s);         // panel_header.cpp (verdict banner, copy/export buttons)
 void draw_validation_view(AppState& s);  // panel_validation.cpp (measured runs vs predictions)
+std::string verdict_text(const AppState& s);  // the banner's line: verdict, worst rank, share of capacity
 
 // [SECTION] Formats and widgets (widgets.cpp)
 std::string format_bytes(const AppState& s, double bytes, int decimals = 2);  // "12.34 GiB" / "13.25 GB"

@@ -45,10 +45,20 @@ void record_rect(AppState& s, const char* name) {
   s.widget_rects[name] = Rect{min.x, min.y, max.x - min.x, max.y - min.y};
 }
 
+BannerColors verdict_colors(Verdict verdict, bool valid) {
+  if (!valid || verdict == Verdict::kOutOfMemory) return {IM_COL32(180, 35, 24, 255), IM_COL32(255, 255, 255, 255)};
+  if (verdict == Verdict::kTight) return {IM_COL32(240, 180, 41, 255), IM_COL32(0, 0, 0, 255)};
+  return {IM_COL32(30, 123, 69, 255), IM_COL32(255, 255, 255, 255)};
+}
+
+ImU32 error_text_color(const AppState& s) { return s.dark ? IM_COL32(255, 120, 120, 255) : IM_COL32(176, 0, 32, 255); }
+ImU32 warning_text_color(const AppState& s) { return s.dark ? IM_COL32(240, 180, 41, 255) : IM_COL32(138, 80, 0, 255); }
+ImU32 overflow_color() { return IM_COL32(180, 35, 24, 255); }
+
 void field_issue(const AppState& s, const char* field) {
   const auto it = s.field_issues.find(field);
   if (it == s.field_issues.end()) return;
-  ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+  ImGui::PushStyleColor(ImGuiCol_Text, error_text_color(s));
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted(it->second.c_str());
   ImGui::PopTextWrapPos();

@@ -65,6 +65,36 @@ void resize_canvas() {
   wake();
 }
 
+// Roboto has no U+2192, which the "what moved" line uses ("pp 4 → 6"): draw it into the atlas.
+void add_arrow_glyph(ImFont* font, float size) {
+  ImGuiIO& io = ImGui::GetIO();
+  const int width = int(std::ceil(size * 0.75f)), height = int(std::ceil(size));
+  const int id = io.Fonts->AddCustomRectFontGlyph(font, 0x2192, width, height, float(width) + size * 0.1f, ImVec2(size * 0.05f, 0));
+  io.Fonts->Build();
+  unsigned char* pixels = nullptr;
+  int atlas_width = 0, atlas_height = 0;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &atlas_width, &atlas_height);
+  const ImFontAtlasCustomRect* rect = io.Fonts->GetCustomRectByIndex(id);
+  const float mid = size * 0.58f, half = size * 0.045f + 0.5f, head = width * 0.42f;
+  const auto distance = [](float px, float py, float ax, float ay, float bx, float by) {
+    const float dx = bx - ax, dy = by - ay;
+    const float t = std::fmax(0.0f, std::fmin(1.0f, ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy)));
+    return std::hypot(px - ax - t * dx, py - ay - t * dy);
+  };
+  const float tip = float(width) - half;
+  for (int y = 0; y < rect->Height; ++y)
+    for (int x = 0; x < rect->Width; ++x) {
+      const float px = x + 0.5f, py = y + 0.5f;
+      const float d = std::fmin(distance(px, py, half, mid, tip, mid),
+                                std::fmin(distance(px, py, tip - head, mid - head, tip, mid),
+                                          distance(px, py, tip - head, mid + head, tip, mid)));
+      const float alpha = std::fmax(0.0f, std::fmin(1.0f, half + 0.5f - d));
+      unsigned char* p = pixels + 4 * ((rect->Y + y) * atlas_width + rect->X + x);
+      p[0] = p[1] = p[2] = 255;
+      p[3] = (unsigned char)(alpha * 255.0f);
+    }
+}
+
 void rebuild_fonts_if_needed() {
   Host& h = host();
   if (h.font_dpr == h.dpr) return;
@@ -75,9 +105,13 @@ void rebuild_fonts_if_needed() {
   config.FontDataOwnedByAtlas = false;
   config.OversampleH = 2;
   config.OversampleV = 1;
+  // Latin-1 plus the dashes and comparison signs the messages use.
+  static const ImWchar ranges[] = {0x0020, 0x00FF, 0x2010, 0x2027, 0x2264, 0x2265, 0};
   // Rasterise at the physical size so text is crisp at any devicePixelRatio; draw at 1/dpr.
-  io.Fonts->AddFontFromMemoryTTF(const_cast<unsigned char*>(meshfit_font_data), int(meshfit_font_size),
-                                 float(h.app.em * h.dpr), &config);
+  const float size = float(h.app.em * h.dpr);
+  ImFont* font = io.Fonts->AddFontFromMemoryTTF(const_cast<unsigned char*>(meshfit_font_data), int(meshfit_font_size),
+                                                size, &config, ranges);
+  add_arrow_glyph(font, size);
   io.FontGlobalScale = float(1.0 / h.dpr);
   ImGui_ImplOpenGL3_DestroyFontsTexture();
   ImGui_ImplOpenGL3_CreateFontsTexture();
@@ -309,6 +343,9 @@ int main() {
   ImGui_ImplOpenGL3_Init("#version 300 es");
 
   h.app.em = float(js_font_size_px());
+  h.app.public_url = MESHFIT_PUBLIC_URL;  // build setting; empty: links use the page's own address
+  h.app.local_file = EM_ASM_INT({ return location.protocol === 'file:' ? 1 : 0; }) != 0;
+  EM_ASM({ meshfitShell.setPublicUrl(UTF8ToString($0)); }, MESHFIT_PUBLIC_URL);
   meshfit::ui::init(h.app);
   meshfit::ui::apply_theme(h.app);
   resize_canvas();

@@ -196,7 +196,8 @@ test('Copy link and Copy as Markdown put the page link and the per-rank table on
   const markdown = await page.evaluate(() => meshfitShell.lastClipboard());
   assert.match(markdown, /^\*\*meshfit\*\*: llama3-8b on 16 x h100-sxm/);
   assert.match(markdown, /\| only \(GiB\) \||\| rank \(GiB\) \|/);
-  assert.ok(markdown.includes('(' + link + ')'), 'the Markdown links back to this configuration');
+  assert.ok(!markdown.includes('file://'), 'no local-file link in a Markdown meant for an issue');
+  assert.ok(markdown.includes('(state `v=1&model=llama3-8b&gpus=16&tp=2`)'), 'the state instead, which the CLI and any copy read');
   assert.match(markdown, /Fastest layouts that fit/);
   assert.deepEqual(errors, []);
   await context.close();
@@ -316,9 +317,14 @@ test('the hosted page (separate .js and .wasm) loads over http:// from a local s
   const errors = watchErrors(page);
   await page.goto(`http://127.0.0.1:${server.address().port}/#v=1&model=llama3-8b&gpus=16&tp=2`);
   await page.waitForFunction(() => window.meshfitReady === true, null, { timeout: 60000 });
+  await settled(page);
   const m = await mirror(page);
   assert.equal(m.config.model, 'llama3-8b');
   assert.equal(m.config.tp, 2);
+  assert.equal(m.local_file, false);
+  await clickWidget(page, 'copy_markdown');
+  const markdown = await page.evaluate(() => meshfitShell.lastClipboard());
+  assert.ok(markdown.includes(`([open](http://127.0.0.1:${server.address().port}/#${m.state}))`), 'served: the Markdown links the page');
   assert.deepEqual(errors, []);
   await context.close();
   server.close();
@@ -363,6 +369,46 @@ test('Paste config reads a Megatron-LM command line; Copy launch flags gives the
   await context.close();
 });
 
+// [Issue 13] The page never strands the user.
+
+const searchJson = (state, ...flags) =>
+  JSON.parse(execFileSync(cli, ['search', '--state', state, '--json', ...flags], { encoding: 'utf8' }));
+
+test('an edit that breaks the layout moves it to the nearest valid one and says what moved and why', async () => {
+  const { context, page, errors } = await openPage();  // Llama 3.1 70B, 64 GPUs, tp 8, pp 4
+  await typeInto(page, 'gpus', '1');
+  let m = await mirror(page);
+  assert.equal(m.ok, true, 'one GPU still shows a result, not an empty pane');
+  assert.equal(m.config.gpus, 1);
+  assert.equal(m.config.tp, 1);
+  assert.equal(m.config.pp, 1);
+  assert.match(m.layout_note, /^tp 8 → 1, pp 4 → 1: tp\*pp\*cp = 8\*4\*1 = 32 exceeds gpus=1\.$/);
+  assert.ok((await widgets(page)).layout_note, 'the line is on screen');
+  assert.deepEqual(m.ranks, nativeRanks(m.state));
+  await page.screenshot({ path: path.join(artifacts, 'layout-moved-one-gpu.png') });
+
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('an imported config whose heads tp=8 does not divide (Qwen2-7B) moves tp alone and keeps results', async () => {
+  const { context, page, errors } = await openPage();  // tp 8, pp 4
+  await clickWidget(page, 'hf_toggle');
+  await clickWidget(page, 'hf_config');
+  await page.keyboard.type('{"model_type": "qwen2", "hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28, ' +
+                           '"num_key_value_heads": 4, "intermediate_size": 18944, "vocab_size": 152064}');
+  const tpBefore = (await mirror(page)).config.tp;
+  await clickWidget(page, 'hf_import', { changes: true });
+  const m = await mirror(page);
+  assert.equal(m.ok, true, 'the imported model shows results');
+  assert.equal(m.config.heads, 28);
+  assert.equal(m.config.tp, 4, 'tp moved to the nearest divisor of 28 heads');
+  assert.match(m.layout_note, new RegExp(`^tp ${tpBefore} → 4: tp=${tpBefore} does not divide 28 attention heads`));
+  assert.deepEqual(m.ranks, nativeRanks(m.state));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('right-clicking a layouts-table row copies that layout as Megatron-LM flags', async () => {
   const state = 'v=1&model=llama3-8b&gpus=16&seq=4096&gbs=64';
   const { context, page, errors } = await openPage('#' + state);
@@ -376,6 +422,269 @@ test('right-clicking a layouts-table row copies that layout as Megatron-LM flags
   const flags = await page.evaluate(() => meshfitShell.lastClipboard());
   assert.equal(flags, nativeExport(state, ['--fastest']));
   assert.equal((await mirror(page)).config.tp, 1, 'copying a row does not change the current layout');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('405B on 1024 GPUs: the pp chooser offers exactly the valid degrees (uneven splits included)', async () => {
+  const state = 'v=1&model=llama3.1-405b&gpus=1024&seq=8192&gbs=1024&tp=8';
+  const { context, page, errors } = await openPage('#' + state);
+  const m = await mirror(page);
+  // The search, pinned to tp=8 and each pp with vpp=1, says which degrees have any structurally valid layout.
+  const structural = ['pp_exceeds_layers', 'pp_not_divide_layers'];
+  const valid = [];
+  for (let pp = 1; pp <= 128; pp *= 2) {
+    const result = searchJson(state, '--tp', '8', '--pp', String(pp), '--vpp', '1', '--top', '1');
+    const rejectedForPp = structural.reduce((sum, key) => sum + (result.rejected[key] || 0), 0);
+    if (rejectedForPp < result.evaluated) valid.push(pp);
+  }
+  assert.ok(valid.includes(16) && !valid.includes(128), 'sanity: pp=16 (7 + 14x8 + 7) is valid, 128 stages exceed 126 layers');
+  assert.deepEqual(m.choices.pp, valid);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('405B end to end: Layouts, click row 1, per-rank view valid, copy link, open it in a new page: same state', async () => {
+  const state = 'v=1&model=llama3.1-405b&gpus=1024&seq=8192&gbs=1024';
+  const { context, page, errors } = await openPage('#' + state);
+  await clickWidget(page, 'tab_layouts');
+  await clickWidget(page, 'layout_row_0', { changes: true });
+  let m = await mirror(page);
+  assert.deepEqual(m.issues, [], 'the searched layout is valid as applied');
+  assert.equal(m.ok, true);
+  assert.equal(m.selected_layout, 0);
+  const best = searchJson(state, '--top', '1').layouts[0];
+  for (const key of ['tp', 'pp', 'cp', 'vpp', 'micro_batch', 'zero', 'recompute', 'pp_first_stage_layers', 'pp_last_stage_layers'])
+    assert.equal(m.config[key], best[key], `${key} is the search's`);
+  await clickWidget(page, 'tab_memory');
+  assert.deepEqual(m.ranks, nativeRanks(m.state));
+  assert.ok(m.ranks.length > 1, 'one bar per pipeline stage role');
+  await page.screenshot({ path: path.join(artifacts, '405b-row1-memory.png') });
+  await clickWidget(page, 'copy_link');
+  const link = await page.evaluate(() => meshfitShell.lastClipboard());
+  assert.ok(link.endsWith('#' + m.state));
+
+  const second = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const other = await second.newPage();
+  const otherErrors = watchErrors(other);
+  await other.goto(link);
+  await other.waitForFunction(() => window.meshfitReady === true, null, { timeout: 60000 });
+  await settled(other);
+  const reopened = await mirror(other);
+  assert.equal(reopened.ok, true);
+  assert.equal(reopened.state, m.state);
+  assert.deepEqual(reopened.config, m.config);
+  assert.deepEqual(reopened.ranks, m.ranks);
+  assert.equal(reopened.selected_layout, 0);
+  assert.deepEqual(otherErrors, []);
+  await second.close();
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// WCAG relative luminance and contrast ratio of two sRGB colours.
+function luminance(rgb) {
+  const [r, g, b] = rgb.map((v) => { const c = v / 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+const contrast = (a, b) => { const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+
+// Pixels of a screenshot, decoded by the browser (CSS pixels at deviceScaleFactor 1).
+async function pixels(page, png, points) {
+  return page.evaluate(async ({ data, points }) => {
+    const image = new Image();
+    image.src = 'data:image/png;base64,' + data;
+    await image.decode();
+    const canvas = document.createElement('canvas');
+    canvas.width = image.width;
+    canvas.height = image.height;
+    const g = canvas.getContext('2d');
+    g.drawImage(image, 0, 0);
+    return points.map(([x, y]) => Array.from(g.getImageData(Math.round(x), Math.round(y), 1, 1).data.slice(0, 3)));
+  }, { data: png.toString('base64'), points });
+}
+
+test('the verdict is a coloured banner with the worst rank and its share, AA contrast in both themes; overflow is marked', async () => {
+  const cases = [
+    { state: 'v=1&model=llama3-8b&gpus=16&tp=2', verdict: /^FITS /, overflow: false },
+    { state: 'v=1&model=llama3.1-70b&gpus=8&seq=8192&tp=8', verdict: /^OUT OF MEMORY /, overflow: true },
+  ];
+  for (const colorScheme of ['dark', 'light']) {
+    for (const { state, verdict, overflow } of cases) {
+      const { context, page, errors } = await openPage('#' + state, { colorScheme });
+      const m = await mirror(page);
+      assert.match(m.banner.text, verdict);
+      assert.match(m.banner.text, /worst rank .+ uses .+ of .+ \(\d+% of capacity\)$/);
+      const ratio = contrast(m.banner.color, m.banner.background);
+      assert.ok(ratio >= 4.5, `${colorScheme} ${m.banner.text}: contrast ${ratio.toFixed(2)} >= 4.5`);
+      const w = await widgets(page);
+      const banner = w.verdict_banner;
+      assert.ok(banner && banner[2] > 600, 'the banner spans the results width');
+      const shot = await page.screenshot({ path: path.join(artifacts, `verdict-${colorScheme}-${overflow ? 'oom' : 'fits'}.png`) });
+      const [fill] = await pixels(page, shot, [[banner[0] + banner[2] - 6, banner[1] + banner[3] / 2]]);
+      assert.ok(fill.every((v, i) => Math.abs(v - m.banner.background[i]) <= 3), `the banner is drawn in its colour (${fill})`);
+      if (overflow) {
+        const over = w.bar_overflow;
+        assert.ok(over && over[2] > 4, 'the part of the bar beyond capacity is marked');
+        const samples = await pixels(page, shot, [0.2, 0.4, 0.6, 0.8].map((f) => [over[0] + over[2] * f, over[1] + over[3] / 2]));
+        assert.ok(samples.some(([r, g, b]) => r > 140 && r > g + 60 && r > b + 60), `hatched red beyond capacity (${JSON.stringify(samples)})`);
+      } else {
+        assert.equal(w.bar_overflow, undefined);
+      }
+      assert.deepEqual(errors, []);
+      await context.close();
+    }
+  }
+});
+
+test('count fields read 8k, 32K, 4,096 and 1e4 as meant and refuse 3.7 and 1e15 beside the field', async () => {
+  const { context, page, errors } = await openPage('#v=1&model=llama3-8b&gpus=16&tp=2');
+  await typeInto(page, 'seq', '8k');
+  assert.equal((await mirror(page)).config.seq, 8192);
+  await typeInto(page, 'seq', '32K');
+  assert.equal((await mirror(page)).config.seq, 32768);
+  await typeInto(page, 'gpus', '4,096');
+  assert.equal((await mirror(page)).config.gpus, 4096);
+  await typeInto(page, 'global_batch', '1e4');
+  assert.equal((await mirror(page)).config.global_batch, 10000);
+  const good = await mirror(page);
+
+  await typeInto(page, 'micro_batch', '3.7');
+  let m = await mirror(page);
+  assert.equal(m.config.micro_batch, good.config.micro_batch, 'a refused value changes nothing');
+  assert.equal(m.text_errors.micro_batch, '"3.7" is not a whole number.');
+  await typeInto(page, 'seq', '1e15');
+  m = await mirror(page);
+  assert.equal(m.config.seq, 32768);
+  assert.match(m.text_errors.seq, /^"1e15" is beyond the largest supported value/);
+  assert.equal(m.ok, true, 'the last good result stays');
+  await page.screenshot({ path: path.join(artifacts, 'refused-input.png') });
+  // Typing does not commit: no recompute until Enter.
+  const before = await version(page);
+  await clickWidget(page, 'gpus');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('16384', { delay: 30 });
+  await nextFrames(page);
+  assert.equal(await version(page), before, 'no recompute per keystroke');
+  await page.keyboard.press('Enter');
+  await settled(page, before);
+  assert.equal((await mirror(page)).config.gpus, 16384);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a link lists every key it could not use, in the CLI\'s words, in a banner that can be dismissed', async () => {
+  const state = 'v=1&model=llama3-8b&gpus=NaN&foo=1&tp=2&recompute=sometimes';
+  const { context, page, errors } = await openPage('#' + state);
+  const m = await mirror(page);
+  const { spawnSync } = await import('node:child_process');
+  const native = JSON.parse(spawnSync(cli, ['estimate', '--state', state, '--json'], { encoding: 'utf8' }).stdout);
+  assert.ok(native.issues.length >= 3);
+  assert.deepEqual(m.link_issues.map((i) => [i.field, i.message]), native.issues.map((i) => [i.field, i.message]));
+  const w = await widgets(page);
+  assert.ok(w.link_issues, 'the banner is on screen');
+  await page.screenshot({ path: path.join(artifacts, 'link-issues.png') });
+  await clickWidget(page, 'dismiss_link_issues', { changes: true });
+  assert.deepEqual((await mirror(page)).link_issues, []);
+  assert.equal((await widgets(page)).link_issues, undefined, 'dismissed');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// Screenshots for review at three window sizes in both themes (build-wasm/e2e-artifacts).
+test('screenshots at 1440x900, 1024x768 and 390x844 in both themes', async () => {
+  for (const [width, height] of [[1440, 900], [1024, 768], [390, 844]]) {
+    for (const colorScheme of ['dark', 'light']) {
+      const { context, page, errors } = await openPage('#v=1&model=llama3.1-405b&gpus=1024&seq=8192&gbs=1024&tp=8&pp=16' +
+                                                       '&pp_first_stage_layers=7&pp_last_stage_layers=7',
+                                                       { viewport: { width, height }, colorScheme });
+      const shot = await page.screenshot({ path: path.join(artifacts, `review-${width}x${height}-${colorScheme}.png`) });
+      assert.ok(pngVariety(shot) > 64);
+      assert.deepEqual(errors, []);
+      await context.close();
+    }
+  }
+});
+
+test('"How to make it fit": searched changes with their new peak and throughput, one click to apply; largest micro-batch and sequence', async () => {
+  const state = 'v=1&model=llama3-70b&gpus=64&seq=8192&gbs=512&tp=8';  // 80 layers on one stage: out of memory
+  const { context, page, errors } = await openPage('#' + state);
+  const m = await mirror(page);
+  assert.match(m.banner.text, /^OUT OF MEMORY/);
+  assert.ok(m.fit.suggestions.length > 0, 'changes that fit are offered');
+  for (const f of m.fit.suggestions) {
+    const native = JSON.parse(execFileSync(cli, ['estimate', '--state', f.state, '--json'], { encoding: 'utf8' }));
+    assert.equal(native.verdict, 'fits', `${f.change} fits by the CLI's numbers`);
+    assert.equal(native.device_bytes, f.device_bytes, `${f.change}: the same new peak`);
+    assert.ok(Number.isFinite(f.throughput_change) && /→/.test(f.change));
+  }
+  assert.ok(m.fit.largest_seq > 0 && m.fit.largest_seq < 8192, `largest sequence that fits: ${m.fit.largest_seq}`);
+  assert.ok((await widgets(page)).fit_apply_0, 'each change has an Apply button');
+  await page.screenshot({ path: path.join(artifacts, 'how-to-make-it-fit.png') });
+  await clickWidget(page, 'fit_apply_0', { changes: true });
+  const applied = await mirror(page);
+  assert.equal(applied.state, m.fit.suggestions[0].state);
+  assert.match(applied.banner.text, /^FITS/);
+  assert.deepEqual(applied.ranks, nativeRanks(applied.state));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// Every number in a JSON value, with its path (for the no-NaN/inf/negative scan).
+function numbers(value, at = '', out = []) {
+  if (typeof value === 'number') out.push([at, value]);
+  else if (Array.isArray(value)) value.forEach((v, i) => numbers(v, `${at}[${i}]`, out));
+  else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) numbers(v, `${at}.${k}`, out);
+  return out;
+}
+const badText = /\bnan\b|-nan|\binf\b|infinity/i;
+
+test('no NaN, inf or negative number reaches the screen mirror, the link or an export (custom GPU included)', async () => {
+  const states = [
+    'v=1&model=llama3.1-70b&gpus=64&seq=8192&tp=8&pp=4',
+    'v=1&model=llama3.1-70b&gpus=8&seq=8192&tp=8',             // out of memory
+    'v=1&model=llama3-8b&gpu=custom&gpu_memory_gib=80',         // a custom GPU with only its memory
+    'v=1&model=llama3-8b&gpus=NaN&seq=Infinity',                // a broken link
+  ];
+  for (const state of states) {
+    const { context, page, errors } = await openPage('#' + state);
+    await page.evaluate(() => {
+      window.downloads = [];
+      meshfitShell.download = (name, mime, text) => window.downloads.push({ name, text });
+    });
+    const m = await mirror(page);
+    // Figures only: an issue may quote what a link said ("got \"NaN\"").
+    assert.doesNotMatch(JSON.stringify({ ...m, issues: [], link_issues: [] }), badText, `${state}: mirror`);
+    for (const [at, v] of numbers(m))
+      if (!at.endsWith('throughput_change') && at !== '.selected_layout') assert.ok  // -1: no row selected
+       (Number.isFinite(v) && v >= 0, `${state}: mirror ${at} = ${v}`);
+    assert.doesNotMatch(await hash(page), badText, `${state}: link`);
+    const spoken = await page.evaluate(() => document.getElementById('results').textContent);
+    assert.doesNotMatch(spoken.replace(/"[^"]*"/g, '""'), badText, `${state}: live region (quoted input aside)`);
+    await clickWidget(page, 'copy_markdown');
+    const markdown = await page.evaluate(() => meshfitShell.lastClipboard());
+    assert.doesNotMatch(markdown, badText, `${state}: Markdown`);
+    assert.doesNotMatch(markdown, /[|(\s]-\d/, `${state}: no negative figure in the Markdown`);
+    await clickWidget(page, 'export_json');
+    const exported = await page.evaluate(() => window.downloads);
+    assert.equal(exported.length, 1);
+    assert.doesNotMatch(exported[0].text.replace(/"message": "(?:[^"\\]|\\.)*"/g, ''), badText, `${state}: JSON export (messages aside)`);
+    for (const [at, v] of numbers(JSON.parse(exported[0].text))) assert.ok(Number.isFinite(v) && v >= 0, `${state}: export ${at} = ${v}`);
+    if (state.includes('custom')) {
+      assert.equal(m.ok, true, 'a custom GPU with only its memory still gets its memory verdict');
+      assert.ok(m.issues.some((i) => i.field === 'gpu' && /not predicted/.test(i.message)), 'and is told why there is no throughput');
+      await page.screenshot({ path: path.join(artifacts, 'custom-gpu-memory-only.png') });
+    }
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
+
+test('Copy link uses the public address when the build sets one (MESHFIT_PUBLIC_URL)', async () => {
+  const { context, page, errors } = await openPage('#v=1&model=llama3-8b&gpus=16&tp=2');
+  await page.evaluate(() => meshfitShell.setPublicUrl('https://example.org/meshfit.html'));  // what the build passes
+  await clickWidget(page, 'copy_link');
+  assert.equal(await page.evaluate(() => meshfitShell.lastClipboard()), 'https://example.org/meshfit.html#v=1&model=llama3-8b&gpus=16&tp=2');
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -1,0 +1,122 @@
+// fit_advice.cpp — see fit_advice.h. Every suggestion is a search_layouts call whose options pin all
+// dimensions but one or two to the config's values; "largest that fits" walks the micro-batch
+// divisors and bisects the sequence length with estimate().
+#include "search/fit_advice.h"
+
+#include <algorithm>
+#include <set>
+
+#include "api.h"
+#include "spec/structure.h"
+
+namespace meshfit {
+
+namespace {
+
+enum Dimension { kTp, kPp, kCp, kVpp, kMicroBatch, kZero, kRecompute, kDimensionCount };
+
+SearchOptions pinned_options(const Config& config, int free_a, int free_b) {
+  const Layout& l = config.layout;
+  const TrainingSpec& t = config.training;
+  const auto is_free = [&](int d) { return d == free_a || d == free_b; };
+  SearchOptions options;
+  if (!is_free(kTp)) options.tp = Range::pinned(l.tp);
+  if (!is_free(kPp)) options.pp = Range::pinned(l.pp);
+  if (!is_free(kCp)) options.cp = Range::pinned(l.cp);
+  if (!is_free(kVpp)) options.vpp = Range::pinned(l.vpp);
+  options.micro_batch = is_free(kMicroBatch) ? Range{1, std::max<int64_t>(16, t.micro_batch)} : Range::pinned(t.micro_batch);
+  if (!is_free(kZero))
+    for (int64_t z = 0; z < 4; ++z) options.zero[size_t(z)] = z == l.zero;
+  if (!is_free(kRecompute))
+    for (int r = 0; r < 3; ++r) options.recompute[size_t(r)] = r == int(t.recompute);
+  options.sp = t.sp ? SpChoice::kOn : SpChoice::kOff;
+  options.memory_limit = t.headroom;
+  options.top_k = 1;
+  return options;
+}
+
+std::string describe_change(const Config& from, const Config& to, int& count) {
+  std::string out;
+  count = 0;
+  const auto add = [&](const char* name, const std::string& a, const std::string& b) {
+    if (a == b) return;
+    out += std::string(out.empty() ? "" : ", ") + name + " " + a + " \xE2\x86\x92 " + b;  // →
+    ++count;
+  };
+  const auto n = [](int64_t v) { return std::to_string(v); };
+  add("tp", n(from.layout.tp), n(to.layout.tp));
+  add("pp", n(from.layout.pp), n(to.layout.pp));
+  add("cp", n(from.layout.cp), n(to.layout.cp));
+  add("vpp", n(from.layout.vpp), n(to.layout.vpp));
+  add("micro_batch", n(from.training.micro_batch), n(to.training.micro_batch));
+  add("zero", n(from.layout.zero), n(to.layout.zero));
+  add("recompute", to_string(from.training.recompute), to_string(to.training.recompute));
+  return out;
+}
+
+bool fits(const Config& config) {
+  const Estimate e = estimate(config);
+  return e.valid() && e.memory.verdict != Verdict::kOutOfMemory;
+}
+
+}  // namespace
+
+FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
+  FitAdvice advice;
+  const Estimate current = estimate(config);
+  if (!current.valid()) return advice;
+
+  // Largest micro-batch (a divisor of the per-replica batch) and sequence length that fit.
+  const int64_t dp = effective_dp(config);
+  if (dp > 0 && config.training.global_batch % dp == 0) {
+    const int64_t per_dp = config.training.global_batch / dp;
+    for (int64_t mb = 1; mb <= per_dp && mb <= 1024; ++mb) {
+      if (per_dp % mb != 0) continue;
+      Config probe = config;
+      probe.training.micro_batch = mb;
+      if (fits(probe)) advice.largest_micro_batch = mb;
+      else if (mb > config.training.micro_batch) break;  // memory grows with the micro-batch
+    }
+  }
+  const int64_t unit = 512 * config.layout.cp;
+  int64_t low = 0, high = std::max<int64_t>(1, (int64_t(1) << 25) / unit);
+  while (low < high) {  // largest k with seq = k * unit fitting (memory grows with seq)
+    const int64_t mid = low + (high - low + 1) / 2;
+    Config probe = config;
+    probe.training.seq = mid * unit;
+    if (fits(probe)) low = mid;
+    else high = mid - 1;
+  }
+  advice.largest_seq = low * unit;
+
+  // Nothing to rank by without the GPU's compute figures (a custom GPU given only its memory).
+  if (current.memory.verdict == Verdict::kFits || !(current.step.step_time_s > 0)) return advice;
+  std::set<std::string> seen;
+  for (int pass = 1; pass <= 2 && advice.suggestions.size() < max_suggestions; ++pass) {
+    std::vector<FitSuggestion> found;
+    for (int a = 0; a < kDimensionCount; ++a)
+      for (int b = pass == 1 ? a : a + 1; b < (pass == 1 ? a + 1 : int(kDimensionCount)); ++b) {
+        const SearchResult result = search_layouts(config, pinned_options(config, a, b));
+        if (!result.valid() || result.top.empty()) continue;
+        FitSuggestion suggestion;
+        suggestion.config = apply(config, result.top.front());
+        suggestion.change = describe_change(config, suggestion.config, suggestion.changed_dimensions);
+        if (suggestion.changed_dimensions != pass || !seen.insert(suggestion.change).second) continue;
+        const LayoutCandidate& c = result.top.front();
+        suggestion.device_bytes = c.device_bytes;
+        suggestion.verdict = c.verdict;
+        suggestion.tokens_per_s_per_gpu = c.step.tokens_per_s_per_gpu;
+        const double before = current.step.tokens_per_s_per_gpu;
+        suggestion.throughput_change = before > 0 ? c.step.tokens_per_s_per_gpu / before - 1.0 : 0.0;
+        found.push_back(suggestion);
+      }
+    std::stable_sort(found.begin(), found.end(), [](const FitSuggestion& x, const FitSuggestion& y) {
+      return x.tokens_per_s_per_gpu > y.tokens_per_s_per_gpu;
+    });
+    for (FitSuggestion& s : found)
+      if (advice.suggestions.size() < max_suggestions) advice.suggestions.push_back(std::move(s));
+  }
+  return advice;
+}
+
+}  // namespace meshfit

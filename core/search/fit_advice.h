@@ -1,0 +1,38 @@
+// fit_advice.h — "how to make it fit": the cheapest changes to a config that is tight or out of
+// memory, each found by the layout search (layout_search.h) with every other dimension pinned, so
+// the answer is the search's own ranking: one changed dimension first (more tp/pp/cp, vpp,
+// recompute, a smaller micro-batch, a ZeRO stage), then pairs; each with its new peak and its
+// predicted throughput against the current layout. Also the largest micro-batch and sequence
+// length that fit the current layout.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spec/config.h"
+#include "memory/memory_model.h"
+
+namespace meshfit {
+
+struct FitSuggestion {
+  std::string change;                // "tp 8 → 16, recompute none → full"
+  int changed_dimensions = 0;        // how many dimensions move (the cost the list is sorted by)
+  Config config;                     // the config with the change applied (valid)
+  double device_bytes = 0;           // worst rank's device memory after the change
+  Verdict verdict = Verdict::kFits;
+  double tokens_per_s_per_gpu = 0;   // predicted after the change
+  double throughput_change = 0;      // relative to the current prediction (-0.12 = 12% slower)
+};
+
+struct FitAdvice {
+  std::vector<FitSuggestion> suggestions;  // fewest changed dimensions first, then fastest
+  int64_t largest_micro_batch = 0;         // largest micro-batch dividing the batch that fits (0: none)
+  int64_t largest_seq = 0;                 // largest sequence length that fits, a multiple of 512*cp (0: none)
+};
+
+// Empty advice for an invalid config. Suggestions are searched when the verdict is tight or out of
+// memory and keep the worst rank under the tight threshold (headroom x capacity).
+FitAdvice fit_advice(const Config& config, size_t max_suggestions = 6);
+
+}  // namespace meshfit

@@ -1,0 +1,132 @@
+// layout_repair.cpp — see layout_repair.h. Enumerates the degrees the choosers offer (structure.h)
+// around the current layout, scores each by how far it moves, and returns the closest that
+// validate() accepts.
+#include "search/layout_repair.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "spec/structure.h"
+#include "spec/validate.h"
+
+namespace meshfit {
+
+bool is_layout_issue(IssueCode code) {
+  switch (code) {
+    case IssueCode::kLayoutProductMismatch:
+    case IssueCode::kTpNotDivideHeads:
+    case IssueCode::kTpNotDivideKvHeads:
+    case IssueCode::kTpNotDivideFfn:
+    case IssueCode::kPpExceedsLayers:
+    case IssueCode::kPpNotDivideLayers:
+    case IssueCode::kVppNotDivideLayers:
+    case IssueCode::kVppWithoutPp:
+    case IssueCode::kVppMicrobatches:
+    case IssueCode::kStageLayersInvalid:
+    case IssueCode::kBatchNotDivisible:
+    case IssueCode::kCpNotDivideSeq:
+    case IssueCode::kZeroUnsupported:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string LayoutRepair::summary() const {
+  std::string out;
+  for (const LayoutChange& change : changes) {
+    if (!out.empty()) out += ", ";
+    out += std::string(change.field) + " " + std::to_string(change.from) + " \xE2\x86\x92 " +  // U+2192 →
+           (std::string(change.field) == "dp" && change.to == 0 ? std::string("derived") : std::to_string(change.to));
+  }
+  if (!out.empty() && !reason.empty()) out += ": " + reason;
+  return out;
+}
+
+namespace {
+
+struct Scored {
+  double cost = 0;
+  Layout layout;
+  int64_t micro_batch = 1;
+};
+
+double move_cost(int64_t from, int64_t to, bool pinned) {
+  if (from == to) return 0;
+  const double size = from > 0 && to > 0 ? std::fabs(std::log2(double(to) / double(from))) : 4.0;
+  return (pinned ? 1000.0 : 10.0) + size;  // each moved dimension first, then how far it moved
+}
+
+}  // namespace
+
+LayoutRepair nearest_valid_layout(const Config& config, const LayoutPins& pins) {
+  LayoutRepair repair;
+  repair.config = config;
+  const std::vector<Issue> issues = validate(config);
+  const Issue* first_layout_error = nullptr;
+  for (const Issue& issue : issues) {
+    if (issue.severity != Severity::kError) continue;
+    if (!is_layout_issue(issue.code)) return repair;  // a non-layout error: no layout can help
+    if (first_layout_error == nullptr) first_layout_error = &issue;
+  }
+  if (first_layout_error == nullptr) return repair;
+
+  const Layout& from = config.layout;
+  const TrainingSpec& t = config.training;
+  const FrameworkProfile& profile = framework_profile(t.framework);
+  std::vector<Scored> candidates;
+  Config probe = config;
+  probe.layout.dp = 0;  // the repaired layout derives dp from the GPU count
+  for (int64_t tp : tp_choices(probe)) {
+    probe.layout.tp = tp;
+    for (int64_t pp : pp_choices(probe)) {
+      probe.layout.pp = pp;
+      for (int64_t cp : cp_choices(probe)) {
+        probe.layout.cp = cp;
+        const int64_t dp = config.cluster.gpus / (tp * pp * cp);
+        if (dp <= 0 || t.global_batch % dp != 0) continue;
+        for (int64_t vpp : vpp_choices(probe)) {
+          Layout layout = probe.layout;
+          layout.vpp = vpp;
+          // Keep the user's split when it still holds; otherwise the split the search would use.
+          if (pp != from.pp || vpp != from.vpp || pipeline_problem(config.model.layers, layout, profile)) {
+            if (!choose_pipeline_split(config.model.layers, profile, layout)) continue;
+          }
+          const double mesh_cost = move_cost(from.tp, tp, pins.tp) + move_cost(from.pp, pp, pins.pp) +
+                                   move_cost(from.cp, cp, pins.cp) + move_cost(from.vpp, vpp, pins.vpp) +
+                                   (from.dp != 0 && from.dp != dp ? 10.0 : 0.0);
+          for (int64_t zero : zero_choices(t.framework)) {
+            layout.zero = zero;
+            const double zero_cost = from.zero == zero ? 0 : (pins.zero ? 1000.0 : 10.0) + double(std::llabs(zero - from.zero));
+            // The micro-batch: the current one when it divides, else the nearest that does.
+            const int64_t per_dp = t.global_batch / dp;
+            for (int64_t mb = 1; mb <= per_dp && mb <= std::max<int64_t>(64, t.micro_batch); ++mb) {
+              if (per_dp % mb != 0 || !interleave_fits(profile, vpp, per_dp / mb, pp)) continue;
+              candidates.push_back({mesh_cost + zero_cost + move_cost(t.micro_batch, mb, pins.micro_batch), layout, mb});
+            }
+          }
+        }
+      }
+    }
+  }
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Scored& a, const Scored& b) { return a.cost < b.cost; });
+  for (size_t i = 0; i < candidates.size() && i < 64; ++i) {
+    Config moved = config;
+    moved.layout = candidates[i].layout;
+    moved.training.micro_batch = candidates[i].micro_batch;
+    if (has_errors(validate(moved))) continue;
+    repair.config = moved;
+    repair.reason = first_layout_error->message;
+    const Layout& to = moved.layout;
+    const std::pair<const char*, std::pair<int64_t, int64_t>> fields[] = {
+        {"tp", {from.tp, to.tp}}, {"pp", {from.pp, to.pp}}, {"cp", {from.cp, to.cp}}, {"vpp", {from.vpp, to.vpp}},
+        {"zero", {from.zero, to.zero}}, {"micro_batch", {t.micro_batch, moved.training.micro_batch}},
+        {"dp", {from.dp, to.dp}}};
+    for (const auto& [field, values] : fields)
+      if (values.first != values.second) repair.changes.push_back({field, values.first, values.second});
+    break;
+  }
+  return repair;
+}
+
+}  // namespace meshfit

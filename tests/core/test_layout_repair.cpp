@@ -1,0 +1,68 @@
+// test_layout_repair.cpp — nearest_valid_layout: a broken layout moves to a valid one, the fewest
+// dimensions move, pins hold, and a config that no layout can fix stays as typed.
+#include <doctest/doctest.h>
+
+#include "fixtures.h"
+#include "search/layout_repair.h"
+#include "spec/validate.h"
+
+using namespace meshfit;
+using namespace meshfit_test;
+
+TEST_CASE("a valid config is left alone") {
+  const Config config = preset_config("llama3-70b", 64, 8, 4);
+  const LayoutRepair repair = nearest_valid_layout(config);
+  CHECK_FALSE(repair.moved());
+  CHECK(repair.summary().empty());
+}
+
+TEST_CASE("one GPU: tp and pp fall to 1 and the line says why") {
+  Config config = preset_config("llama3-70b", 64, 8, 4);
+  config.cluster.gpus = 1;
+  const LayoutRepair repair = nearest_valid_layout(config);
+  REQUIRE(repair.moved());
+  CHECK_FALSE(has_errors(validate(repair.config)));
+  CHECK(repair.config.layout.tp == 1);
+  CHECK(repair.config.layout.pp == 1);
+  CHECK(repair.summary().find("tp 8 \xE2\x86\x92 1") != std::string::npos);
+  CHECK(repair.summary().find("exceeds gpus=1") != std::string::npos);
+}
+
+TEST_CASE("a model whose heads tp does not divide moves tp only, to the nearest divisor") {
+  Config config = preset_config("llama1-30b", 64, 8, 4);  // 52 heads, 60 layers
+  const LayoutRepair repair = nearest_valid_layout(config);
+  REQUIRE(repair.moved());
+  CHECK(repair.config.layout.tp == 4);
+  CHECK(repair.config.layout.pp == 4);
+  REQUIRE(repair.changes.size() == 1);
+  CHECK(std::string(repair.changes[0].field) == "tp");
+}
+
+TEST_CASE("a pinned dimension stays when some valid layout keeps it") {
+  Config config = preset_config("llama3-70b", 64, 8, 4);
+  config.layout.pp = 16;  // tp*pp = 128 > 64 GPUs; the user just chose pp=16
+  LayoutPins pins;
+  pins.pp = true;
+  const LayoutRepair repair = nearest_valid_layout(config, pins);
+  REQUIRE(repair.moved());
+  CHECK(repair.config.layout.pp == 16);
+  CHECK(repair.config.layout.tp == 4);
+  CHECK_FALSE(has_errors(validate(repair.config)));
+}
+
+TEST_CASE("a framework without the ZeRO stage moves only the stage") {
+  Config config = preset_config("llama3-8b", 8);
+  config.training.framework = Framework::kFsdp;
+  config.layout.zero = 1;
+  const LayoutRepair repair = nearest_valid_layout(config);
+  if (framework_profile(Framework::kFsdp).offers_zero(1)) return;
+  REQUIRE(repair.moved());
+  REQUIRE(repair.changes.size() == 1);
+  CHECK(std::string(repair.changes[0].field) == "zero");
+}
+
+TEST_CASE("an error outside the layout is not the layout's to fix") {
+  Config config = preset_config("llama3-70b", 1, 8, 4);
+  config.training.seq = 0;
+  CHECK_FALSE(nearest_valid_layout(config).moved());
+}

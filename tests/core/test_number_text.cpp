@@ -1,0 +1,33 @@
+// test_number_text.cpp — parse_count_text reads what a person typed: suffixes, separators and
+// exponents accepted where the result is whole; fractions, overflow and junk refused with a sentence.
+#include <doctest/doctest.h>
+
+#include "io/number_text.h"
+
+using namespace meshfit;
+
+TEST_CASE("counts typed as people type them mean what was typed") {
+  const std::pair<const char*, int64_t> cases[] = {
+      {"8k", 8192}, {"32K", 32768}, {"1M", 1048576}, {"4,096", 4096}, {"1e4", 10000}, {" 128 ", 128},
+      {"16_384", 16384}, {"1,048,576", 1048576}, {"1.5k", 1536}, {"2.5e3", 2500}, {"0", 0}, {"-4", -4}};
+  for (const auto& [text, value] : cases) {
+    CAPTURE(text);
+    const CountText parsed = parse_count_text(text, int64_t(1) << 40);
+    REQUIRE(parsed.ok);
+    CHECK(parsed.value == value);
+  }
+}
+
+TEST_CASE("fractions, overflow and junk are refused with a message that quotes the text") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"3.7", "not a whole number"}, {"1e15", "beyond the largest"}, {"", "empty"}, {"0x10", "not a number"},
+      {"inf", "not a number"}, {"nan", "not a number"}, {"8kk", "not a number"}, {"4,09", "groups of three"},
+      {"1.0001k", "not a whole number"}, {"12,3456", "groups of three"}};
+  for (const auto& [text, why] : cases) {
+    CAPTURE(text);
+    const CountText parsed = parse_count_text(text, int64_t(1) << 25);
+    CHECK_FALSE(parsed.ok);
+    CHECK(parsed.message.find(why) != std::string::npos);
+    CHECK(parsed.message.find(std::string("\"") + text) == 0);
+  }
+}

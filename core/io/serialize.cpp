@@ -220,12 +220,6 @@ ParsedConfig parse_config(const json& object) {
   if (c.gpu.id == "custom" && c.gpu.memory_bytes <= 0 && !object.contains("gpu_memory_gib"))
     issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu_memory_gib",
                       "a custom GPU needs gpu_memory_gib (its memory capacity in GiB)."});
-  if (c.gpu.id == "custom" && c.gpu.bf16_flops <= 0 && !object.contains("gpu_bf16_tflops"))
-    issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu_bf16_tflops",
-                      "a custom GPU needs gpu_bf16_tflops (its dense BF16 tensor TFLOP/s) for the step time."});
-  if (c.gpu.id == "custom" && c.gpu.hbm_bytes_per_s <= 0 && !object.contains("gpu_hbm_tbps"))
-    issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu_hbm_tbps",
-                      "a custom GPU needs gpu_hbm_tbps (its memory bandwidth in TB/s) for the step time."});
   return parsed;
 }
 

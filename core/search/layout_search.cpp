@@ -112,6 +112,14 @@ std::vector<Issue> validate_base(const Config& base) {
         issues.push_back(issue);
     }
   }
+  // The search ranks by step time: a GPU without compute or bandwidth figures (a custom GPU given
+  // only its memory; estimate() still answers the memory question) cannot be ranked.
+  if (!(base.gpu.bf16_flops > 0))
+    issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu_bf16_tflops",
+                      "the layout search ranks by step time: give the custom GPU its dense BF16 TFLOP/s (gpu_bf16_tflops)."});
+  if (!(base.gpu.hbm_bytes_per_s > 0))
+    issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu_hbm_tbps",
+                      "the layout search ranks by step time: give the custom GPU its memory bandwidth in TB/s (gpu_hbm_tbps)."});
   return issues;
 }
 

@@ -8,6 +8,8 @@
 
 #include "memory/memory_model.h"
 #include "io/serialize.h"
+#include "api.h"
+#include "search/layout_search.h"
 #include "spec/validate.h"
 
 using namespace meshfit;
@@ -133,12 +135,24 @@ TEST_CASE("a custom GPU needs its memory") {
                "gpu_memory_gib", {"custom GPU"});
 }
 
-TEST_CASE("a custom GPU needs its compute rate and bandwidth, and every figure can be set") {
-  expect_issue(with(base(), {{"gpu", "custom"}, {"gpu_memory_gib", 64}, {"gpu_hbm_tbps", 2}}), IssueCode::kNotPositive,
-               "gpu_bf16_tflops",
-               {"custom GPU"});
-  expect_issue(with(base(), {{"gpu", "custom"}, {"gpu_memory_gib", 64}, {"gpu_bf16_tflops", 400}}), IssueCode::kNotPositive,
-               "gpu_hbm_tbps", {"custom GPU"});
+TEST_CASE("a custom GPU with only its memory gets memory but no step time, the search asks for its compute figures, and every figure can be set") {
+  const ParsedConfig memory_only = parse_config(with(base(), {{"gpu", "custom"}, {"gpu_memory_gib", 64}}));
+  REQUIRE_FALSE(has_errors(memory_only.issues));
+  const Estimate result = estimate(memory_only.config);
+  REQUIRE(result.valid());
+  CHECK(result.step.step_time_s == 0);
+  CHECK(result.step.tokens_per_s_per_gpu == 0);
+  bool warned = false;
+  for (const Issue& issue : result.memory.issues) warned |= issue.severity == Severity::kWarning && issue.field == "gpu";
+  CHECK(warned);
+  const SearchResult search = search_layouts(memory_only.config, SearchOptions{});
+  bool asks_bf16 = false, asks_hbm = false;
+  for (const Issue& issue : search.issues) {
+    asks_bf16 |= issue.severity == Severity::kError && issue.field == "gpu_bf16_tflops";
+    asks_hbm |= issue.severity == Severity::kError && issue.field == "gpu_hbm_tbps";
+  }
+  CHECK(asks_bf16);
+  CHECK(asks_hbm);
   const ParsedConfig parsed = parse_config(with(base(), {{"gpu", "custom"}, {"gpu_memory_gib", 64}, {"gpu_bf16_tflops", 400},
                                                         {"gpu_fp8_tflops", 800}, {"gpu_hbm_tbps", 2.5}, {"gpu_nvlink_gbps", 500},
                                                         {"gpu_nic_gbps", 200}, {"gpu_nvlink_domain", 4},

@@ -10,7 +10,7 @@ mode=${1:-tests}
 
 # Emscripten pulls clang/lld 14, binaryen and Node with it: the bulk of the first run.
 apt_install "Emscripten and the page's build tools (~300 MB download, 3-8 minutes, once)" \
-  cmake ninja-build python3 xz-utils nlohmann-json3-dev emscripten fonts-roboto-unhinted
+  cmake ninja-build python3 xz-utils nlohmann-json3-dev libtomlplusplus-dev emscripten fonts-roboto-unhinted
 "$root/site/fetch_imgui.sh"
 [ "$mode" = page ] && exit 0
 

@@ -8,10 +8,12 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/site/lib.sh"
 "$root/site/build.sh" tests
 # The tables against published data are part of what the tests report: print them in full
-# (memory vs memory_measured.csv, Megatron-LM throughput anchors, Hagemann ranking and memory filter).
+# (memory vs memory_measured.csv and the framework mechanisms' reference estimates, fine-tuning runs and
+# the method ranking, throughput per published run and the error bands, Megatron-LM throughput
+# anchors, Hagemann ranking and memory filter).
 phase "printing predicted vs measured tables"
 "$root/build/meshfit_core_tests" --no-version \
-  --test-case="*memory_measured*,*Megatron-LM throughput*,ranking*,memory filter*"
+  --test-case="*memory_measured*,*framework mechanisms*,finetune_measured*,fine-tuning methods*,throughput validation*,error bands*,*Megatron-LM throughput*,ranking*,memory filter*"
 phase "running the native tests (doctest suite, CLI)"
 (cd "$root/build" && ctest --output-on-failure)
 phase "running the WebAssembly tests (doctest under node, JS API vs CLI, the page in Chromium; ~2 minutes)"

@@ -10,7 +10,8 @@ TEST_CASE("counts typed as people type them mean what was typed") {
   const std::pair<const char*, int64_t> cases[] = {
       {"8k", 8192}, {"32K", 32768}, {"1M", 1048576}, {"4,096", 4096}, {"1e4", 10000}, {" 128 ", 128},
       {"16_384", 16384}, {"1,048,576", 1048576}, {"1.5k", 1536}, {"2.5e3", 2500}, {"0", 0}, {"-4", -4}};
-  for (const auto& [text, value] : cases) {
+  for (const auto& [text_binding, value] : cases) {
+    const char* text = text_binding;  // clang 14 (WASM) cannot capture a structured binding in CAPTURE
     CAPTURE(text);
     const CountText parsed = parse_count_text(text, int64_t(1) << 40);
     REQUIRE(parsed.ok);
@@ -23,7 +24,8 @@ TEST_CASE("fractions, overflow and junk are refused with a message that quotes t
       {"3.7", "not a whole number"}, {"1e15", "beyond the largest"}, {"", "empty"}, {"0x10", "not a number"},
       {"inf", "not a number"}, {"nan", "not a number"}, {"8kk", "not a number"}, {"4,09", "groups of three"},
       {"1.0001k", "not a whole number"}, {"12,3456", "groups of three"}};
-  for (const auto& [text, why] : cases) {
+  for (const auto& [text_binding, why] : cases) {
+    const char* text = text_binding;  // clang 14 (WASM) cannot capture a structured binding in CAPTURE
     CAPTURE(text);
     const CountText parsed = parse_count_text(text, int64_t(1) << 25);
     CHECK_FALSE(parsed.ok);

@@ -2,6 +2,7 @@
 #include "api.h"
 
 #include "import_export.h"
+#include "json_text.h"
 #include "layout_search.h"
 #include "memory_model.h"
 #include "perf_model.h"
@@ -81,6 +82,18 @@ json run_search(json input, const json& options) {
   json out = search_result_to_json(result);
   if (result.valid()) out["capacity_bytes"] = parsed.config.gpu.memory_bytes;
   return with_status(out, issues);
+}
+
+std::optional<json> read_input_text(const std::string& text, const std::string& field, std::vector<Issue>& issues) {
+  std::optional<json> value = parse_json_text(text, field, issues);
+  if (has_errors(issues)) return std::nullopt;
+  return value;
+}
+
+json failed_call(const std::vector<Issue>& issues) { return with_status(json::object(), issues); }
+
+std::string write_output_text(const json& out, int indent) {
+  return out.dump(indent, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
 }
 
 json run_presets() { return with_status(presets_to_json(), {}); }

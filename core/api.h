@@ -3,9 +3,13 @@
 // schema of serialize.h; results carry {"ok": bool, "issues": [...]} and never throw.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "issue.h"
 
 namespace meshfit {
 
@@ -21,5 +25,15 @@ nlohmann::json run_presets();
 nlohmann::json run_parse_hf_config(const std::string& text);
 nlohmann::json run_encode_state(nlohmann::json input);
 nlohmann::json run_decode_state(const std::string& state);
+
+// [SECTION] Text edges (the JS API's JSON text, the CLI's --config file)
+// JSON text in: read with parse_json_text (size, depth, key count, UTF-8, duplicate keys); nullopt
+// after any error, the issues saying why.
+std::optional<nlohmann::json> read_input_text(const std::string& text, const std::string& field,
+                                              std::vector<Issue>& issues);
+// {"ok": false, "issues": [...]}: the result of a call whose input could not be read.
+nlohmann::json failed_call(const std::vector<Issue>& issues);
+// JSON text out; never throws (any invalid UTF-8 that slipped into a string is replaced by U+FFFD).
+std::string write_output_text(const nlohmann::json& out, int indent = -1);
 
 }  // namespace meshfit

@@ -31,6 +31,12 @@ const char* to_string(IssueCode code) {
     case IssueCode::kPrecisionUnsupported: return "precision_unsupported";
     case IssueCode::kThresholdOutOfRange: return "threshold_out_of_range";
     case IssueCode::kGpusPerNodeMismatch: return "gpus_per_node_mismatch";
+    case IssueCode::kInvalidText: return "invalid_text";
+    case IssueCode::kInputTooLarge: return "input_too_large";
+    case IssueCode::kDuplicateKey: return "duplicate_key";
+    case IssueCode::kMalformedJson: return "malformed_json";
+    case IssueCode::kStateVersion: return "state_version";
+    case IssueCode::kSearchCutShort: return "search_cut_short";
   }
   return "?";
 }

@@ -34,6 +34,12 @@ enum class IssueCode {
   kPrecisionUnsupported,    // fp8 on a GPU without FP8 tensor cores
   kThresholdOutOfRange,     // headroom threshold not in (0, 1]
   kGpusPerNodeMismatch,     // warning: gpus not a multiple of gpus_per_node
+  kInvalidText,             // text that is not valid UTF-8 (or not a number where one is required)
+  kInputTooLarge,           // text length, JSON nesting depth or key count over its limit (limits.h)
+  kDuplicateKey,            // the same key twice in one JSON object or state
+  kMalformedJson,           // a JSON text that does not parse (the parser's message quoted)
+  kStateVersion,            // a state's v= is not exactly a supported version number
+  kSearchCutShort,          // warning: the search stopped at its work budget before the end
 };
 
 enum class Severity { kError, kWarning };

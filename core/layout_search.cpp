@@ -5,6 +5,7 @@
 #include "layout_search.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string_view>
 
 #include "validate.h"
@@ -154,134 +155,248 @@ std::vector<Issue> validate_base(const Config& base) {
 
 }  // namespace
 
-SearchResult search_layouts(const Config& base, const SearchOptions& options) {
-  SearchResult result;
-  result.issues = validate_base(base);
-  if (!result.valid()) return result;
-  Collector collect(options, result);
-
-  const ModelSpec& model = base.model;
+LayoutSearch::LayoutSearch(const Config& base, const SearchOptions& options) : config_(base), options_(options) {
+  result_.issues = validate_base(base);
+  if (!result_.valid()) {
+    done_ = true;
+    return;
+  }
   const TrainingSpec& training = base.training;
-  const int64_t gpus = base.cluster.gpus;
-  const double capacity = base.gpu.memory_bytes;
-
-  std::vector<int64_t> zero_options;
   for (int64_t zero = 0; zero <= 3; ++zero) {
     const bool offered = training.framework == Framework::kMegatron ? zero <= 1
                          : training.framework == Framework::kFsdp   ? zero != 1
                                                                     : true;
-    if (offered && options.zero[size_t(zero)]) zero_options.push_back(zero);
+    if (offered && options.zero[size_t(zero)]) zero_options_.push_back(zero);
   }
   // Smallest-memory first, so that the first member of a subtree bounds the rest.
-  std::vector<Recompute> recompute_options;
   for (Recompute recompute : {Recompute::kFull, Recompute::kSelective, Recompute::kNone})
-    if (options.recompute[size_t(recompute)]) recompute_options.push_back(recompute);
-  const std::vector<int64_t> micro_batches = divisors_in(training.global_batch, options.micro_batch);
+    if (options.recompute[size_t(recompute)]) recompute_options_.push_back(recompute);
+  micro_batches_ = divisors_in(training.global_batch, options.micro_batch);
+  tps_ = divisors_in(base.cluster.gpus, options.tp);
+}
 
-  Config config = base;  // the one working config, mutated per candidate
-  for (int64_t tp : divisors_in(gpus, options.tp)) {
-    for (int64_t pp : divisors_in(gpus / tp, options.pp)) {
-      for (int64_t cp : divisors_in(gpus / (tp * pp), options.cp)) {
-        const int64_t dp = gpus / (tp * pp * cp);
-        if (!options.dp.contains(dp)) continue;
-        std::vector<int64_t> vpps;
-        for (int64_t vpp = options.vpp.min; vpp <= std::min(options.vpp.max, model.layers); ++vpp)
-          if (vpp == 1 || pp > 1) vpps.push_back(vpp);
-        const std::vector<bool> sp_options =
-            tp == 1 ? std::vector<bool>{false}
-            : options.sp == SpChoice::kOn  ? std::vector<bool>{true}
-            : options.sp == SpChoice::kOff ? std::vector<bool>{false}
-                                           : std::vector<bool>{true, false};
-        const int64_t per_mb = int64_t(recompute_options.size() * sp_options.size());
-        const int64_t per_zero = int64_t(micro_batches.size()) * per_mb;
-        const int64_t per_vpp = int64_t(zero_options.size()) * per_zero;
-        const int64_t per_mesh = int64_t(vpps.size()) * per_vpp;
-        if (per_mesh == 0) continue;
+double LayoutSearch::progress() const {
+  if (done_) return 1.0;
+  if (tps_.empty() || !started_) return 0.0;
+  double fraction = 0.0, scale = 1.0 / double(tps_.size());
+  fraction += double(ti_) * scale;
+  if (!pps_.empty()) {
+    scale /= double(pps_.size());
+    fraction += double(pi_) * scale;
+    if (!cps_.empty()) fraction += double(ci_) * scale / double(cps_.size());
+  }
+  return std::min(fraction, 1.0);
+}
 
-        // Structural rules of the mesh, in validate()'s order.
-        if (model.heads % tp != 0) { collect.reject(RejectReason::kTpNotDivideHeads, per_mesh); continue; }
-        if (model.kv_heads % tp != 0) { collect.reject(RejectReason::kTpNotDivideKvHeads, per_mesh); continue; }
-        if (model.ffn % tp != 0) { collect.reject(RejectReason::kTpNotDivideFfn, per_mesh); continue; }
-        if (cp > 1 && training.seq % (2 * cp) != 0) { collect.reject(RejectReason::kCpNotDivideSeq, per_mesh); continue; }
+void LayoutSearch::load_pp() {
+  pps_ = ti_ < tps_.size() ? divisors_in(config_.cluster.gpus / tps_[ti_], options_.pp) : std::vector<int64_t>{};
+  pi_ = 0;
+  load_cp();
+}
 
-        for (int64_t vpp : vpps) {
-          Layout& layout = config.layout;
-          layout = Layout{dp, tp, pp, cp, vpp, 0, 0, 0};
-          if (pp * vpp > model.layers) { collect.reject(RejectReason::kPpExceedsLayers, per_vpp); continue; }
-          // FSDP/DeepSpeed spread uneven plain pipelines themselves; otherwise choose the split.
-          const bool needs_split = vpp > 1 || training.framework == Framework::kMegatron;
-          if (needs_split && !uneven_split(model.layers, pp * vpp, layout)) {
-            collect.reject(vpp > 1 ? RejectReason::kVppNotDivideLayers : RejectReason::kPpNotDivideLayers, per_vpp);
-            continue;
+void LayoutSearch::load_cp() {
+  cps_ = pi_ < pps_.size() ? divisors_in(config_.cluster.gpus / (tps_[ti_] * pps_[pi_]), options_.cp)
+                           : std::vector<int64_t>{};
+  ci_ = 0;
+}
+
+bool LayoutSearch::next_mesh() {
+  const ModelSpec& model = config_.model;
+  const TrainingSpec& training = config_.training;
+  // Advance the cursor (tp outer, then pp, then cp) to the next triple.
+  if (!started_) {
+    started_ = true;
+    ti_ = 0;
+    load_pp();
+  } else {
+    ++ci_;
+  }
+  for (;;) {
+    if (ti_ >= tps_.size()) return false;
+    if (pi_ < pps_.size() && ci_ < cps_.size()) break;
+    if (pi_ < pps_.size()) {
+      ++pi_;
+      load_cp();
+    } else {
+      ++ti_;
+      load_pp();
+    }
+  }
+  ++result_.work;
+  const int64_t gpus = config_.cluster.gpus;
+  const int64_t tp = tps_[ti_], pp = pps_[pi_], cp = cps_[ci_];
+  const int64_t dp = gpus / (tp * pp * cp);
+  in_mesh_ = false;
+  if (!options_.dp.contains(dp)) return true;
+  vpps_.clear();
+  for (int64_t vpp = options_.vpp.min; vpp <= std::min(options_.vpp.max, model.layers); ++vpp)
+    if (vpp == 1 || pp > 1) vpps_.push_back(vpp);
+  sp_options_ = tp == 1 ? std::vector<bool>{false}
+                : options_.sp == SpChoice::kOn  ? std::vector<bool>{true}
+                : options_.sp == SpChoice::kOff ? std::vector<bool>{false}
+                                                : std::vector<bool>{true, false};
+  per_mb_ = int64_t(recompute_options_.size() * sp_options_.size());
+  const int64_t per_zero = int64_t(micro_batches_.size()) * per_mb_;
+  per_vpp_ = int64_t(zero_options_.size()) * per_zero;
+  const int64_t per_mesh = int64_t(vpps_.size()) * per_vpp_;
+  if (per_mesh == 0) return true;
+
+  // Structural rules of the mesh, in validate()'s order.
+  Collector collect(options_, result_);
+  if (model.heads % tp != 0) { collect.reject(RejectReason::kTpNotDivideHeads, per_mesh); return true; }
+  if (model.kv_heads % tp != 0) { collect.reject(RejectReason::kTpNotDivideKvHeads, per_mesh); return true; }
+  if (model.ffn % tp != 0) { collect.reject(RejectReason::kTpNotDivideFfn, per_mesh); return true; }
+  if (cp > 1 && training.seq % (2 * cp) != 0) { collect.reject(RejectReason::kCpNotDivideSeq, per_mesh); return true; }
+  in_mesh_ = true;
+  in_vpp_ = false;
+  vi_ = zi_ = 0;
+  return true;
+}
+
+bool LayoutSearch::enter_vpp() {
+  const ModelSpec& model = config_.model;
+  const int64_t gpus = config_.cluster.gpus;
+  const int64_t tp = tps_[ti_], pp = pps_[pi_], cp = cps_[ci_], vpp = vpps_[vi_];
+  ++result_.work;
+  Collector collect(options_, result_);
+  Layout& layout = config_.layout;
+  layout = Layout{gpus / (tp * pp * cp), tp, pp, cp, vpp, 0, 0, 0};
+  if (pp * vpp > model.layers) { collect.reject(RejectReason::kPpExceedsLayers, per_vpp_); return false; }
+  // FSDP/DeepSpeed spread uneven plain pipelines themselves; otherwise choose the split.
+  const bool needs_split = vpp > 1 || config_.training.framework == Framework::kMegatron;
+  if (needs_split && !uneven_split(model.layers, pp * vpp, layout)) {
+    collect.reject(vpp > 1 ? RejectReason::kVppNotDivideLayers : RejectReason::kPpNotDivideLayers, per_vpp_);
+    return false;
+  }
+  return true;
+}
+
+void LayoutSearch::run_zero_node() {
+  Collector collect(options_, result_);
+  Config& config = config_;
+  const TrainingSpec& training = config.training;
+  Layout& layout = config.layout;
+  const int64_t dp = layout.dp, pp = layout.pp, vpp = layout.vpp;
+  const double capacity = config.gpu.memory_bytes;
+  const int64_t per_mb = per_mb_;
+  const std::vector<Recompute>& recompute_options = recompute_options_;
+  const std::vector<bool>& sp_options = sp_options_;
+  layout.zero = zero_options_[zi_];
+  bool subtree_out_of_memory = false;
+  RejectReason subtree_reason = RejectReason::kOutOfMemoryOnlyStage;
+  for (int64_t micro_batch : micro_batches_) {
+    if (training.global_batch % (dp * micro_batch) != 0) { collect.reject(RejectReason::kBatchNotDivisible, per_mb); continue; }
+    const int64_t microbatches = training.global_batch / (dp * micro_batch);
+    if (vpp > 1 && training.framework == Framework::kMegatron && microbatches % pp != 0) {
+      collect.reject(RejectReason::kVppMicrobatches, per_mb);
+      continue;
+    }
+    if (subtree_out_of_memory) { collect.reject(subtree_reason, per_mb); continue; }
+    config.training.micro_batch = micro_batch;
+    for (size_t r = 0; r < recompute_options.size(); ++r) {
+      config.training.recompute = recompute_options[r];
+      for (size_t s = 0; s < sp_options.size(); ++s) {
+        config.training.sp = sp_options[s];
+        const MemoryPlan plan = plan_memory(config);
+        const RankMemory worst = worst_stage_memory(config, plan);
+        ++result_.memory_evaluations;
+        ++result_.work;
+        LayoutCandidate candidate;
+        candidate.layout = layout;
+        candidate.micro_batch = micro_batch;
+        candidate.recompute = recompute_options[r];
+        candidate.sp = sp_options[s];
+        candidate.peak_allocated_bytes = worst.peak_allocated_bytes;
+        candidate.peak_reserved_bytes = worst.peak_reserved_bytes;
+        candidate.device_bytes = worst.device_bytes;
+        candidate.worst_role = worst.role;
+        candidate.worst_stage = worst.pp_stage;
+        candidate.verdict = verdict_for(worst.device_bytes, capacity, training.headroom);
+        // Kept rejected candidates get a speed too, so a scatter can place them.
+        if (collect.keeping() && (candidate.verdict == Verdict::kOutOfMemory ||
+                                  worst.device_bytes > options_.memory_limit * capacity))
+          candidate.step = predict_step(config, plan);
+        if (candidate.verdict == Verdict::kOutOfMemory) {
+          const RejectReason reason = oom_reason(worst.role);
+          if (r == 0 && s == 0) {
+            // The smallest-memory member of this micro-batch: everything from here on
+            // (this micro-batch's other variants, larger micro-batches) is out of memory too.
+            subtree_out_of_memory = true;
+            subtree_reason = reason;
+            collect.reject(reason, per_mb);
+            collect.keep_rejected(candidate);
+            r = recompute_options.size();
+            break;
           }
-          for (int64_t zero : zero_options) {
-            layout.zero = zero;
-            bool subtree_out_of_memory = false;
-            RejectReason subtree_reason = RejectReason::kOutOfMemoryOnlyStage;
-            for (int64_t micro_batch : micro_batches) {
-              if (training.global_batch % (dp * micro_batch) != 0) { collect.reject(RejectReason::kBatchNotDivisible, per_mb); continue; }
-              const int64_t microbatches = training.global_batch / (dp * micro_batch);
-              if (vpp > 1 && training.framework == Framework::kMegatron && microbatches % pp != 0) {
-                collect.reject(RejectReason::kVppMicrobatches, per_mb);
-                continue;
-              }
-              if (subtree_out_of_memory) { collect.reject(subtree_reason, per_mb); continue; }
-              config.training.micro_batch = micro_batch;
-              for (size_t r = 0; r < recompute_options.size(); ++r) {
-                config.training.recompute = recompute_options[r];
-                for (size_t s = 0; s < sp_options.size(); ++s) {
-                  config.training.sp = sp_options[s];
-                  const MemoryPlan plan = plan_memory(config);
-                  const RankMemory worst = worst_stage_memory(config, plan);
-                  ++result.memory_evaluations;
-                  LayoutCandidate candidate;
-                  candidate.layout = layout;
-                  candidate.micro_batch = micro_batch;
-                  candidate.recompute = recompute_options[r];
-                  candidate.sp = sp_options[s];
-                  candidate.peak_allocated_bytes = worst.peak_allocated_bytes;
-                  candidate.peak_reserved_bytes = worst.peak_reserved_bytes;
-                  candidate.device_bytes = worst.device_bytes;
-                  candidate.worst_role = worst.role;
-                  candidate.worst_stage = worst.pp_stage;
-                  candidate.verdict = verdict_for(worst.device_bytes, capacity, training.headroom);
-                  // Kept rejected candidates get a speed too, so a scatter can place them.
-                  if (collect.keeping() && (candidate.verdict == Verdict::kOutOfMemory ||
-                                            worst.device_bytes > options.memory_limit * capacity))
-                    candidate.step = predict_step(config, plan);
-                  if (candidate.verdict == Verdict::kOutOfMemory) {
-                    const RejectReason reason = oom_reason(worst.role);
-                    if (r == 0 && s == 0) {
-                      // The smallest-memory member of this micro-batch: everything from here on
-                      // (this micro-batch's other variants, larger micro-batches) is out of memory too.
-                      subtree_out_of_memory = true;
-                      subtree_reason = reason;
-                      collect.reject(reason, per_mb);
-                      collect.keep_rejected(candidate);
-                      r = recompute_options.size();
-                      break;
-                    }
-                    collect.reject(reason);
-                    collect.keep_rejected(candidate);
-                    continue;
-                  }
-                  if (worst.device_bytes > options.memory_limit * capacity) {
-                    collect.reject(RejectReason::kOverMemoryLimit);
-                    collect.keep_rejected(candidate);
-                    continue;
-                  }
-                  candidate.feasible = true;
-                  candidate.step = predict_step(config, plan);
-                  collect.add(candidate);
-                }
-              }
-            }
-          }
+          collect.reject(reason);
+          collect.keep_rejected(candidate);
+          continue;
         }
+        if (worst.device_bytes > options_.memory_limit * capacity) {
+          collect.reject(RejectReason::kOverMemoryLimit);
+          collect.keep_rejected(candidate);
+          continue;
+        }
+        candidate.feasible = true;
+        candidate.step = predict_step(config, plan);
+        collect.add(candidate);
       }
     }
   }
-  return result;
+}
+
+bool LayoutSearch::advance(int64_t work) {
+  const int64_t stop = result_.work + std::max<int64_t>(work, 1);
+  while (!done_ && result_.work < stop) {
+    if (result_.work >= options_.budget) {
+      finish(false);
+      break;
+    }
+    if (!in_mesh_) {
+      if (!next_mesh()) finish(true);
+      continue;
+    }
+    if (vi_ >= vpps_.size()) {
+      in_mesh_ = false;
+      continue;
+    }
+    if (!in_vpp_) {
+      if (!enter_vpp()) {
+        ++vi_;
+        continue;
+      }
+      in_vpp_ = true;
+      zi_ = 0;
+    }
+    if (zi_ < zero_options_.size()) run_zero_node();
+    if (++zi_ >= zero_options_.size()) {
+      in_vpp_ = false;
+      ++vi_;
+    }
+  }
+  return done_;
+}
+
+void LayoutSearch::finish(bool complete) {
+  char visited[16];
+  std::snprintf(visited, sizeof visited, "%.1f", 100.0 * progress());
+  done_ = true;
+  result_.complete = complete;
+  if (!complete)
+    result_.issues.push_back(
+        {IssueCode::kSearchCutShort, Severity::kWarning, "budget",
+         "the search stopped at its budget of " + std::to_string(options_.budget) +
+             " work units (layout meshes visited plus memory evaluations) with " +
+             visited +
+             "% of the layout meshes visited: the layouts listed are the best found so far. Pin or bound "
+             "dimensions (tp, pp, max_vpp, ...) or raise the budget for a complete search."});
+}
+
+SearchResult search_layouts(const Config& base, const SearchOptions& options) {
+  LayoutSearch search(base, options);
+  while (!search.advance(kMaxSearchBudget)) {
+  }
+  return search.take_result();
 }
 
 }  // namespace meshfit

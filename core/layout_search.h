@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "issue.h"
+#include "limits.h"
 #include "memory_model.h"
 #include "perf_model.h"
 
@@ -36,6 +37,7 @@ struct SearchOptions {
   double memory_limit = 1.0;         // feasible if the worst rank's device bytes <= this * capacity
   int64_t top_k = 10;
   int64_t keep_all_max = 0;          // > 0: also return up to this many evaluated candidates (scatter plots)
+  int64_t budget = kDefaultSearchBudget;  // work units (limits.h) after which the search stops, cut short
 };
 
 enum class RejectReason {
@@ -81,11 +83,50 @@ struct SearchResult {
   std::vector<LayoutCandidate> top;     // best first, at most top_k
   std::vector<LayoutCandidate> pareto;  // ascending memory, each faster than all with less memory
   std::vector<LayoutCandidate> all;     // up to keep_all_max evaluated candidates, when asked
+  int64_t work = 0;                 // work units spent (limits.h: meshes and vpp nodes visited + memory evaluations)
+  bool complete = true;             // false: stopped at the budget (a search_cut_short warning says so)
   bool valid() const { return !has_errors(issues); }
 };
 
+// The search as a state machine that runs in slices, so that a page can spread it over frames:
+//   LayoutSearch search(config, options);
+//   while (!search.done()) search.advance(20000);  // one slice per frame; result() grows
 // The base config supplies model, GPU, cluster and training inputs; its layout, micro-batch,
 // recompute and SP are ignored (pin them through the options).
+class LayoutSearch {
+ public:
+  LayoutSearch(const Config& base, const SearchOptions& options);
+  // Spends about `work` more units, a (mesh, vpp, ZeRO) node at a time (so it may overshoot by
+  // one node: at most micro-batches x 6 memory evaluations); stops for good at options.budget.
+  // Returns done().
+  bool advance(int64_t work);
+  bool done() const { return done_; }
+  double progress() const;                         // fraction of the layout meshes visited, 0..1
+  const SearchResult& result() const { return result_; }
+  SearchResult take_result() { return std::move(result_); }
+
+ private:
+  bool next_mesh();        // moves to the next (tp, pp, cp) that passes the mesh rules
+  void load_pp();          // pp divisors for the current tp
+  void load_cp();          // cp divisors for the current tp, pp
+  bool enter_vpp();        // sets up the current vpp node; false if its rules reject it
+  void run_zero_node();    // every micro-batch x recompute x SP under the current (mesh, vpp, zero)
+  void finish(bool complete);
+
+  Config config_;          // the one working config, mutated per candidate
+  SearchOptions options_;
+  SearchResult result_;
+  bool done_ = false;
+  std::vector<int64_t> zero_options_, micro_batches_;
+  std::vector<Recompute> recompute_options_;
+  std::vector<int64_t> tps_, pps_, cps_, vpps_;  // the cursor: tps_[ti_], pps_[pi_], cps_[ci_], vpps_[vi_]
+  size_t ti_ = 0, pi_ = 0, ci_ = 0, vi_ = 0, zi_ = 0;
+  bool started_ = false, in_mesh_ = false, in_vpp_ = false;
+  std::vector<bool> sp_options_;
+  int64_t per_mb_ = 0, per_vpp_ = 0;
+};
+
+// Runs a LayoutSearch to its end or its budget.
 SearchResult search_layouts(const Config& base, const SearchOptions& options);
 
 }  // namespace meshfit

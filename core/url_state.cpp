@@ -3,6 +3,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
+
+#include "limits.h"
+#include "text.h"
 
 namespace meshfit {
 
@@ -112,11 +116,32 @@ std::string encode_state(const Config& config) {
   return out;
 }
 
+namespace {
+
+// v= exactly: decimal digits without sign, space or leading zero, and a version this build knows.
+int parse_version(const std::string& text) {
+  if (text.empty() || text.size() > 6 || text[0] == '0') return 0;
+  for (char c : text)
+    if (c < '0' || c > '9') return 0;
+  return std::atoi(text.c_str());
+}
+
+}  // namespace
+
 json state_to_object(const std::string& state, std::vector<Issue>& issues) {
   json object = json::object();
+  if (state.size() > kMaxStateBytes) {
+    issues.push_back({IssueCode::kInputTooLarge, Severity::kError, "state",
+                      "the state is refused: " + std::to_string(state.size()) + " bytes exceed the limit of " +
+                          std::to_string(kMaxStateBytes) + " bytes."});
+    return object;
+  }
   std::string text = state;
   if (!text.empty() && (text[0] == '#' || text[0] == '?')) text.erase(0, 1);
   int version = 0;
+  bool version_given = false;
+  std::set<std::string> seen;
+  size_t pairs = 0;
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find('&', start);
@@ -124,27 +149,48 @@ json state_to_object(const std::string& state, std::vector<Issue>& issues) {
     const std::string pair = text.substr(start, end - start);
     start = end + 1;
     if (pair.empty()) continue;
+    if (++pairs > kMaxStateKeys) {
+      issues.push_back({IssueCode::kInputTooLarge, Severity::kError, "state",
+                        "the state is refused: it has more than " + std::to_string(kMaxStateKeys) +
+                            " key=value pairs (the limit)."});
+      return json::object();
+    }
     const size_t equals = pair.find('=');
     std::string key, value;
     if (equals == std::string::npos || !percent_decode(pair.substr(0, equals), key) ||
         !percent_decode(pair.substr(equals + 1), value)) {
       issues.push_back({IssueCode::kUnknownField, Severity::kError, "state",
-                        "\"" + pair + "\" is not a key=value pair of a meshfit state."});
+                        quote_text(pair) + " is not a key=value pair of a meshfit state."});
+      continue;
+    }
+    if (!is_valid_utf8(key) || !is_valid_utf8(value)) {
+      issues.push_back({IssueCode::kInvalidText, Severity::kError, is_valid_utf8(key) ? field_name(key) : "state",
+                        "the state pair " + quote_text(pair) + " is not valid UTF-8 text once decoded."});
+      continue;
+    }
+    if (!seen.insert(field_name(key)).second) {
+      issues.push_back({IssueCode::kDuplicateKey, Severity::kError, field_name(key),
+                        "the key " + quote_text(key) + " appears twice in the state; give each field once."});
       continue;
     }
     if (key == "v") {
-      version = std::atoi(value.c_str());
+      version_given = true;
+      version = parse_version(value);
+      if (version > kStateVersion)
+        issues.push_back({IssueCode::kStateVersion, Severity::kError, "v",
+                          "state version " + std::to_string(version) + " is newer than this meshfit (" +
+                              std::to_string(kStateVersion) + "): open the link in a newer version."});
+      else if (version == 0)
+        issues.push_back({IssueCode::kStateVersion, Severity::kError, "v",
+                          "state version " + quote_text(value) + " is not a version number (1 to " +
+                              std::to_string(kStateVersion) + ", digits only)."});
       continue;
     }
     object[field_name(key)] = value_from_text(value);
   }
-  if (version == 0) {
+  if (!version_given) {
     issues.push_back({IssueCode::kUnknownField, Severity::kWarning, "v",
                       "the state has no version (v=1 assumed)."});
-  } else if (version > kStateVersion) {
-    issues.push_back({IssueCode::kOutOfRange, Severity::kError, "v",
-                      "state version " + std::to_string(version) + " is newer than this meshfit (" +
-                          std::to_string(kStateVersion) + "): open the link in a newer version."});
   }
   // Version 1 is the current schema; a future version 2 decoder maps old keys here.
   return object;

@@ -3,6 +3,8 @@
 #include "validate.h"
 
 #include <cmath>
+
+#include "checked.h"
 #include <string>
 
 namespace meshfit {
@@ -151,15 +153,21 @@ std::vector<Issue> validate(const Config& config) {
   if (pp_ok && vpp_ok && layers_ok) {
     const int64_t chunks = l.pp * l.vpp;
     const bool explicit_split = l.pp_first_stage_layers > 0 || l.pp_last_stage_layers > 0;
+    // Checked: each count is a user input, and a wrapped sum must not look like a valid split.
+    const std::optional<int64_t> fixed_sum = checked_add(l.pp_first_stage_layers, l.pp_last_stage_layers);
     if (l.pp_first_stage_layers < 0 || l.pp_last_stage_layers < 0) {
       check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
                   "pp_first_stage_layers and pp_last_stage_layers must be 0 (even split) or positive.");
+    } else if (!fixed_sum || l.pp_first_stage_layers > m.layers || l.pp_last_stage_layers > m.layers) {
+      check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
+                  "first/last stage layers " + to_string(l.pp_first_stage_layers) + "+" +
+                      to_string(l.pp_last_stage_layers) + " exceed the model's " + to_string(m.layers) + " layers.");
     } else if (chunks > m.layers) {
       check.error(IssueCode::kPpExceedsLayers, l.vpp > 1 ? "vpp" : "pp",
                   "pp*vpp = " + to_string(chunks) + " pipeline chunks exceed " + to_string(m.layers) +
                       " layers: some stage would hold no layer.");
     } else if (explicit_split) {
-      const int64_t fixed = l.pp_first_stage_layers + l.pp_last_stage_layers;
+      const int64_t fixed = *fixed_sum;
       const int64_t fixed_chunks = (l.pp_first_stage_layers > 0) + (l.pp_last_stage_layers > 0);
       const int64_t rest_chunks = chunks - fixed_chunks;
       if (l.pp == 1) {

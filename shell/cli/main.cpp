@@ -10,8 +10,10 @@
 #include <string>
 
 #include "api.h"
+#include "limits.h"
 #include "memory_model.h"
 #include "serialize.h"
+#include "text.h"
 #include "units.h"
 
 namespace {
@@ -74,6 +76,7 @@ void add_input_flags(CLI::App& command, Inputs& in) {
       {"max-micro-batch", "search: largest micro-batch (default 16)"},
       {"memory-limit", "search: feasible if the worst rank uses at most this fraction of capacity (default 1)"},
       {"top", "search: layouts to list (default 10)"},
+      {"budget", "search: work units (meshes visited + memory evaluations) before it stops, cut short (default 2000000)"},
   };
   for (const auto& [flag, help] : search_options) {
     if (!in.search) break;
@@ -107,29 +110,57 @@ void add_input_flags(CLI::App& command, Inputs& in) {
   }
 }
 
-// File first, then flags over it. Returns false (after printing why) if the file is unusable.
-bool gather_config(const Inputs& in, json& object) {
+void print_issues(const json& issues);
+
+// File first, then flags over it. Returns 0, or the exit status after printing why: 1 for an
+// unreadable file, 2 for text that is not a valid config (malformed, too large, not UTF-8).
+int gather_config(const Inputs& in, json& object) {
   object = json::object();
+  std::vector<meshfit::Issue> issues;
   if (!in.config_file.empty()) {
-    std::ifstream file(in.config_file);
+    std::ifstream file(in.config_file, std::ios::binary);
     if (!file) {
       std::cerr << "meshfit: cannot read --config " << in.config_file << "\n";
-      return false;
+      return 1;
     }
-    std::stringstream text;
-    text << file.rdbuf();
-    object = json::parse(text.str(), nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
-    if (object.is_discarded() || !object.is_object()) {
-      std::cerr << "meshfit: --config " << in.config_file << " is not a JSON object\n";
-      return false;
+    // Read at most one byte past the limit: a larger file is refused without reading it all.
+    std::string text(meshfit::kMaxJsonBytes + 1, '\0');
+    file.read(text.data(), std::streamsize(text.size()));
+    text.resize(size_t(file.gcount()));
+    if (std::optional<json> parsed = meshfit::read_input_text(text, "--config " + in.config_file, issues)) {
+      if (parsed->is_object()) {
+        object = std::move(*parsed);
+      } else {
+        issues.push_back({meshfit::IssueCode::kMalformedJson, meshfit::Severity::kError, "config",
+                          "--config " + meshfit::quote_text(in.config_file) + " is not a JSON object of fields."});
+      }
     }
   }
-  if (!in.state.empty() && !object.contains("state")) object["state"] = in.state;
+  const auto check_text = [&](const std::string& key, const std::string& text, size_t limit) {
+    if (text.size() > limit) {
+      issues.push_back({meshfit::IssueCode::kInputTooLarge, meshfit::Severity::kError, key,
+                        key + " is refused: " + std::to_string(text.size()) + " bytes exceed the limit of " +
+                            std::to_string(limit) + " bytes."});
+      return false;
+    }
+    if (!meshfit::is_valid_utf8(text)) {
+      issues.push_back({meshfit::IssueCode::kInvalidText, meshfit::Severity::kError, key,
+                        key + " is not valid UTF-8 text: " + meshfit::quote_text(text) + "."});
+      return false;
+    }
+    return true;
+  };
+  if (!in.state.empty() && !object.contains("state") && check_text("state", in.state, meshfit::kMaxStateBytes))
+    object["state"] = in.state;
   for (const auto& [key, text] : in.values)
-    if (!text.empty()) object[key] = meshfit::value_from_text(text);
+    if (!text.empty() && check_text(key, text, meshfit::kMaxFlagBytes)) object[key] = meshfit::value_from_text(text);
   for (const auto& [key, value] : in.switches)
     if (value >= 0) object[key] = value == 1;
-  return true;
+  if (!meshfit::has_errors(issues)) return 0;
+  const json out = meshfit::failed_call(issues);
+  if (in.json_output) std::cout << meshfit::write_output_text(out, 2) << "\n";
+  print_issues(out["issues"]);
+  return kExitInvalid;
 }
 
 void print_issues(const json& issues) {
@@ -199,10 +230,11 @@ std::string layout_label(const json& c) {
 
 int run_search(const Inputs& in) {
   json object;
-  if (!gather_config(in, object)) return 1;
+  if (const int status = gather_config(in, object)) return status;
   if (in.print_state) {
     json base = object;
-    for (const char* key : {"max_dp", "max_tp", "max_pp", "max_cp", "max_vpp", "max_micro_batch", "memory_limit", "top"})
+    for (const char* key :
+         {"max_dp", "max_tp", "max_pp", "max_cp", "max_vpp", "max_micro_batch", "memory_limit", "top", "budget"})
       base.erase(key);
     const json encoded = meshfit::run_encode_state(base);
     if (encoded["ok"].get<bool>()) std::cout << encoded["state"].get<std::string>() << "\n";
@@ -210,9 +242,10 @@ int run_search(const Inputs& in) {
   const json out = meshfit::run_search(object, json::object());
   const bool ok = out["ok"].get<bool>();
   if (in.json_output) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << meshfit::write_output_text(out, 2) << "\n";
   } else if (ok) {
-    std::printf("%lld layouts evaluated, %lld feasible\n", out["evaluated"].get<long long>(), out["feasible"].get<long long>());
+    std::printf("%lld layouts evaluated, %lld feasible%s\n", out["evaluated"].get<long long>(),
+                out["feasible"].get<long long>(), out["complete"].get<bool>() ? "" : " (cut short at the budget)");
     for (const auto& [reason, count] : out["rejected"].items())
       std::printf("  rejected %-24s %lld\n", reason.c_str(), count.get<long long>());
     std::printf("\n%-4s %-70s %9s %10s %6s %7s %7s %7s\n", "rank", "layout", "mem GiB", "tok/s/GPU", "MFU", "bubble",
@@ -233,11 +266,11 @@ int run_search(const Inputs& in) {
 
 int run_estimate(const Inputs& in) {
   json object;
-  if (!gather_config(in, object)) return 1;
+  if (const int status = gather_config(in, object)) return status;
   const json out = meshfit::run_estimate(object);
   const bool ok = out["ok"].get<bool>();
   if (in.print_state && ok) std::cout << out["state"].get<std::string>() << "\n";
-  if (in.json_output) std::cout << out.dump(2) << "\n";
+  if (in.json_output) std::cout << meshfit::write_output_text(out, 2) << "\n";
   else if (ok && !in.print_state) print_table(out);
   if (!in.json_output || !ok) print_issues(out["issues"]);
   return ok ? 0 : kExitInvalid;
@@ -269,7 +302,7 @@ int main(int argc, char** argv) {
   if (presets->parsed()) {
     const json all = meshfit::run_presets();
     if (presets_json) {
-      std::cout << all.dump(2) << "\n";
+      std::cout << meshfit::write_output_text(all, 2) << "\n";
     } else {
       std::printf("models:\n");
       for (const json& m : all["models"])

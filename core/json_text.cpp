@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "limits.h"
+#include "input_limits.h"
 #include "text.h"
 
 namespace meshfit {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "structure.h"
 #include "validate.h"
 
 namespace meshfit {
@@ -51,25 +52,6 @@ RejectReason oom_reason(const char* role) {
   if (r == "last") return RejectReason::kOutOfMemoryLastStage;
   if (r == "middle") return RejectReason::kOutOfMemoryMiddleStage;
   return RejectReason::kOutOfMemoryOnlyStage;
-}
-
-// Pipeline chunks (pp * vpp virtual stages) that do not divide the layers: give the first and
-// last chunk the remainder and keep the middle ones equal, as Megatron-LM requires and as Llama 3
-// 405B did (126 layers over 16 stages: 7 + 14 x 8 + 7). Returns false when no such split exists.
-bool uneven_split(int64_t layers, int64_t chunks, Layout& layout) {
-  layout.pp_first_stage_layers = layout.pp_last_stage_layers = 0;
-  if (layers % chunks == 0) return true;
-  if (chunks == 2) {
-    layout.pp_first_stage_layers = layers / 2;
-    layout.pp_last_stage_layers = layers - layers / 2;
-    return true;
-  }
-  const int64_t per_chunk = (layers + chunks - 1) / chunks;
-  const int64_t rest = layers - (chunks - 2) * per_chunk;
-  if (rest < 2) return false;
-  layout.pp_first_stage_layers = rest / 2;
-  layout.pp_last_stage_layers = rest - rest / 2;
-  return true;
 }
 
 class Collector {
@@ -138,7 +120,7 @@ class Collector {
 std::vector<Issue> validate_base(const Config& base) {
   Config neutral = base;
   neutral.layout = Layout{};
-  neutral.layout.zero = base.training.framework == Framework::kFsdp ? 3 : 1;
+  neutral.layout.zero = framework_profile(base.training.framework).default_zero;
   std::vector<Issue> issues;
   for (const Issue& issue : validate(neutral)) {
     switch (issue.code) {
@@ -162,12 +144,8 @@ LayoutSearch::LayoutSearch(const Config& base, const SearchOptions& options) : c
     return;
   }
   const TrainingSpec& training = base.training;
-  for (int64_t zero = 0; zero <= 3; ++zero) {
-    const bool offered = training.framework == Framework::kMegatron ? zero <= 1
-                         : training.framework == Framework::kFsdp   ? zero != 1
-                                                                    : true;
-    if (offered && options.zero[size_t(zero)]) zero_options_.push_back(zero);
-  }
+  for (int64_t zero : zero_choices(training.framework))
+    if (options.zero[size_t(zero)]) zero_options_.push_back(zero);
   // Smallest-memory first, so that the first member of a subtree bounds the rest.
   for (Recompute recompute : {Recompute::kFull, Recompute::kSelective, Recompute::kNone})
     if (options.recompute[size_t(recompute)]) recompute_options_.push_back(recompute);
@@ -243,10 +221,10 @@ bool LayoutSearch::next_mesh() {
 
   // Structural rules of the mesh, in validate()'s order.
   Collector collect(options_, result_);
-  if (model.heads % tp != 0) { collect.reject(RejectReason::kTpNotDivideHeads, per_mesh); return true; }
-  if (model.kv_heads % tp != 0) { collect.reject(RejectReason::kTpNotDivideKvHeads, per_mesh); return true; }
-  if (model.ffn % tp != 0) { collect.reject(RejectReason::kTpNotDivideFfn, per_mesh); return true; }
-  if (cp > 1 && training.seq % (2 * cp) != 0) { collect.reject(RejectReason::kCpNotDivideSeq, per_mesh); return true; }
+  if (!tp_divides_heads(model, tp)) { collect.reject(RejectReason::kTpNotDivideHeads, per_mesh); return true; }
+  if (!tp_divides_kv_heads(model, tp)) { collect.reject(RejectReason::kTpNotDivideKvHeads, per_mesh); return true; }
+  if (!tp_divides_ffn(model, tp)) { collect.reject(RejectReason::kTpNotDivideFfn, per_mesh); return true; }
+  if (!cp_fits(training.seq, cp)) { collect.reject(RejectReason::kCpNotDivideSeq, per_mesh); return true; }
   in_mesh_ = true;
   in_vpp_ = false;
   vi_ = zi_ = 0;
@@ -262,9 +240,7 @@ bool LayoutSearch::enter_vpp() {
   Layout& layout = config_.layout;
   layout = Layout{gpus / (tp * pp * cp), tp, pp, cp, vpp, 0, 0, 0};
   if (pp * vpp > model.layers) { collect.reject(RejectReason::kPpExceedsLayers, per_vpp_); return false; }
-  // FSDP/DeepSpeed spread uneven plain pipelines themselves; otherwise choose the split.
-  const bool needs_split = vpp > 1 || config_.training.framework == Framework::kMegatron;
-  if (needs_split && !uneven_split(model.layers, pp * vpp, layout)) {
+  if (!choose_pipeline_split(model.layers, framework_profile(config_.training.framework), layout)) {
     collect.reject(vpp > 1 ? RejectReason::kVppNotDivideLayers : RejectReason::kPpNotDivideLayers, per_vpp_);
     return false;
   }
@@ -278,6 +254,7 @@ void LayoutSearch::run_zero_node() {
   Layout& layout = config.layout;
   const int64_t dp = layout.dp, pp = layout.pp, vpp = layout.vpp;
   const double capacity = config.gpu.memory_bytes;
+  const FrameworkProfile& profile = framework_profile(training.framework);
   const int64_t per_mb = per_mb_;
   const std::vector<Recompute>& recompute_options = recompute_options_;
   const std::vector<bool>& sp_options = sp_options_;
@@ -285,9 +262,9 @@ void LayoutSearch::run_zero_node() {
   bool subtree_out_of_memory = false;
   RejectReason subtree_reason = RejectReason::kOutOfMemoryOnlyStage;
   for (int64_t micro_batch : micro_batches_) {
-    if (training.global_batch % (dp * micro_batch) != 0) { collect.reject(RejectReason::kBatchNotDivisible, per_mb); continue; }
+    if (!batch_divides(training.global_batch, dp, micro_batch)) { collect.reject(RejectReason::kBatchNotDivisible, per_mb); continue; }
     const int64_t microbatches = training.global_batch / (dp * micro_batch);
-    if (vpp > 1 && training.framework == Framework::kMegatron && microbatches % pp != 0) {
+    if (!interleave_fits(profile, vpp, microbatches, pp)) {
       collect.reject(RejectReason::kVppMicrobatches, per_mb);
       continue;
     }

@@ -12,9 +12,10 @@
 
 #include "config.h"
 #include "issue.h"
-#include "limits.h"
+#include "input_limits.h"
 #include "memory_model.h"
 #include "perf_model.h"
+#include "structure.h"
 
 namespace meshfit {
 
@@ -29,7 +30,7 @@ enum class SpChoice { kAny, kOn, kOff };
 
 struct SearchOptions {
   Range dp, tp, pp, cp;
-  Range vpp{1, 8};                   // interleaved chunks per pipeline rank
+  Range vpp{1, kMaxVpp};             // interleaved chunks per pipeline rank (structure.h)
   Range micro_batch{1, 16};          // only divisors of the global batch are tried
   std::array<bool, 4> zero{true, true, true, true};         // allowed stages (intersected with the framework's)
   std::array<bool, 3> recompute{true, true, true};          // indexed by Recompute
@@ -37,7 +38,7 @@ struct SearchOptions {
   double memory_limit = 1.0;         // feasible if the worst rank's device bytes <= this * capacity
   int64_t top_k = 10;
   int64_t keep_all_max = 0;          // > 0: also return up to this many evaluated candidates (scatter plots)
-  int64_t budget = kDefaultSearchBudget;  // work units (limits.h) after which the search stops, cut short
+  int64_t budget = kDefaultSearchBudget;  // work units (input_limits.h) after which the search stops, cut short
 };
 
 enum class RejectReason {
@@ -56,8 +57,24 @@ enum class RejectReason {
   kOutOfMemoryOnlyStage,
   kOverMemoryLimit,                // fits the GPU but above the chosen memory_limit
 };
-constexpr int kRejectReasonCount = 14;
-const char* to_string(RejectReason reason);  // snake_case
+template <> struct EnumNames<RejectReason> {  // snake_case JSON keys
+  static constexpr EnumName<RejectReason> table[] = {
+      {RejectReason::kTpNotDivideHeads, "tp_not_divide_heads", "tp_not_divide_heads"},
+      {RejectReason::kTpNotDivideKvHeads, "tp_not_divide_kv_heads", "tp_not_divide_kv_heads"},
+      {RejectReason::kTpNotDivideFfn, "tp_not_divide_ffn", "tp_not_divide_ffn"},
+      {RejectReason::kPpExceedsLayers, "pp_exceeds_layers", "pp_exceeds_layers"},
+      {RejectReason::kPpNotDivideLayers, "pp_not_divide_layers", "pp_not_divide_layers"},
+      {RejectReason::kVppNotDivideLayers, "vpp_not_divide_layers", "vpp_not_divide_layers"},
+      {RejectReason::kVppMicrobatches, "vpp_microbatches", "vpp_microbatches"},
+      {RejectReason::kCpNotDivideSeq, "cp_not_divide_seq", "cp_not_divide_seq"},
+      {RejectReason::kBatchNotDivisible, "batch_not_divisible", "batch_not_divisible"},
+      {RejectReason::kOutOfMemoryFirstStage, "oom_first_stage", "oom_first_stage"},
+      {RejectReason::kOutOfMemoryMiddleStage, "oom_middle_stage", "oom_middle_stage"},
+      {RejectReason::kOutOfMemoryLastStage, "oom_last_stage", "oom_last_stage"},
+      {RejectReason::kOutOfMemoryOnlyStage, "oom_only_stage", "oom_only_stage"},
+      {RejectReason::kOverMemoryLimit, "over_memory_limit", "over_memory_limit"}};
+};
+constexpr int kRejectReasonCount = int(enum_count<RejectReason>());
 
 struct LayoutCandidate {
   Layout layout;                    // dp filled in
@@ -83,7 +100,7 @@ struct SearchResult {
   std::vector<LayoutCandidate> top;     // best first, at most top_k
   std::vector<LayoutCandidate> pareto;  // ascending memory, each faster than all with less memory
   std::vector<LayoutCandidate> all;     // up to keep_all_max evaluated candidates, when asked
-  int64_t work = 0;                 // work units spent (limits.h: meshes and vpp nodes visited + memory evaluations)
+  int64_t work = 0;                 // work units spent (input_limits.h: meshes and vpp nodes visited + memory evaluations)
   bool complete = true;             // false: stopped at the budget (a search_cut_short warning says so)
   bool valid() const { return !has_errors(issues); }
 };

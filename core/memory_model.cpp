@@ -5,6 +5,7 @@
 #include "memory_model.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "overheads.h"
 #include "parameter_count.h"
@@ -12,75 +13,60 @@
 
 namespace meshfit {
 
-// [SECTION] Names
-
-const char* to_string(Component component) {
-  switch (component) {
-    case Component::kWeights: return "weights";
-    case Component::kGradients: return "gradients";
-    case Component::kOptimizerStates: return "optimizer_states";
-    case Component::kActivations: return "activations";
-    case Component::kLogitsLoss: return "logits_loss";
-    case Component::kCommBuffers: return "comm_buffers";
-    case Component::kWorkspace: return "workspace";
-    case Component::kFragmentation: return "fragmentation";
-    case Component::kNccl: return "nccl";
-    case Component::kCudaContext: return "cuda_context";
-  }
-  return "?";
-}
-
-const char* component_label(Component component) {
-  switch (component) {
-    case Component::kWeights: return "Weights";
-    case Component::kGradients: return "Gradients";
-    case Component::kOptimizerStates: return "Optimizer states";
-    case Component::kActivations: return "Activations";
-    case Component::kLogitsLoss: return "Logits & loss";
-    case Component::kCommBuffers: return "Comm buffers";
-    case Component::kWorkspace: return "Workspace";
-    case Component::kFragmentation: return "Fragmentation";
-    case Component::kNccl: return "NCCL";
-    case Component::kCudaContext: return "CUDA context";
-  }
-  return "?";
-}
-
-const char* to_string(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kFits: return "fits";
-    case Verdict::kTight: return "tight";
-    case Verdict::kOutOfMemory: return "oom";
-  }
-  return "?";
-}
-
 // [SECTION] Framework profiles (data, not branches in the formulas)
 
-FrameworkProfile framework_profile(Framework framework) {
-  FrameworkProfile profile;
-  profile.framework = framework;
-  switch (framework) {
-    case Framework::kMegatron:
-      profile.source = "Megatron-LM (mcore DDP contiguous buffers, --use-distributed-optimizer)";
-      profile.vocab_pad_multiple = 128;  // --make-vocab-size-divisible-by 128 (times tp)
-      profile.bytes_per_logit = kMegatronBytesPerLogit;
-      profile.fp8_weight_cache_bytes = 1;  // Transformer Engine keeps an fp8 copy of GEMM weights
-      break;
-    case Framework::kFsdp:
-      profile.source = "PyTorch FSDP2 fully_shard as configured by torchtitan (bf16 params, fp32 reduce)";
-      profile.vocab_pad_multiple = 1;
-      profile.bytes_per_logit = kPyTorchBytesPerLogit;
-      profile.fp8_weight_cache_bytes = 0;  // torchtitan float8 casts per step, no cache
-      profile.selective = SelectiveKind::kAlternateMatmuls;  // torchtitan ac_mode selective, op
-      break;
-    case Framework::kDeepSpeed:
-      profile.source = "DeepSpeed ZeRO (Megatron-DeepSpeed), estimate_zero*_model_states_mem_needs";
-      profile.vocab_pad_multiple = 128;
-      profile.bytes_per_logit = kMegatronBytesPerLogit;  // Megatron's vocab-parallel cross-entropy
-      profile.fp8_weight_cache_bytes = 1;
-      break;
-  }
+namespace {
+
+const FrameworkProfile kProfiles[] = {
+    [] {
+      FrameworkProfile p;
+      p.framework = Framework::kMegatron;
+      p.source = "Megatron-LM (mcore DDP contiguous buffers, --use-distributed-optimizer)";
+      p.zero_stages = {"off (plain DDP)", "on (ZeRO-1)", nullptr, nullptr};  // --use-distributed-optimizer
+      p.default_zero = 1;
+      p.even_middle_split = true;            // arguments.py: layers split evenly over the middle stages
+      p.interleave_needs_pp_multiple = true; // interleaved 1F1B: num_microbatches % pp == 0
+      p.vocab_pad_multiple = 128;            // --make-vocab-size-divisible-by 128 (times tp)
+      p.bytes_per_logit = kMegatronBytesPerLogit;
+      p.fp8_weight_cache_bytes = 1;          // Transformer Engine keeps an fp8 copy of GEMM weights
+      return p;
+    }(),
+    [] {
+      FrameworkProfile p;
+      p.framework = Framework::kFsdp;
+      p.source = "PyTorch FSDP2 fully_shard as configured by torchtitan (bf16 params, fp32 reduce)";
+      // torchtitan: DDP, reshard_after_forward=False (SHARD_GRAD_OP), full sharding (the default).
+      p.zero_stages = {"0 (DDP)", nullptr, "2 (reshard_after_forward=False)", "3 (full sharding)"};
+      p.default_zero = 3;
+      p.weights_sharded_from_zero = 2;
+      p.grad_reduce_in_fp32 = true;
+      p.vocab_pad_multiple = 1;
+      p.bytes_per_logit = kPyTorchBytesPerLogit;
+      p.fp8_weight_cache_bytes = 0;                    // torchtitan float8 casts per step, no cache
+      p.selective = SelectiveKind::kAlternateMatmuls;  // torchtitan ac_mode selective, op
+      return p;
+    }(),
+    [] {
+      FrameworkProfile p;
+      p.framework = Framework::kDeepSpeed;
+      p.source = "DeepSpeed ZeRO (Megatron-DeepSpeed), estimate_zero*_model_states_mem_needs";
+      p.zero_stages = {"0 (off)", "1", "2", "3"};
+      p.default_zero = 1;
+      p.weights_sharded_from_zero = 3;
+      p.grad_reduce_in_bf16 = true;
+      p.vocab_pad_multiple = 128;
+      p.bytes_per_logit = kMegatronBytesPerLogit;  // Megatron's vocab-parallel cross-entropy
+      p.fp8_weight_cache_bytes = 1;
+      return p;
+    }(),
+};
+static_assert(std::size(kProfiles) == enum_count<Framework>(), "one profile per framework, in enum order");
+
+}  // namespace
+
+const FrameworkProfile& framework_profile(Framework framework) {
+  const FrameworkProfile& profile = kProfiles[size_t(framework)];
+  MESHFIT_ASSERT(profile.framework == framework, "framework profiles out of enum order");
   return profile;
 }
 
@@ -223,11 +209,27 @@ MemoryPlan plan_memory(const Config& config) {
   return plan;
 }
 
+StageShape stage_shape(const Config& config, const MemoryPlan& plan, int64_t stage_index) {
+  MESHFIT_ASSERT(stage_index >= 0 && stage_index < config.layout.pp, "pipeline stage out of range");
+  StageShape shape;
+  shape.placement = place_stage(config.model.layers, config.layout, stage_index);
+  shape.embedding_parameters = shape.placement.has_embedding ? plan.vocab_parameters : 0.0;
+  // The LM head: its own matrix when untied; when tied and split over stages, Megatron keeps a
+  // copy of the embedding on the last stage (synchronised by the embedding group).
+  const bool head_matrix = !config.model.tied_embeddings || config.layout.pp > 1;
+  shape.lm_head_parameters =
+      shape.placement.has_lm_head ? (head_matrix ? plan.vocab_parameters : 0.0) + final_norm_parameters(config.model) : 0.0;
+  shape.parameters = double(shape.placement.layers) * plan.layer_parameters + shape.embedding_parameters +
+                     shape.lm_head_parameters;
+  return shape;
+}
+
 RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t stage_index, bool with_chunks) {
   const ModelSpec& model = config.model;
   const TrainingSpec& training = config.training;
   const Layout& layout = config.layout;
-  StagePlacement stage = place_stage(model.layers, layout, stage_index);
+  const StageShape shape = stage_shape(config, plan, stage_index);
+  const StagePlacement& stage = shape.placement;
 
   RankMemory rank;
   rank.role = role_name(stage.stage, layout.pp);
@@ -243,13 +245,9 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   RankIntermediates& in = rank.intermediates;
   in.layers = stage.layers;
   in.layer_parameters = plan.layer_parameters;
-  in.embedding_parameters = stage.has_embedding ? plan.vocab_parameters : 0.0;
-  // The LM head: its own matrix when untied; when tied and split over stages, Megatron keeps a
-  // copy of the embedding on the last stage (synchronised by the embedding group).
-  const bool head_matrix = !model.tied_embeddings || layout.pp > 1;
-  in.lm_head_parameters =
-      stage.has_lm_head ? (head_matrix ? plan.vocab_parameters : 0.0) + final_norm_parameters(model) : 0.0;
-  in.parameters = double(stage.layers) * plan.layer_parameters + in.embedding_parameters + in.lm_head_parameters;
+  in.embedding_parameters = shape.embedding_parameters;
+  in.lm_head_parameters = shape.lm_head_parameters;
+  in.parameters = shape.parameters;
   // The unit that ZeRO-3 gathers whole: FSDP2 wraps each block (torchtitan apply_fsdp); DeepSpeed
   // gathers leaf modules, the largest being a projection or the (un)embedding. FSDP: the input
   // embedding's unsharded weight and gradient live only in its own backward, which runs last,

@@ -27,12 +27,28 @@ enum class Component {
   kNccl,             // NCCL buffers per communicator (outside PyTorch's allocator)
   kCudaContext,      // CUDA context and kernels (outside PyTorch's allocator)
 };
-constexpr int kComponentCount = 10;
-const char* to_string(Component component);  // snake_case JSON key ("optimizer_states", ...)
-const char* component_label(Component component);  // display label ("Optimizer states")
+// Key: the JSON name ("optimizer_states"); label: the display name ("Optimizer states").
+template <> struct EnumNames<Component> {
+  static constexpr EnumName<Component> table[] = {
+      {Component::kWeights, "weights", "Weights"},
+      {Component::kGradients, "gradients", "Gradients"},
+      {Component::kOptimizerStates, "optimizer_states", "Optimizer states"},
+      {Component::kActivations, "activations", "Activations"},
+      {Component::kLogitsLoss, "logits_loss", "Logits & loss"},
+      {Component::kCommBuffers, "comm_buffers", "Comm buffers"},
+      {Component::kWorkspace, "workspace", "Workspace"},
+      {Component::kFragmentation, "fragmentation", "Fragmentation"},
+      {Component::kNccl, "nccl", "NCCL"},
+      {Component::kCudaContext, "cuda_context", "CUDA context"}};
+};
+constexpr int kComponentCount = int(enum_count<Component>());
+inline const char* component_label(Component component) { return enum_label(component); }
 
 enum class Verdict { kFits, kTight, kOutOfMemory };
-const char* to_string(Verdict verdict);  // "fits" | "tight" | "oom"
+template <> struct EnumNames<Verdict> {
+  static constexpr EnumName<Verdict> table[] = {
+      {Verdict::kFits, "fits", "FITS"}, {Verdict::kTight, "tight", "TIGHT"}, {Verdict::kOutOfMemory, "oom", "OUT OF MEMORY"}};
+};
 
 // How a framework lays out model states, as bytes per parameter (bf16 mixed precision).
 // "sharded" states are divided over the dp*cp ranks of the optimizer group.
@@ -44,16 +60,28 @@ struct ModelStateRule {
   bool moments_sharded = false;                                    // optimizer moments
 };
 
+// Everything that differs between frameworks, as one record: read by the memory and performance
+// models, by validate(), the layout search and the page's choosers (never re-stated as branches).
 struct FrameworkProfile {
   Framework framework = Framework::kMegatron;
   const char* source = "";
+  std::array<const char*, 4> zero_stages{};  // meaning of each ZeRO stage offered; nullptr = not offered
+  int64_t default_zero = 1;          // the stage a config gets when it names none
+  int64_t weights_sharded_from_zero = 4;  // weights gathered per micro-batch from this stage (4 = never)
+  bool even_middle_split = false;    // pipeline chunks between first and last must hold equal layers
+  bool interleave_needs_pp_multiple = false;  // vpp > 1 needs micro-batches per step % pp == 0
+  bool grad_reduce_in_bf16 = false;  // gradients reduced in bf16 whatever the buffer (DeepSpeed)
+  bool grad_reduce_in_fp32 = false;  // gradients reduced in fp32 whatever the buffer (FSDP2 DP sync)
   int64_t vocab_pad_multiple = 1;    // vocabulary padded to a multiple of this * tp
   double bytes_per_logit = 6;        // see overheads.h
   double fp8_weight_cache_bytes = 0; // extra bytes per parameter kept for FP8 GEMMs
   SelectiveKind selective = SelectiveKind::kAttentionCore;  // meaning of recompute=selective
+
+  bool offers_zero(int64_t zero) const { return zero >= 0 && zero <= 3 && zero_stages[size_t(zero)] != nullptr; }
+  bool weights_sharded(int64_t zero) const { return zero >= weights_sharded_from_zero; }
 };
 
-FrameworkProfile framework_profile(Framework framework);
+const FrameworkProfile& framework_profile(Framework framework);
 // The rule for a framework and ZeRO stage (validated: the stage exists for the framework).
 ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_grad_buffer);
 double optimizer_moment_bytes(Optimizer optimizer);  // AdamW 8, SGD momentum 4, 8-bit Adam 2
@@ -135,6 +163,15 @@ struct MemoryPlan {
 
 // Requires a valid config (validate() returned no errors).
 MemoryPlan plan_memory(const Config& config);
+
+// One pipeline stage's shape, the one count both the memory and the performance model use.
+struct StageShape {
+  StagePlacement placement;             // layers, embedding / LM head placement
+  double embedding_parameters = 0;      // v_pad*h/tp on the first stage
+  double lm_head_parameters = 0;        // head matrix (untied, or tied but split over stages) + final norm
+  double parameters = 0;                // layers * layer parameters + embedding + head, on one TP rank
+};
+StageShape stage_shape(const Config& config, const MemoryPlan& plan, int64_t stage);
 // One stage's memory; `with_chunks` fills RankMemory::chunks (the search leaves it empty).
 RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t stage, bool with_chunks);
 // The stages that can be the worst: first, the first middle one (most layers under an uneven

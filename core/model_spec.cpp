@@ -1,23 +1,8 @@
-// model_spec.cpp — enum names and the model presets.
+// model_spec.cpp — the model presets.
 // Dimensions from each model's published config (HF config.json or paper table), cited per row.
 #include "model_spec.h"
 
 namespace meshfit {
-
-const char* to_string(NormKind kind) { return kind == NormKind::kRmsNorm ? "rmsnorm" : "layernorm"; }
-const char* to_string(MlpKind kind) { return kind == MlpKind::kSwiGlu ? "swiglu" : "gelu"; }
-
-std::optional<NormKind> norm_kind_from_string(const std::string& text) {
-  if (text == "rmsnorm") return NormKind::kRmsNorm;
-  if (text == "layernorm") return NormKind::kLayerNorm;
-  return std::nullopt;
-}
-
-std::optional<MlpKind> mlp_kind_from_string(const std::string& text) {
-  if (text == "swiglu") return MlpKind::kSwiGlu;
-  if (text == "gelu") return MlpKind::kGelu;
-  return std::nullopt;
-}
 
 namespace {
 

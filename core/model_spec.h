@@ -8,17 +8,20 @@
 #include <string>
 #include <vector>
 
+#include "enum_names.h"
+
 namespace meshfit {
 
 enum class NormKind { kRmsNorm, kLayerNorm };  // RMSNorm: weight only; LayerNorm: weight + bias
 enum class MlpKind { kSwiGlu, kGelu };         // SwiGLU: 3 matrices (gate, up, down); GeLU: 2
 
-const char* to_string(NormKind kind);  // "rmsnorm" | "layernorm"
-const char* to_string(MlpKind kind);   // "swiglu" | "gelu"
-std::optional<NormKind> norm_kind_from_string(const std::string& text);
-std::optional<MlpKind> mlp_kind_from_string(const std::string& text);
-// Complete types before anyone takes these functions' addresses (see training_spec.h).
-static_assert(sizeof(std::optional<NormKind>) > 0 && sizeof(std::optional<MlpKind>) > 0);
+template <> struct EnumNames<NormKind> {
+  static constexpr EnumName<NormKind> table[] = {{NormKind::kRmsNorm, "rmsnorm", "RMSNorm"},
+                                                 {NormKind::kLayerNorm, "layernorm", "LayerNorm"}};
+};
+template <> struct EnumNames<MlpKind> {
+  static constexpr EnumName<MlpKind> table[] = {{MlpKind::kSwiGlu, "swiglu", "SwiGLU"}, {MlpKind::kGelu, "gelu", "GeLU"}};
+};
 
 struct ModelSpec {
   std::string name = "custom";       // preset id, or "custom"

@@ -189,13 +189,14 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   const double cp_layer_s = std::max(0.0, cp_traffic_s - cal.cp_overlap * (1.0 + kFlashBackwardFactor) * attention_fwd_s);
 
   // ZeRO-3 / FSDP gather and scatter every micro-batch.
-  const bool sharded_weights = (training.framework == Framework::kFsdp && layout.zero >= 2) ||
-                               (training.framework == Framework::kDeepSpeed && layout.zero == 3);
+  const FrameworkProfile& profile = plan.profile;
+  const bool sharded_weights = profile.weights_sharded(layout.zero);
   const int64_t shard_ranks = plan.optimizer_shard_ranks;
-  const double reduce_bytes = training.framework == Framework::kDeepSpeed ? 2.0 : (training.fp32_grad_buffer ? 4.0 : 2.0);
+  const double reduce_bytes = profile.grad_reduce_in_bf16 ? 2.0 : (training.fp32_grad_buffer ? 4.0 : 2.0);
 
   const auto stage_time = [&](int64_t stage_index) {
-    const StagePlacement stage = place_stage(model.layers, layout, stage_index);
+    const StageShape shape = stage_shape(config, plan, stage_index);
+    const StagePlacement& stage = shape.placement;
     StageTime st;
     const double layers = double(stage.layers);
     st.forward = layers * layer_fwd_s;
@@ -215,9 +216,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
       st.p2p = 2.0 * double(layout.vpp) * (activation_bytes / pp_link.bytes_per_s + pp_link.latency_s);
     }
     if (sharded_weights) {
-      const double params = double(stage.layers) * plan.layer_parameters +
-                            (stage.has_embedding ? plan.vocab_parameters : 0.0) +
-                            (stage.has_lm_head ? plan.vocab_parameters : 0.0);
+      const double params = shape.parameters;
       const bool gather_again = layout.zero == 3;  // FULL_SHARD re-gathers for backward
       const double traffic = gather_or_scatter_s(dp_link, shard_ranks, params * 2.0) * (gather_again ? 2.0 : 1.0) +
                              gather_or_scatter_s(dp_link, shard_ranks, params * reduce_bytes);
@@ -242,11 +241,10 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   // hidden behind the last micro-batch's backward; the parameter all-gather of a sharded optimizer
   // behind the next step's first forward.
   double dp_exposed = 0;
-  const StagePlacement first = place_stage(model.layers, layout, 0);
-  const double stage_params = double(first.layers) * plan.layer_parameters + plan.vocab_parameters;
+  const double stage_params = stage_shape(config, plan, 0).parameters;  // the first stage (embedding; at pp=1 the head too)
   if (!sharded_weights && shard_ranks > 1) {
     const bool sharded_optimizer = layout.zero >= 1;
-    const double grad_bytes = stage_params * (training.framework == Framework::kFsdp ? 4.0 : reduce_bytes);
+    const double grad_bytes = stage_params * (profile.grad_reduce_in_fp32 ? 4.0 : reduce_bytes);
     const double grad_sync = sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, grad_bytes)
                                                : all_reduce_s(dp_link, shard_ranks, grad_bytes);
     const double param_gather = sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, stage_params * 2.0) : 0.0;

@@ -6,11 +6,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <algorithm>
-#include <functional>
-#include <map>
 
+#include "config_schema.h"
+#include "input_limits.h"
 #include "text.h"
-#include "limits.h"
 #include "units.h"
 #include "validate.h"
 
@@ -134,16 +133,68 @@ class Reader {
   }
 
   template <typename Enum>
-  void word(const std::string& field, const json& value, Enum& out,
-            std::optional<Enum> (*from_string)(const std::string&), const char* allowed) {
+  void word(const std::string& field, const json& value, Enum& out) {
     if (value.is_string()) {
-      if (auto parsed = from_string(value.get<std::string>())) {
+      if (auto parsed = enum_from_key<Enum>(value.get<std::string>())) {
         out = *parsed;
         return;
       }
     }
+    unknown_word(field, value, enum_keys_text<Enum>());
+  }
+
+  void unknown_word(const std::string& field, const json& value, const std::string& allowed) {
     issues_.push_back({IssueCode::kUnknownValue, Severity::kError, field,
                        field + " must be one of " + allowed + ", got " + describe(value) + "."});
+  }
+
+  void text(const std::string& field, const json& value, std::string& out) {
+    if (value.is_string()) {
+      out = value.get<std::string>();
+      return;
+    }
+    issues_.push_back({IssueCode::kUnknownValue, Severity::kError, field,
+                       field + " must be text, got " + describe(value) + "."});
+  }
+
+  // One schema field: the value checked against the row's kind, then set through its accessor.
+  void field(const ConfigField& row, const json& value, Config& config) {
+    const std::string key = row.key;
+    switch (row.kind) {
+      case FieldKind::kInteger: {
+        const size_t before = issues_.size();
+        int64_t number = 0;
+        integer(key, value, number);
+        if (issues_.size() == before) row.set(config, number);
+        return;
+      }
+      case FieldKind::kNumber: {
+        const size_t before = issues_.size();
+        double real = 0;
+        number(key, value, real);
+        // A setter refuses a value outside the row's documented range (`allowed` states it).
+        if (issues_.size() == before && !row.set(config, real))
+          issues_.push_back({real > 0 ? IssueCode::kOutOfRange : IssueCode::kNotPositive, Severity::kError, key,
+                             key + "=" + describe(value) + " is refused: " + key + " must be " + row.allowed + "."});
+        return;
+      }
+      case FieldKind::kBoolean:
+        if (value.is_boolean()) row.set(config, value);
+        else issues_.push_back({IssueCode::kUnknownValue, Severity::kError, key,
+                                key + " must be true or false, got " + value.dump() + "."});
+        return;
+      case FieldKind::kWord:
+        if (!value.is_string() || !row.set(config, value)) unknown_word(key, value, row.allowed);
+        return;
+      case FieldKind::kText: {
+        std::string words;
+        text(key, value, words);
+        if (value.is_string()) row.set(config, value);
+        return;
+      }
+      case FieldKind::kPreset:
+        return;  // applied before every other field (parse_config)
+    }
   }
 
  private:
@@ -200,85 +251,34 @@ ParsedConfig parse_config(const json& object) {
     }
   }
 
-  using Handler = std::function<void(const json&)>;
-  const std::map<std::string, Handler> handlers = {
-      {"model", [](const json&) {}},
-      {"gpu", [](const json&) {}},
-      {"hidden", [&](const json& v) { read.integer("hidden", v, c.model.hidden); }},
-      {"layers", [&](const json& v) { read.integer("layers", v, c.model.layers); }},
-      {"heads", [&](const json& v) { read.integer("heads", v, c.model.heads); }},
-      {"kv_heads", [&](const json& v) { read.integer("kv_heads", v, c.model.kv_heads); }},
-      {"ffn", [&](const json& v) { read.integer("ffn", v, c.model.ffn); }},
-      {"vocab", [&](const json& v) { read.integer("vocab", v, c.model.vocab); }},
-      {"tied_embeddings", [&](const json& v) { read.boolean("tied_embeddings", v, c.model.tied_embeddings); }},
-      {"linear_bias", [&](const json& v) { read.boolean("linear_bias", v, c.model.linear_bias); }},
-      {"dropout", [&](const json& v) { read.boolean("dropout", v, c.model.dropout); }},
-      {"norm", [&](const json& v) { read.word("norm", v, c.model.norm, norm_kind_from_string, "rmsnorm, layernorm"); }},
-      {"mlp", [&](const json& v) { read.word("mlp", v, c.model.mlp, mlp_kind_from_string, "swiglu, gelu"); }},
-      {"gpu_memory_gib",
-       [&](const json& v) {
-         double gib = 0;
-         if (!read.number("gpu_memory_gib", v, gib)) return;
-         if (!(gib > 0)) {
-           issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu_memory_gib",
-                             "gpu_memory_gib must be a positive number of GiB, got " + describe(v) + "."});
-         } else if (gib_to_bytes(gib) > kMaxGpuMemoryBytes) {
-           issues.push_back({IssueCode::kOutOfRange, Severity::kError, "gpu_memory_gib",
-                             "gpu_memory_gib=" + describe(v) + " exceeds the supported maximum of " +
-                                 std::to_string(int64_t(bytes_to_gib(kMaxGpuMemoryBytes))) + " GiB (1 PB)."});
-         } else {
-           c.gpu.memory_bytes = gib_to_bytes(gib);
-         }
-       }},
-      {"gpus", [&](const json& v) { read.integer("gpus", v, c.cluster.gpus); }},
-      {"gpus_per_node", [&](const json& v) { read.integer("gpus_per_node", v, c.cluster.gpus_per_node); }},
-      {"seq", [&](const json& v) { read.integer("seq", v, c.training.seq); }},
-      {"global_batch", [&](const json& v) { read.integer("global_batch", v, c.training.global_batch); }},
-      {"micro_batch", [&](const json& v) { read.integer("micro_batch", v, c.training.micro_batch); }},
-      {"precision", [&](const json& v) { read.word("precision", v, c.training.precision, precision_from_string, "bf16, fp8"); }},
-      {"optimizer",
-       [&](const json& v) { read.word("optimizer", v, c.training.optimizer, optimizer_from_string, "adamw, adam, sgd, adam8bit"); }},
-      {"recompute",
-       [&](const json& v) { read.word("recompute", v, c.training.recompute, recompute_from_string, "none, selective, full"); }},
-      {"flash", [&](const json& v) { read.boolean("flash", v, c.training.flash); }},
-      {"sp", [&](const json& v) { read.boolean("sp", v, c.training.sp); }},
-      {"framework",
-       [&](const json& v) { read.word("framework", v, c.training.framework, framework_from_string, "megatron, fsdp, deepspeed"); }},
-      {"fp32_grad_buffer", [&](const json& v) { read.boolean("fp32_grad_buffer", v, c.training.fp32_grad_buffer); }},
-      {"headroom", [&](const json& v) { read.number("headroom", v, c.training.headroom); }},
-      {"dp", [&](const json& v) { read.integer("dp", v, c.layout.dp); }},
-      {"tp", [&](const json& v) { read.integer("tp", v, c.layout.tp); }},
-      {"pp", [&](const json& v) { read.integer("pp", v, c.layout.pp); }},
-      {"cp", [&](const json& v) { read.integer("cp", v, c.layout.cp); }},
-      {"vpp", [&](const json& v) { read.integer("vpp", v, c.layout.vpp); }},
-      {"zero", [&](const json& v) { read.integer("zero", v, c.layout.zero); }},
-      {"pp_first_stage_layers", [&](const json& v) { read.integer("pp_first_stage_layers", v, c.layout.pp_first_stage_layers); }},
-      {"pp_last_stage_layers", [&](const json& v) { read.integer("pp_last_stage_layers", v, c.layout.pp_last_stage_layers); }},
-  };
   for (const auto& [key, value] : object.items()) {
-    const auto handler = handlers.find(key);
-    if (handler == handlers.end()) {
+    const ConfigField* row = find_config_field(key);
+    if (!row) {
       issues.push_back({IssueCode::kUnknownField, Severity::kError, is_valid_utf8(key) ? key : "config",
                         quote_text(key) + " is not a meshfit config field."});
       continue;
     }
     if (value.is_null()) continue;  // null = keep the default
-    handler->second(value);
+    read.field(*row, value, c);
   }
+  // Defaults that depend on the framework come from its profile (FSDP: full sharding).
+  if (!object.contains("zero") || object["zero"].is_null())
+    c.layout.zero = framework_profile(c.training.framework).default_zero;
 
   // A custom model (no preset) must name its whole architecture; kv_heads defaults to heads.
   if (!have_model_preset) {
     c.model.name = "custom";
     if (c.model.kv_heads == 0) c.model.kv_heads = c.model.heads;
     std::string missing;
-    for (const char* field : {"hidden", "layers", "heads", "ffn", "vocab"})
-      if (!object.contains(field)) missing += (missing.empty() ? "" : ", ") + std::string(field);
+    for (const ConfigField& row : config_fields())
+      if (row.required_without_preset && !object.contains(row.key)) missing += (missing.empty() ? "" : ", ") + std::string(row.key);
     if (!missing.empty() && !has_errors(issues))
       issues.push_back({IssueCode::kMissingModel, Severity::kError, "model",
                         "no model: give a preset (model) or every architecture field (missing: " + missing + ")."});
-  } else if (object.contains("hidden") || object.contains("layers") || object.contains("heads") ||
-             object.contains("kv_heads") || object.contains("ffn") || object.contains("vocab")) {
-    c.model.name += "+custom";  // a preset with overridden dimensions is no longer that preset
+  } else {
+    bool overridden = false;
+    for (const ConfigField& row : config_fields()) overridden |= row.dimension && object.contains(row.key);
+    if (overridden) c.model.name += "+custom";  // a preset with overridden dimensions is no longer that preset
   }
   if (c.gpu.id == "custom" && c.gpu.memory_bytes <= 0 && !object.contains("gpu_memory_gib"))
     issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu_memory_gib",
@@ -287,47 +287,17 @@ ParsedConfig parse_config(const json& object) {
 }
 
 json model_to_json(const ModelSpec& m) {
-  return json{{"hidden", m.hidden},
-              {"layers", m.layers},
-              {"heads", m.heads},
-              {"kv_heads", m.kv_heads},
-              {"ffn", m.ffn},
-              {"vocab", m.vocab},
-              {"tied_embeddings", m.tied_embeddings},
-              {"norm", to_string(m.norm)},
-              {"mlp", to_string(m.mlp)},
-              {"linear_bias", m.linear_bias},
-              {"dropout", m.dropout}};
+  Config config;
+  config.model = m;
+  json out = json::object();
+  for (const ConfigField& row : config_fields())
+    if (row.group == FieldGroup::kModel && row.kind != FieldKind::kPreset) out[row.key] = row.get(config);
+  return out;
 }
 
 json config_to_json(const Config& c) {
-  json out = model_to_json(c.model);
-  out.update(json{
-      {"model", c.model.name},
-      {"gpu", c.gpu.id},
-      {"gpu_memory_gib", bytes_to_gib(c.gpu.memory_bytes)},
-      {"gpus", c.cluster.gpus},
-      {"gpus_per_node", c.cluster.gpus_per_node},
-      {"seq", c.training.seq},
-      {"global_batch", c.training.global_batch},
-      {"micro_batch", c.training.micro_batch},
-      {"precision", to_string(c.training.precision)},
-      {"optimizer", to_string(c.training.optimizer)},
-      {"recompute", to_string(c.training.recompute)},
-      {"flash", c.training.flash},
-      {"sp", c.training.sp},
-      {"framework", to_string(c.training.framework)},
-      {"fp32_grad_buffer", c.training.fp32_grad_buffer},
-      {"headroom", c.training.headroom},
-      {"dp", effective_dp(c)},
-      {"tp", c.layout.tp},
-      {"pp", c.layout.pp},
-      {"cp", c.layout.cp},
-      {"vpp", c.layout.vpp},
-      {"zero", c.layout.zero},
-      {"pp_first_stage_layers", c.layout.pp_first_stage_layers},
-      {"pp_last_stage_layers", c.layout.pp_last_stage_layers},
-  });
+  json out = json::object();
+  for (const ConfigField& row : config_fields()) out[row.key] = row.get(c);
   return out;
 }
 
@@ -450,7 +420,7 @@ SearchOptions search_options_from_json(json& object, std::vector<Issue>& issues)
     object.erase(key);
     return value;
   };
-  // Each searched dimension with the largest value a pin or bound may take (validate.h, limits.h).
+  // Each searched dimension with the largest value a pin or bound may take (validate.h, input_limits.h).
   struct Dimension {
     const char* key;
     Range* range;
@@ -458,7 +428,7 @@ SearchOptions search_options_from_json(json& object, std::vector<Issue>& issues)
   };
   const Dimension dimensions[] = {{"dp", &options.dp, kMaxGpus},   {"tp", &options.tp, kMaxGpus},
                                   {"pp", &options.pp, kMaxGpus},   {"cp", &options.cp, kMaxGpus},
-                                  {"vpp", &options.vpp, kMaxVpp},  {"micro_batch", &options.micro_batch, kMaxBatch}};
+                                  {"vpp", &options.vpp, kMaxSearchVpp},  {"micro_batch", &options.micro_batch, kMaxBatch}};
   // A pin or bound in [1, limit]; anything else is an issue and leaves the search's default.
   const auto in_range = [&](const std::string& key, const json& value, int64_t limit, int64_t& out) {
     int64_t number = 0;
@@ -499,7 +469,7 @@ SearchOptions search_options_from_json(json& object, std::vector<Issue>& issues)
   }
   if (auto value = take("recompute")) {
     Recompute recompute = Recompute::kNone;
-    read.word("recompute", *value, recompute, recompute_from_string, "none, selective, full");
+    read.word("recompute", *value, recompute);
     for (int i = 0; i < 3; ++i) options.recompute[size_t(i)] = i == int(recompute);
   }
   if (auto value = take("sp")) {

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "enum_names.h"
+
 namespace meshfit {
 
 enum class Precision { kBf16, kFp8 };                      // bf16 mixed; fp8 (TE / float8) GEMMs
@@ -13,20 +15,25 @@ enum class Optimizer { kAdamW, kSgd, kAdam8bit };          // Adam and AdamW hav
 enum class Recompute { kNone, kSelective, kFull };         // selective = attention core (Korthikanti)
 enum class Framework { kMegatron, kFsdp, kDeepSpeed };     // memory-layout profile
 
-const char* to_string(Precision value);  // "bf16" | "fp8"
-const char* to_string(Optimizer value);  // "adamw" | "sgd" | "adam8bit"
-const char* to_string(Recompute value);  // "none" | "selective" | "full"
-const char* to_string(Framework value);  // "megatron" | "fsdp" | "deepspeed"
-std::optional<Precision> precision_from_string(const std::string& text);
-std::optional<Optimizer> optimizer_from_string(const std::string& text);  // also "adam"
-std::optional<Recompute> recompute_from_string(const std::string& text);
-std::optional<Framework> framework_from_string(const std::string& text);
-
-// Instantiate the optional return types here: clang 14 targeting wasm gives the address of a
-// function whose return type is not yet instantiated an opaque type, and wasm-ld then links the
-// call to a trapping "signature_mismatch" stub (seen with recompute_from_string in serialize.cpp).
-static_assert(sizeof(std::optional<Precision>) > 0 && sizeof(std::optional<Optimizer>) > 0 &&
-              sizeof(std::optional<Recompute>) > 0 && sizeof(std::optional<Framework>) > 0);
+template <> struct EnumNames<Precision> {
+  static constexpr EnumName<Precision> table[] = {{Precision::kBf16, "bf16", "bf16"}, {Precision::kFp8, "fp8", "fp8"}};
+};
+template <> struct EnumNames<Optimizer> {
+  static constexpr EnumName<Optimizer> table[] = {{Optimizer::kAdamW, "adamw", "AdamW"},
+                                                  {Optimizer::kSgd, "sgd", "SGD (momentum)"},
+                                                  {Optimizer::kAdam8bit, "adam8bit", "8-bit Adam"},
+                                                  {Optimizer::kAdamW, "adam", nullptr}};  // alias: equal state
+};
+template <> struct EnumNames<Recompute> {
+  static constexpr EnumName<Recompute> table[] = {{Recompute::kNone, "none", "none"},
+                                                  {Recompute::kSelective, "selective", "selective"},
+                                                  {Recompute::kFull, "full", "full"}};
+};
+template <> struct EnumNames<Framework> {
+  static constexpr EnumName<Framework> table[] = {{Framework::kMegatron, "megatron", "Megatron-LM"},
+                                                  {Framework::kFsdp, "fsdp", "PyTorch FSDP2"},
+                                                  {Framework::kDeepSpeed, "deepspeed", "DeepSpeed ZeRO"}};
+};
 
 struct TrainingSpec {
   int64_t seq = 4096;                      // s: tokens per sequence

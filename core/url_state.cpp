@@ -5,7 +5,8 @@
 #include <cstdlib>
 #include <set>
 
-#include "limits.h"
+#include "config_schema.h"
+#include "input_limits.h"
 #include "text.h"
 
 namespace meshfit {
@@ -13,29 +14,6 @@ namespace meshfit {
 using nlohmann::json;
 
 namespace {
-
-// Short keys for the longest names; everything else is the JSON field name itself.
-const std::pair<const char*, const char*> kShortKeys[] = {
-    {"global_batch", "gbs"}, {"micro_batch", "mb"}, {"kv_heads", "kv"}};
-
-std::string short_key(const std::string& field) {
-  for (const auto& [name, key] : kShortKeys)
-    if (field == name) return key;
-  return field;
-}
-
-std::string field_name(const std::string& key) {
-  for (const auto& [name, short_name] : kShortKeys)
-    if (key == short_name) return name;
-  return key;
-}
-
-// Fields in link order: the ones people read first come first.
-const char* const kFieldOrder[] = {
-    "model", "hidden", "layers", "heads", "kv_heads", "ffn", "vocab", "tied_embeddings", "norm", "mlp",
-    "linear_bias", "dropout", "gpu", "gpu_memory_gib", "gpus", "gpus_per_node", "seq", "global_batch",
-    "micro_batch", "precision", "optimizer", "recompute", "flash", "sp", "framework", "fp32_grad_buffer",
-    "headroom", "dp", "tp", "pp", "cp", "vpp", "zero", "pp_first_stage_layers", "pp_last_stage_layers"};
 
 bool unreserved(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
@@ -61,10 +39,15 @@ bool percent_decode(const std::string& text, std::string& out) {
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '%') {
       if (i + 2 >= text.size()) return false;  // a '%' needs two hex digits after it
-      const std::string hex = text.substr(i + 1, 2);
-      char* end = nullptr;
-      const long value = std::strtol(hex.c_str(), &end, 16);
-      if (hex.size() != 2 || *end != '\0') return false;
+      // Exactly two hex digits (strtol alone would also take "-1", " 1" and "+F").
+      int value = 0;
+      for (size_t k = i + 1; k <= i + 2; ++k) {
+        const char c = text[k];
+        const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                          : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (digit < 0) return false;
+        value = value * 16 + digit;
+      }
       out += char(value);
       i += 2;
     } else {
@@ -99,9 +82,11 @@ std::string encode_state(const Config& config) {
     with_gpu.gpu = *gpu;
     reference["gpu_memory_gib"] = config_to_json(with_gpu)["gpu_memory_gib"];
   }
+  // Framework-dependent defaults: the profile's ZeRO stage.
+  reference["zero"] = framework_profile(config.training.framework).default_zero;
   std::string out = "v=" + std::to_string(kStateVersion);
-  for (const char* field : kFieldOrder) {
-    const std::string name = field;
+  for (const ConfigField& field : config_fields()) {
+    const std::string name = field.key;
     json value = current[name];
     if (name == "model") {
       if (!find_model_preset(preset_id)) continue;  // custom: the dimensions below say it all
@@ -111,7 +96,7 @@ std::string encode_state(const Config& config) {
     } else if (value == reference[name]) {
       continue;
     }
-    out += "&" + short_key(name) + "=" + percent_encode(value_text(value));
+    out += "&" + std::string(field.state_key) + "=" + percent_encode(value_text(value));
   }
   return out;
 }
@@ -164,12 +149,15 @@ json state_to_object(const std::string& state, std::vector<Issue>& issues) {
       continue;
     }
     if (!is_valid_utf8(key) || !is_valid_utf8(value)) {
-      issues.push_back({IssueCode::kInvalidText, Severity::kError, is_valid_utf8(key) ? field_name(key) : "state",
+      issues.push_back({IssueCode::kInvalidText, Severity::kError, "state",
                         "the state pair " + quote_text(pair) + " is not valid UTF-8 text once decoded."});
       continue;
     }
-    if (!seen.insert(field_name(key)).second) {
-      issues.push_back({IssueCode::kDuplicateKey, Severity::kError, field_name(key),
+    // Short keys map to JSON names; unknown keys pass through for parse_config to report.
+    const ConfigField* field = find_config_field_by_state_key(key);
+    const std::string name = field ? field->key : key;
+    if (!seen.insert(name).second) {
+      issues.push_back({IssueCode::kDuplicateKey, Severity::kError, name,
                         "the key " + quote_text(key) + " appears twice in the state; give each field once."});
       continue;
     }
@@ -186,7 +174,7 @@ json state_to_object(const std::string& state, std::vector<Issue>& issues) {
                               std::to_string(kStateVersion) + ", digits only)."});
       continue;
     }
-    object[field_name(key)] = value_from_text(value);
+    object[name] = field && field->kind == FieldKind::kText ? json(value) : value_from_text(value);
   }
   if (!version_given) {
     issues.push_back({IssueCode::kUnknownField, Severity::kWarning, "v",

@@ -3,9 +3,10 @@
 #include "validate.h"
 
 #include <cmath>
+#include <string>
 
 #include "checked.h"
-#include <string>
+#include "structure.h"
 
 namespace meshfit {
 
@@ -50,6 +51,7 @@ std::vector<Issue> validate(const Config& config) {
   const TrainingSpec& t = config.training;
   const Layout& l = config.layout;
   const ClusterSpec& c = config.cluster;
+  const FrameworkProfile& profile = framework_profile(t.framework);
 
   // [SECTION] Model
   const bool hidden_ok = check.count("hidden", m.hidden, kMaxHidden);
@@ -99,14 +101,15 @@ std::vector<Issue> validate(const Config& config) {
   if (l.dp != 0) dp_ok = check.count("dp", l.dp, kMaxGpus);
   if (l.zero < 0 || l.zero > 3) {
     check.error(IssueCode::kOutOfRange, "zero", "zero must be 0, 1, 2 or 3, got " + to_string(l.zero) + ".");
-  } else if (t.framework == Framework::kMegatron && l.zero > 1) {
+  } else if (!profile.offers_zero(l.zero)) {
+    std::string offered, others;
+    for (int64_t zero : zero_choices(t.framework))
+      offered += (offered.empty() ? "" : ", ") + to_string(zero) + " = " + profile.zero_stages[size_t(zero)];
+    for (const auto& entry : EnumNames<Framework>::table)
+      if (framework_profile(entry.value).offers_zero(l.zero)) others += (others.empty() ? "" : " or ") + std::string(entry.key);
     check.error(IssueCode::kZeroUnsupported, "zero",
-                "zero=" + to_string(l.zero) + " is not offered by Megatron-LM (0 = plain DDP, 1 = "
-                "distributed optimizer); choose framework fsdp or deepspeed for stage 2 or 3.");
-  } else if (t.framework == Framework::kFsdp && l.zero == 1) {
-    check.error(IssueCode::kZeroUnsupported, "zero",
-                "zero=1 has no FSDP2 equivalent (0 = DDP, 2 = reshard_after_forward=False, 3 = full "
-                "sharding); choose framework megatron or deepspeed for stage 1.");
+                "zero=" + to_string(l.zero) + " is not offered by " + enum_label(t.framework) + " (" + offered +
+                    "); choose framework " + others + " for stage " + to_string(l.zero) + ".");
   }
 
   bool degrees_ok = tp_ok && pp_ok && cp_ok && dp_ok && gpus_ok;
@@ -132,79 +135,82 @@ std::vector<Issue> validate(const Config& config) {
                       to_string(c.gpus) + ".");
     }
   }
-  if (tp_ok && heads_ok && m.heads % l.tp != 0)
+  if (tp_ok && heads_ok && !tp_divides_heads(m, l.tp))
     check.error(IssueCode::kTpNotDivideHeads, "tp",
                 "tp=" + to_string(l.tp) + " does not divide " + to_string(m.heads) + " attention heads.");
-  if (tp_ok && kv_ok && m.kv_heads % l.tp != 0)
+  if (tp_ok && kv_ok && !tp_divides_kv_heads(m, l.tp))
     check.error(IssueCode::kTpNotDivideKvHeads, "tp",
                 "tp=" + to_string(l.tp) + " does not divide " + to_string(m.kv_heads) + " key/value heads.");
-  if (tp_ok && ffn_ok && m.ffn % l.tp != 0)
+  if (tp_ok && ffn_ok && !tp_divides_ffn(m, l.tp))
     check.error(IssueCode::kTpNotDivideFfn, "tp",
                 "tp=" + to_string(l.tp) + " does not divide ffn=" + to_string(m.ffn) + ".");
-  if (cp_ok && seq_ok && l.cp > 1 && t.seq % (2 * l.cp) != 0)
+  if (cp_ok && seq_ok && !cp_fits(t.seq, l.cp))
     check.error(IssueCode::kCpNotDivideSeq, "cp",
                 "seq=" + to_string(t.seq) + " is not divisible by 2*cp = " + to_string(2 * l.cp) +
                     " (context parallelism splits the sequence into 2*cp load-balanced chunks).");
 
-  // Pipeline split.
+  // Pipeline split: the rule in structure.cpp, the message here.
   if (pp_ok && vpp_ok && l.vpp > 1 && l.pp == 1)
     check.error(IssueCode::kVppWithoutPp, "vpp",
                 "vpp=" + to_string(l.vpp) + " needs pp > 1 (interleaving splits each pipeline rank's layers).");
   if (pp_ok && vpp_ok && layers_ok) {
     const int64_t chunks = l.pp * l.vpp;
-    const bool explicit_split = l.pp_first_stage_layers > 0 || l.pp_last_stage_layers > 0;
-    // Checked: each count is a user input, and a wrapped sum must not look like a valid split.
+    // Checked: the sum of two inputs; an overflow is reported below as "exceeds the model's layers".
     const std::optional<int64_t> fixed_sum = checked_add(l.pp_first_stage_layers, l.pp_last_stage_layers);
-    if (l.pp_first_stage_layers < 0 || l.pp_last_stage_layers < 0) {
-      check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
-                  "pp_first_stage_layers and pp_last_stage_layers must be 0 (even split) or positive.");
-    } else if (!fixed_sum || l.pp_first_stage_layers > m.layers || l.pp_last_stage_layers > m.layers) {
-      check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
-                  "first/last stage layers " + to_string(l.pp_first_stage_layers) + "+" +
-                      to_string(l.pp_last_stage_layers) + " exceed the model's " + to_string(m.layers) + " layers.");
-    } else if (chunks > m.layers) {
-      check.error(IssueCode::kPpExceedsLayers, l.vpp > 1 ? "vpp" : "pp",
-                  "pp*vpp = " + to_string(chunks) + " pipeline chunks exceed " + to_string(m.layers) +
-                      " layers: some stage would hold no layer.");
-    } else if (explicit_split) {
-      const int64_t fixed = *fixed_sum;
-      const int64_t fixed_chunks = (l.pp_first_stage_layers > 0) + (l.pp_last_stage_layers > 0);
-      const int64_t rest_chunks = chunks - fixed_chunks;
-      if (l.pp == 1) {
-        check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
-                    "pp_first_stage_layers/pp_last_stage_layers need pp > 1.");
-      } else if (fixed > m.layers || (rest_chunks == 0 && fixed != m.layers) ||
-                 (rest_chunks > 0 && m.layers - fixed < rest_chunks)) {
-        check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
-                    "first/last stage layers " + to_string(l.pp_first_stage_layers) + "+" +
-                        to_string(l.pp_last_stage_layers) + " leave " + to_string(m.layers - fixed) +
-                        " layers for " + to_string(rest_chunks) + " other pipeline chunks (each needs at least one).");
-      } else if (t.framework == Framework::kMegatron && rest_chunks > 0 && (m.layers - fixed) % rest_chunks != 0) {
-        check.error(IssueCode::kPpNotDivideLayers, "pp",
-                    "the " + to_string(m.layers - fixed) + " layers between the first and last stage do not split "
-                    "evenly over " + to_string(rest_chunks) + " pipeline chunks (Megatron-LM requires it).");
-      }
-    } else if (t.framework == Framework::kMegatron && l.vpp == 1 && m.layers % l.pp != 0) {
-      check.error(IssueCode::kPpNotDivideLayers, "pp",
-                  "pp=" + to_string(l.pp) + " does not divide " + to_string(m.layers) +
-                      " layers (Megatron-LM requires an even split; set pp_first_stage_layers/pp_last_stage_layers "
-                      "for an uneven one).");
-    } else if (l.vpp > 1 && m.layers % chunks != 0) {
-      check.error(IssueCode::kVppNotDivideLayers, "vpp",
-                  "pp*vpp = " + to_string(l.pp) + "*" + to_string(l.vpp) + " = " + to_string(chunks) +
-                      " does not divide " + to_string(m.layers) + " layers (the interleaved schedule needs equal chunks).");
+    const int64_t fixed = fixed_sum.value_or(0);
+    const int64_t rest_chunks = chunks - (l.pp_first_stage_layers > 0) - (l.pp_last_stage_layers > 0);
+    switch (pipeline_problem(m.layers, l, profile).value_or(IssueCode::kNotPositive)) {
+      case IssueCode::kPpExceedsLayers:
+        check.error(IssueCode::kPpExceedsLayers, l.vpp > 1 ? "vpp" : "pp",
+                    "pp*vpp = " + to_string(chunks) + " pipeline chunks exceed " + to_string(m.layers) +
+                        " layers: some stage would hold no layer.");
+        break;
+      case IssueCode::kStageLayersInvalid:
+        if (l.pp_first_stage_layers < 0 || l.pp_last_stage_layers < 0)
+          check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
+                      "pp_first_stage_layers and pp_last_stage_layers must be 0 (even split) or positive.");
+        else if (!fixed_sum || l.pp_first_stage_layers > m.layers || l.pp_last_stage_layers > m.layers)
+          check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
+                      "first/last stage layers " + to_string(l.pp_first_stage_layers) + "+" +
+                          to_string(l.pp_last_stage_layers) + " exceed the model's " + to_string(m.layers) + " layers.");
+        else if (l.pp == 1)
+          check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
+                      "pp_first_stage_layers/pp_last_stage_layers need pp > 1.");
+        else
+          check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
+                      "first/last stage layers " + to_string(l.pp_first_stage_layers) + "+" +
+                          to_string(l.pp_last_stage_layers) + " leave " + to_string(m.layers - fixed) + " layers for " +
+                          to_string(rest_chunks) + " other pipeline chunks (each needs at least one).");
+        break;
+      case IssueCode::kPpNotDivideLayers:
+        if (fixed > 0)
+          check.error(IssueCode::kPpNotDivideLayers, "pp",
+                      "the " + to_string(m.layers - fixed) + " layers between the first and last stage do not split "
+                      "evenly over " + to_string(rest_chunks) + " pipeline chunks (Megatron-LM requires it).");
+        else
+          check.error(IssueCode::kPpNotDivideLayers, "pp",
+                      "pp=" + to_string(l.pp) + " does not divide " + to_string(m.layers) +
+                          " layers (Megatron-LM requires an even split; set pp_first_stage_layers/pp_last_stage_layers "
+                          "for an uneven one).");
+        break;
+      case IssueCode::kVppNotDivideLayers:
+        check.error(IssueCode::kVppNotDivideLayers, "vpp",
+                    "pp*vpp = " + to_string(l.pp) + "*" + to_string(l.vpp) + " = " + to_string(chunks) +
+                        " does not divide " + to_string(m.layers) + " layers (the interleaved schedule needs equal chunks).");
+        break;
+      default:
+        break;
     }
   }
 
   // Batch.
   if (gbs_ok && mbs_ok && degrees_ok) {
     const int64_t dp = effective_dp(config);
-    if (dp > 0 && t.global_batch % (dp * t.micro_batch) != 0) {
+    if (dp > 0 && !batch_divides(t.global_batch, dp, t.micro_batch)) {
       check.error(IssueCode::kBatchNotDivisible, "global_batch",
                   "global_batch=" + to_string(t.global_batch) + " is not divisible by dp*micro_batch = " +
                       to_string(dp) + "*" + to_string(t.micro_batch) + " = " + to_string(dp * t.micro_batch) + ".");
-    } else if (dp > 0 && pp_ok && vpp_ok && l.vpp > 1 && t.framework == Framework::kMegatron &&
-               (t.global_batch / (dp * t.micro_batch)) % l.pp != 0) {
+    } else if (dp > 0 && pp_ok && vpp_ok && !interleave_fits(profile, l.vpp, t.global_batch / (dp * t.micro_batch), l.pp)) {
       check.error(IssueCode::kVppMicrobatches, "global_batch",
                   "the interleaved schedule needs micro-batches per step (" +
                       to_string(t.global_batch / (dp * t.micro_batch)) + ") divisible by pp=" + to_string(l.pp) +

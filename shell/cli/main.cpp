@@ -10,7 +10,8 @@
 #include <string>
 
 #include "api.h"
-#include "limits.h"
+#include "config_schema.h"
+#include "input_limits.h"
 #include "memory_model.h"
 #include "serialize.h"
 #include "text.h"
@@ -36,37 +37,6 @@ void add_input_flags(CLI::App& command, Inputs& in) {
   command.add_flag("--json", in.json_output, "print one JSON object");
   command.add_option("--state", in.state, "shareable state (v=1&model=...&tp=8), under --config and flags");
   command.add_flag("--print-state", in.print_state, "print the shareable state of the resolved config");
-  const std::pair<const char*, const char*> options[] = {
-      {"model", "model preset (see `meshfit presets`)"},
-      {"hidden", "hidden size"},
-      {"layers", "transformer layers"},
-      {"heads", "attention heads"},
-      {"kv-heads", "key/value heads (GQA)"},
-      {"ffn", "MLP intermediate size"},
-      {"vocab", "vocabulary size"},
-      {"norm", "rmsnorm | layernorm"},
-      {"mlp", "swiglu | gelu"},
-      {"gpu", "GPU preset (see `meshfit presets`) or custom"},
-      {"gpu-memory-gib", "GPU memory capacity in GiB (custom GPU, or override a preset)"},
-      {"gpus", "total GPUs"},
-      {"gpus-per-node", "GPUs per node"},
-      {"seq", "sequence length (tokens)"},
-      {"global-batch", "global batch (sequences per step)"},
-      {"micro-batch", "micro-batch size (sequences)"},
-      {"precision", "bf16 | fp8"},
-      {"optimizer", "adamw | sgd | adam8bit"},
-      {"recompute", "none | selective | full"},
-      {"framework", "megatron | fsdp | deepspeed"},
-      {"headroom", "fraction of capacity flagged as tight (default 0.8)"},
-      {"dp", "data-parallel degree (default: gpus / (tp*pp*cp))"},
-      {"tp", "tensor-parallel degree"},
-      {"pp", "pipeline-parallel degree"},
-      {"cp", "context-parallel degree"},
-      {"vpp", "interleaved chunks per pipeline rank"},
-      {"zero", "ZeRO stage 0-3 (Megatron: 1 = distributed optimizer)"},
-      {"pp-first-stage-layers", "layers on the first pipeline stage (uneven split)"},
-      {"pp-last-stage-layers", "layers on the last pipeline stage (uneven split)"},
-  };
   const std::pair<const char*, const char*> search_options[] = {
       {"max-dp", "search: largest dp"},
       {"max-tp", "search: largest tp"},
@@ -85,28 +55,19 @@ void add_input_flags(CLI::App& command, Inputs& in) {
       if (ch == '-') ch = '_';
     command.add_option(std::string("--") + flag, in.values[key], help);
   }
-  for (const auto& [flag, help] : options) {
-    std::string key = flag;
-    for (char& ch : key)
-      if (ch == '-') ch = '_';
-    command.add_option(std::string("--") + flag, in.values[key], help);
-  }
-  const std::pair<const char*, const char*> switches[] = {
-      {"sp", "sequence parallelism"},
-      {"flash", "FlashAttention / SDPA"},
-      {"tied-embeddings", "LM head tied to the embedding"},
-      {"fp32-grad-buffer", "fp32 gradient accumulation buffer"},
-      {"linear-bias", "biases on projections"},
-      {"dropout", "dropout layers"},
-  };
-  for (const auto& [flag, help] : switches) {
-    std::string key = flag;
-    for (char& ch : key)
-      if (ch == '-') ch = '_';
-    in.switches[key] = -1;
-    int* target = &in.switches[key];  // std::map element addresses are stable
-    command.add_flag_callback(std::string("--") + flag, [target] { *target = 1; }, help);
-    command.add_flag_callback(std::string("--no-") + flag, [target] { *target = 0; }, std::string("no ") + help);
+  // Every config field of the schema: booleans as --flag / --no-flag, the rest as --flag VALUE.
+  for (const meshfit::ConfigField& field : meshfit::config_fields()) {
+    const std::string flag = "--" + field.flag();
+    std::string help = field.help;
+    if (field.kind == meshfit::FieldKind::kWord) help += " (" + field.allowed + ")";
+    if (field.kind != meshfit::FieldKind::kBoolean) {
+      command.add_option(flag, in.values[field.key], help);
+      continue;
+    }
+    in.switches[field.key] = -1;
+    int* target = &in.switches[field.key];  // std::map element addresses are stable
+    command.add_flag_callback(flag, [target] { *target = 1; }, help);
+    command.add_flag_callback("--no-" + field.flag(), [target] { *target = 0; }, "no " + help);
   }
 }
 
@@ -152,8 +113,11 @@ int gather_config(const Inputs& in, json& object) {
   };
   if (!in.state.empty() && !object.contains("state") && check_text("state", in.state, meshfit::kMaxStateBytes))
     object["state"] = in.state;
-  for (const auto& [key, text] : in.values)
-    if (!text.empty() && check_text(key, text, meshfit::kMaxFlagBytes)) object[key] = meshfit::value_from_text(text);
+  for (const auto& [key, text] : in.values) {
+    if (text.empty() || !check_text(key, text, meshfit::kMaxFlagBytes)) continue;
+    const meshfit::ConfigField* field = meshfit::find_config_field(key);
+    object[key] = field && field->kind == meshfit::FieldKind::kText ? json(text) : meshfit::value_from_text(text);
+  }
   for (const auto& [key, value] : in.switches)
     if (value >= 0) object[key] = value == 1;
   if (!meshfit::has_errors(issues)) return 0;

@@ -65,7 +65,7 @@ MeasuredCase case_from_row(const CsvRow& row) {
   config.training.seq = to_int(row.at("seq_len"));
   config.training.micro_batch = to_int(row.at("micro_batch"));
   config.training.global_batch = to_int(row.at("global_batch"));
-  config.training.recompute = *recompute_from_string(row.at("recompute").empty() ? "none" : row.at("recompute"));
+  config.training.recompute = *enum_from_key<Recompute>(row.at("recompute").empty() ? "none" : row.at("recompute"));
   config.training.sp = row.at("sp").rfind("yes", 0) == 0;
   config.training.flash = row.at("flash_attn").rfind("yes", 0) == 0;
   if (contains(source, "torchtitan")) config.training.framework = Framework::kFsdp;

@@ -11,7 +11,7 @@
 #include "import_export.h"
 #include "json_text.h"
 #include "layout_search.h"
-#include "limits.h"
+#include "input_limits.h"
 #include "serialize.h"
 #include "text.h"
 #include "url_state.h"

@@ -1,4 +1,4 @@
-// limits.h — the documented bounds on what meshfit accepts from outside, so that no input can make
+// input_limits.h — the documented bounds on what meshfit accepts from outside, so that no input can make
 // it crash, hang or allocate without bound. Model and cluster sizes are bounded in validate.h
 // (kMaxHidden ... kMaxGpus); these bound the text, its structure and the layout search.
 #pragma once
@@ -15,7 +15,7 @@ constexpr size_t kMaxJsonKeys = 10000;             // object keys in one JSON te
 constexpr size_t kMaxStateKeys = 64;               // key=value pairs in one state (the schema has 36 fields)
 constexpr size_t kMaxFlagBytes = 1024;             // one command-line flag value
 
-constexpr int64_t kMaxVpp = 64;                    // interleaved chunks per pipeline rank (search pin/bound)
+constexpr int64_t kMaxSearchVpp = 64;              // largest vpp a search pin or bound may ask (default range: kMaxVpp, structure.h)
 constexpr int64_t kMaxTop = 10000;                 // layouts listed by a search
 // Work units of a search: one per layout mesh (tp, pp, cp) or vpp node visited plus one per memory
 // evaluation. The default bounds the worst link to a few seconds natively; --budget / budget raise it.

@@ -57,4 +57,12 @@ std::optional<GpuSpec> find_gpu_preset(const std::string& id) {
   return std::nullopt;
 }
 
+GpuSpec custom_gpu() {
+  GpuSpec spec = *find_gpu_preset("h100-sxm");
+  spec.id = "custom";
+  spec.name = "Custom GPU";
+  spec.memory_bytes = 0;
+  return spec;
+}
+
 }  // namespace meshfit

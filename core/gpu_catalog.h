@@ -35,5 +35,8 @@ struct GpuPreset {
 
 const std::vector<GpuPreset>& gpu_presets();
 std::optional<GpuSpec> find_gpu_preset(const std::string& id);
+// gpu = "custom": no memory until gpu_memory_gib gives it, and H100 SXM's compute and bandwidth, so
+// that a step time exists (with zero flop/s every time and MFU was NaN: found by tests/fuzz).
+GpuSpec custom_gpu();
 
 }  // namespace meshfit

@@ -244,7 +244,7 @@ ParsedConfig parse_config(const json& object) {
     if (auto spec = value.is_string() ? find_gpu_preset(id) : std::nullopt) {
       c.gpu = *spec;
     } else if (id == "custom") {
-      c.gpu = GpuSpec{};
+      c.gpu = custom_gpu();
     } else {
       issues.push_back({IssueCode::kUnknownGpuPreset, Severity::kError, "gpu",
                         "gpu " + describe(value) + " is not a preset; known: " + preset_list(false) + "."});

@@ -3,6 +3,7 @@
 // gives an issue with its own code (or a cut-short search), never a throw, an abort or a wrong value.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 #include "api.h"
@@ -328,4 +329,14 @@ TEST_CASE("the crafted link of issue 17 finishes within the default budget") {
     CHECK(out["work"].get<int64_t>() <= kDefaultSearchBudget + 16 * 6 * 4);
   }
   check_writable(out);
+}
+
+TEST_CASE("a custom GPU gives a finite step time (it had zero flop/s: NaN times and MFU, found by the fuzzer)") {
+  const json out = run_estimate(json{{"model", "llama3-8b"}, {"gpu", "custom"}, {"gpu_memory_gib", 79.5}});
+  REQUIRE(out["ok"].get<bool>());
+  CHECK(std::isfinite(out["step_time_s"].get<double>()));
+  CHECK(out["mfu"].get<double>() > 0);
+  const json search = run_search(json{{"model", "llama3-8b"}, {"gpu", "custom"}, {"gpu_memory_gib", 79.5}}, {{"top", 1}});
+  REQUIRE(search["ok"].get<bool>());
+  CHECK(search["layouts"][0]["step_time_s"].is_number());
 }

@@ -3,6 +3,7 @@
 
 #include "import_export.h"
 #include "json_text.h"
+#include "text.h"
 #include "layout_search.h"
 #include "memory_model.h"
 #include "perf_model.h"
@@ -91,6 +92,12 @@ std::optional<json> read_input_text(const std::string& text, const std::string& 
 }
 
 json failed_call(const std::vector<Issue>& issues) { return with_status(json::object(), issues); }
+
+json internal_error(const std::string& what) {
+  return failed_call({{IssueCode::kInternalError, Severity::kError, "meshfit",
+                       "meshfit failed on this input (a bug, please report it with the input): " + quote_text(what, 200) +
+                           "."}});
+}
 
 std::string write_output_text(const json& out, int indent) {
   return out.dump(indent, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);

@@ -33,6 +33,8 @@ std::optional<nlohmann::json> read_input_text(const std::string& text, const std
                                               std::vector<Issue>& issues);
 // {"ok": false, "issues": [...]}: the result of a call whose input could not be read.
 nlohmann::json failed_call(const std::vector<Issue>& issues);
+// The result of a call that failed inside meshfit (a caught exception: a bug, reported as one).
+nlohmann::json internal_error(const std::string& what);
 // JSON text out; never throws (any invalid UTF-8 that slipped into a string is replaced by U+FFFD).
 std::string write_output_text(const nlohmann::json& out, int indent = -1);
 

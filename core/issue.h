@@ -42,6 +42,7 @@ enum class IssueCode {
   kMalformedJson,           // a JSON text that does not parse (the parser's message quoted)
   kStateVersion,            // a state's v= is not exactly a supported version number
   kSearchCutShort,          // warning: the search stopped at its work budget before the end
+  kInternalError,           // meshfit itself failed (a caught exception at the JS boundary): a bug
 };
 
 enum class Severity { kError, kWarning };
@@ -87,7 +88,8 @@ template <> struct EnumNames<IssueCode> {
       {IssueCode::kDuplicateKey, "duplicate_key", "duplicate_key"},
       {IssueCode::kMalformedJson, "malformed_json", "malformed_json"},
       {IssueCode::kStateVersion, "state_version", "state_version"},
-      {IssueCode::kSearchCutShort, "search_cut_short", "search_cut_short"}};
+      {IssueCode::kSearchCutShort, "search_cut_short", "search_cut_short"},
+      {IssueCode::kInternalError, "internal_error", "internal_error"}};
 };
 template <> struct EnumNames<Severity> {
   static constexpr EnumName<Severity> table[] = {{Severity::kError, "error", "error"}, {Severity::kWarning, "warning", "warning"}};

@@ -155,6 +155,13 @@ LayoutSearch::LayoutSearch(const Config& base, const SearchOptions& options) : c
 
 double LayoutSearch::progress() const {
   if (done_) return 1.0;
+  const double fraction = mesh_fraction();
+  // The budget bounds the work too: whichever end is nearer.
+  const double spent = options_.budget > 0 ? double(result_.work) / double(options_.budget) : 0.0;
+  return std::min(std::max(fraction, spent), 1.0);
+}
+
+double LayoutSearch::mesh_fraction() const {
   if (tps_.empty() || !started_) return 0.0;
   double fraction = 0.0, scale = 1.0 / double(tps_.size());
   fraction += double(ti_) * scale;
@@ -247,7 +254,7 @@ bool LayoutSearch::enter_vpp() {
   return true;
 }
 
-void LayoutSearch::run_zero_node() {
+void LayoutSearch::run_micro_batch() {
   Collector collect(options_, result_);
   Config& config = config_;
   const TrainingSpec& training = config.training;
@@ -259,16 +266,17 @@ void LayoutSearch::run_zero_node() {
   const std::vector<Recompute>& recompute_options = recompute_options_;
   const std::vector<bool>& sp_options = sp_options_;
   layout.zero = zero_options_[zi_];
-  bool subtree_out_of_memory = false;
-  RejectReason subtree_reason = RejectReason::kOutOfMemoryOnlyStage;
-  for (int64_t micro_batch : micro_batches_) {
-    if (!batch_divides(training.global_batch, dp, micro_batch)) { collect.reject(RejectReason::kBatchNotDivisible, per_mb); continue; }
+  if (mi_ == 0) subtree_out_of_memory_ = false;
+  const int64_t micro_batch = micro_batches_[mi_];
+  ++result_.work;
+  {
+    if (!batch_divides(training.global_batch, dp, micro_batch)) { collect.reject(RejectReason::kBatchNotDivisible, per_mb); return; }
     const int64_t microbatches = training.global_batch / (dp * micro_batch);
     if (!interleave_fits(profile, vpp, microbatches, pp)) {
       collect.reject(RejectReason::kVppMicrobatches, per_mb);
-      continue;
+      return;
     }
-    if (subtree_out_of_memory) { collect.reject(subtree_reason, per_mb); continue; }
+    if (subtree_out_of_memory_) { collect.reject(subtree_reason_, per_mb); return; }
     config.training.micro_batch = micro_batch;
     for (size_t r = 0; r < recompute_options.size(); ++r) {
       config.training.recompute = recompute_options[r];
@@ -298,8 +306,8 @@ void LayoutSearch::run_zero_node() {
           if (r == 0 && s == 0) {
             // The smallest-memory member of this micro-batch: everything from here on
             // (this micro-batch's other variants, larger micro-batches) is out of memory too.
-            subtree_out_of_memory = true;
-            subtree_reason = reason;
+            subtree_out_of_memory_ = true;
+            subtree_reason_ = reason;
             collect.reject(reason, per_mb);
             collect.keep_rejected(candidate);
             r = recompute_options.size();
@@ -343,12 +351,16 @@ bool LayoutSearch::advance(int64_t work) {
         continue;
       }
       in_vpp_ = true;
-      zi_ = 0;
+      zi_ = mi_ = 0;
     }
-    if (zi_ < zero_options_.size()) run_zero_node();
-    if (++zi_ >= zero_options_.size()) {
-      in_vpp_ = false;
-      ++vi_;
+    // One micro-batch (at most recompute x SP = 6 memory evaluations) per step.
+    if (zi_ < zero_options_.size() && mi_ < micro_batches_.size()) run_micro_batch();
+    if (++mi_ >= micro_batches_.size()) {
+      mi_ = 0;
+      if (++zi_ >= zero_options_.size()) {
+        in_vpp_ = false;
+        ++vi_;
+      }
     }
   }
   return done_;
@@ -356,7 +368,7 @@ bool LayoutSearch::advance(int64_t work) {
 
 void LayoutSearch::finish(bool complete) {
   char visited[16];
-  std::snprintf(visited, sizeof visited, "%.1f", 100.0 * progress());
+  std::snprintf(visited, sizeof visited, "%.1f", 100.0 * mesh_fraction());
   done_ = true;
   result_.complete = complete;
   if (!complete)

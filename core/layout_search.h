@@ -113,21 +113,22 @@ struct SearchResult {
 class LayoutSearch {
  public:
   LayoutSearch(const Config& base, const SearchOptions& options);
-  // Spends about `work` more units, a (mesh, vpp, ZeRO) node at a time (so it may overshoot by
-  // one node: at most micro-batches x 6 memory evaluations); stops for good at options.budget.
+  // Spends about `work` more units, one micro-batch of a (mesh, vpp, ZeRO) node at a time (so it
+  // may overshoot by at most 6 memory evaluations); stops for good at options.budget.
   // Returns done().
   bool advance(int64_t work);
   bool done() const { return done_; }
-  double progress() const;                         // fraction of the layout meshes visited, 0..1
+  double progress() const;  // 0..1: the larger of the meshes visited and the budget spent
   const SearchResult& result() const { return result_; }
   SearchResult take_result() { return std::move(result_); }
 
  private:
+  double mesh_fraction() const;  // fraction of the (tp, pp, cp) meshes visited
   bool next_mesh();        // moves to the next (tp, pp, cp) that passes the mesh rules
   void load_pp();          // pp divisors for the current tp
   void load_cp();          // cp divisors for the current tp, pp
   bool enter_vpp();        // sets up the current vpp node; false if its rules reject it
-  void run_zero_node();    // every micro-batch x recompute x SP under the current (mesh, vpp, zero)
+  void run_micro_batch();  // recompute x SP of the current micro-batch under (mesh, vpp, zero)
   void finish(bool complete);
 
   Config config_;          // the one working config, mutated per candidate
@@ -137,7 +138,9 @@ class LayoutSearch {
   std::vector<int64_t> zero_options_, micro_batches_;
   std::vector<Recompute> recompute_options_;
   std::vector<int64_t> tps_, pps_, cps_, vpps_;  // the cursor: tps_[ti_], pps_[pi_], cps_[ci_], vpps_[vi_]
-  size_t ti_ = 0, pi_ = 0, ci_ = 0, vi_ = 0, zi_ = 0;
+  size_t ti_ = 0, pi_ = 0, ci_ = 0, vi_ = 0, zi_ = 0, mi_ = 0;  // ... zero_options_[zi_], micro_batches_[mi_]
+  bool subtree_out_of_memory_ = false;  // a smaller micro-batch of this (mesh, vpp, zero) was out of memory
+  RejectReason subtree_reason_ = RejectReason::kOutOfMemoryOnlyStage;
   bool started_ = false, in_mesh_ = false, in_vpp_ = false;
   std::vector<bool> sp_options_;
   int64_t per_mb_ = 0, per_vpp_ = 0;

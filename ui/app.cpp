@@ -12,6 +12,7 @@
 #include "app.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -200,6 +201,28 @@ void apply_candidate(AppState& s, const LayoutCandidate& c) {
   s.dirty = true;
 }
 
+constexpr double kFirstSearchSliceMs = 40;  // in recompute: most searches finish within it
+constexpr int64_t kSearchSliceWork = 500;     // work units between clock checks
+
+void select_current_candidate(AppState& s) {
+  s.selected_candidate = -1;
+  for (size_t i = 0; i < s.search.top.size(); ++i)
+    if (matches_form(s.search.top[i], s.form)) s.selected_candidate = int(i);
+}
+
+// The mirror: what a screen reader hears and what the browser tests read.
+void update_mirror(AppState& s) {
+  json mirror = s.mirror_estimate;
+  mirror["layouts_feasible"] = s.search.feasible;
+  mirror["selected_layout"] = s.selected_candidate;
+  mirror["link_issues"] = s.link_issues;
+  mirror["search_running"] = s.running_search != nullptr;
+  mirror["search_progress"] = s.running_search ? s.running_search->progress() : 1.0;
+  mirror["search_complete"] = s.search.complete && !s.search_stale;
+  s.mirror = mirror.dump(-1, ' ', false, json::error_handler_t::replace);
+  ++s.mirror_version;
+}
+
 }  // namespace
 
 // [SECTION] Recompute and state
@@ -213,6 +236,11 @@ void init(AppState& s) {
 void set_state(AppState& s, const std::string& encoded) {
   const json decoded = run_decode_state(encoded);
   s.form = form_from_fields(decoded["fields"]);
+  // Problems of the link itself (invalid text, duplicate keys, a bad version) are shown until the
+  // next link: the form keeps only the fields that could be read.
+  s.link_issues = json::array();
+  for (const json& issue : decoded["issues"])
+    if (issue["severity"] == "error") s.link_issues.push_back(issue);
   s.dirty = true;
   recompute(s);
 }
@@ -228,22 +256,24 @@ void recompute(AppState& s) {
   // The shareable state of what was typed, valid or not.
   const ParsedConfig parsed = parse_config(inputs);
   s.state = encode_state(parsed.config);
-  // Every layout for this model, GPU and training: the search ignores the form's layout fields.
+  // Every layout for this model, GPU and training: the search ignores the form's layout fields. It
+  // runs in slices (step_search): a first one now, the rest across frames, the last result shown.
+  s.running_search.reset();
   if (!has_errors(parsed.issues)) {
     SearchOptions options;
     options.top_k = 200;
     options.keep_all_max = 4000;
     if (s.search_under_headroom) options.memory_limit = std::min(1.0, std::max(0.01, s.form.headroom));
-    s.search = search_layouts(parsed.config, options);
+    s.running_search = std::make_shared<LayoutSearch>(parsed.config, options);
+    s.search_stale = true;
+    step_search(s, kFirstSearchSliceMs);
   } else {
     s.search = SearchResult{};
     s.search.issues = parsed.issues;
+    s.search_stale = false;
   }
-  s.selected_candidate = -1;
-  for (size_t i = 0; i < s.search.top.size(); ++i)
-    if (matches_form(s.search.top[i], s.form)) s.selected_candidate = int(i);
+  select_current_candidate(s);
 
-  // The mirror: what a screen reader hears and what the browser tests read.
   json mirror = {{"ok", s.estimate["ok"]}, {"state", s.state}, {"issues", s.estimate["issues"]}};
   if (s.estimate["ok"].get<bool>()) {
     mirror["verdict"] = s.estimate["verdict"];
@@ -259,11 +289,30 @@ void recompute(AppState& s) {
                                  {"peak_reserved_bytes", rank["peak_reserved_bytes"]},
                                  {"device_bytes", rank["device_bytes"]}});
   }
-  mirror["layouts_feasible"] = s.search.feasible;
-  mirror["selected_layout"] = s.selected_candidate;
-  s.mirror = mirror.dump();
-  ++s.mirror_version;
+  s.mirror_estimate = std::move(mirror);
+  update_mirror(s);
   s.dirty = false;
+}
+
+bool search_running(const AppState& s) { return s.running_search != nullptr; }
+
+bool step_search(AppState& s, double budget_ms) {
+  if (!s.running_search) return false;
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  LayoutSearch& search = *s.running_search;
+  // Small slices with a clock check between them: one node costs at most ~100 memory evaluations.
+  while (!search.advance(kSearchSliceWork)) {
+    if (std::chrono::duration<double, std::milli>(Clock::now() - start).count() >= budget_ms) break;
+  }
+  if (search.done()) {
+    s.search = search.take_result();
+    s.running_search.reset();
+    s.search_stale = false;
+    select_current_candidate(s);
+  }
+  update_mirror(s);
+  return s.running_search != nullptr;
 }
 
 void apply_theme(AppState& s) {
@@ -1000,6 +1049,21 @@ bool draw_layouts_view(AppState& s) {
     ImGui::TextWrapped("Fix the inputs marked on the left to search the layouts.");
     return false;
   }
+  if (s.running_search) {
+    ImGui::Text("Searching layouts: %.0f%%...", 100.0 * s.running_search->progress());
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Cancel")) {
+      s.running_search.reset();
+      s.status = "Layout search cancelled: the layouts below are from the previous inputs.";
+      update_mirror(s);
+    }
+    record_rect(s, "search_cancel");
+    if (s.search_stale && s.search.evaluated > 0) ImGui::TextDisabled("(showing the previous result until it finishes)");
+  } else if (s.search_stale) {
+    ImGui::TextDisabled("Search cancelled: the layouts below are from the previous inputs.");
+  }
+  if (!s.search.complete)
+    ImGui::TextWrapped("The search stopped at its work budget: the layouts below are the best found so far.");
   ImGui::Text("%lld layouts evaluated for %lld GPUs, %lld feasible.", (long long)s.search.evaluated,
               (long long)s.form.gpus, (long long)s.search.feasible);
   std::string rejected;
@@ -1158,6 +1222,8 @@ void draw_header(AppState& s) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s", s.status.c_str());
   }
+  for (const json& issue : s.link_issues)
+    ImGui::TextColored(ImVec4(0.95f, 0.45f, 0.35f, 1.0f), "Link: %s", issue["message"].get_ref<const std::string&>().c_str());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,8 +55,13 @@ struct AppState {
   // Derived (recompute()).
   nlohmann::json estimate;             // run_estimate(inputs): the CLI's JSON
   std::map<std::string, std::string> field_issues;  // field -> first message
-  SearchResult search;                 // all layouts for the GPU count (keep_all for the scatter)
+  SearchResult search;                 // all layouts for the GPU count (keep_all for the scatter): the last
+                                       // finished search, kept on screen while a new one runs
+  std::shared_ptr<LayoutSearch> running_search;  // in progress: advanced a slice per frame (step_search)
+  bool search_stale = false;           // `search` belongs to earlier inputs (a new one is running or was cancelled)
   std::string state;                   // the shareable URL state of the form
+  nlohmann::json link_issues = nlohmann::json::array();  // what decoding the last URL state reported
+  nlohmann::json mirror_estimate;      // the estimate's part of the mirror (recompute)
   std::string mirror;                  // JSON for the DOM mirror (aria-live region + tests)
   int64_t mirror_version = 0;          // bumps when mirror changes
 

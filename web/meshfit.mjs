@@ -56,9 +56,17 @@ function wrap(module) {
       return failure('internal_error', 'config', `meshfit could not process the input: ${String(error && error.message)}`);
     }
   };
+  // A string longer than the core's limit (in UTF-16 units, so at least as many UTF-8 bytes) is
+  // refused here: copying megabytes into the module is what would take the time.
+  const tooLong = (string, limit, field) =>
+    string.length > limit
+      ? failure('input_too_large', field, `${field} is refused: ${string.length} characters exceed the limit of ${limit} bytes.`)
+      : null;
   const text = (value, field) => {
     try {
-      return { text: JSON.stringify(value ?? {}, replacer) ?? 'null' };
+      const json = JSON.stringify(value ?? {}, replacer) ?? 'null';
+      const refused = tooLong(json, module.maxJsonBytes, field);
+      return refused ? { failed: refused } : { text: json };
     } catch (error) {
       return { failed: failure('input_too_large', field, `the ${field} object cannot be written as JSON: ${String(error && error.message)}`) };
     }
@@ -86,10 +94,16 @@ function wrap(module) {
     /** Model and GPU presets. */
     presets: () => guard(() => JSON.parse(module.presets())),
     /** Model fields from a pasted Hugging Face config.json (text). */
-    parseHfConfig: (configJsonText) => guard(() => JSON.parse(module.parseHfConfig(asString(configJsonText)))),
+    parseHfConfig: (configJsonText) => guard(() => {
+      const string = asString(configJsonText);
+      return tooLong(string, module.maxJsonBytes, 'config.json') ?? JSON.parse(module.parseHfConfig(string));
+    }),
     /** The shareable URL state of a config ("v=1&model=...&tp=8"). */
     encodeState: (config) => withTexts([[config, 'config']], (json) => module.encodeState(json)),
     /** A state string (with or without a leading '#') back to a config. */
-    decodeState: (state) => guard(() => JSON.parse(module.decodeState(asString(state)))),
+    decodeState: (state) => guard(() => {
+      const string = asString(state);
+      return tooLong(string, module.maxStateBytes, 'state') ?? JSON.parse(module.decodeState(string));
+    }),
   });
 }

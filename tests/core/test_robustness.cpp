@@ -340,3 +340,11 @@ TEST_CASE("a custom GPU gives a finite step time (it had zero flop/s: NaN times 
   REQUIRE(search["ok"].get<bool>());
   CHECK(search["layouts"][0]["step_time_s"].is_number());
 }
+
+TEST_CASE("a stray throw is an exception the suite and the JS API catch, not an abort (WASM built with exceptions)") {
+#if defined(__cpp_exceptions)
+  CHECK_THROWS(json::parse("{"));  // nlohmann-json throws on malformed text when asked to
+#else
+  MESSAGE("built without exceptions (-DMESHFIT_WASM_EXCEPTIONS=OFF): a stray throw would abort");
+#endif
+}

@@ -1,14 +1,14 @@
 // api.cpp — see api.h.
 #include "api.h"
 
-#include "import_export.h"
-#include "json_text.h"
-#include "text.h"
-#include "layout_search.h"
-#include "memory_model.h"
-#include "perf_model.h"
-#include "serialize.h"
-#include "url_state.h"
+#include "io/import_export.h"
+#include "search/layout_search.h"
+#include "memory/memory_model.h"
+#include "perf/perf_model.h"
+#include "io/serialize.h"
+#include "io/url_state.h"
+#include "io/json_text.h"
+#include "io/text.h"
 
 namespace meshfit {
 
@@ -41,26 +41,57 @@ json with_status(json out, const std::vector<Issue>& issues) {
 
 }  // namespace
 
+Estimate estimate(const Config& config) {
+  Estimate out;
+  out.memory = estimate_memory(config);
+  if (out.valid()) out.step = predict_step(config, plan_memory(config));
+  return out;
+}
+
+Config apply(Config config, const LayoutCandidate& candidate) {
+  const bool derived_dp = config.layout.dp == 0;
+  config.layout = candidate.layout;
+  if (derived_dp) config.layout.dp = 0;
+  config.training.micro_batch = candidate.micro_batch;
+  config.training.recompute = candidate.recompute;
+  if (candidate.layout.tp > 1) config.training.sp = candidate.sp;  // at tp = 1 SP means nothing
+  return config;
+}
+
+bool same_layout(const Config& config, const LayoutCandidate& candidate) {
+  const Layout& a = config.layout;
+  const Layout& b = candidate.layout;
+  return a.tp == b.tp && a.pp == b.pp && a.cp == b.cp && a.vpp == b.vpp && a.zero == b.zero &&
+         a.pp_first_stage_layers == b.pp_first_stage_layers && a.pp_last_stage_layers == b.pp_last_stage_layers &&
+         config.training.micro_batch == candidate.micro_batch && config.training.recompute == candidate.recompute &&
+         (config.training.sp == candidate.sp || a.tp == 1);
+}
+
+json estimate_to_json(const Config& config, const Estimate& estimate, const std::vector<Issue>& issues) {
+  MemoryReport report = estimate.memory;
+  report.issues = issues;
+  json out = memory_report_to_json(report);
+  if (report.valid()) {
+    add_step_report(out, estimate.step);
+    out["config"] = config_to_json(config);
+    out["state"] = encode_state(config);
+  }
+  return with_status(out, issues);
+}
+
 json run_estimate(json input) {
   std::vector<Issue> issues;
   const json object = resolve_state(std::move(input), issues);
   const ParsedConfig parsed = parse_config(object);
   issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
-  MemoryReport report;
+  Estimate result;
   if (has_errors(issues)) {
-    report.capacity_bytes = parsed.config.gpu.memory_bytes;
+    result.memory.capacity_bytes = parsed.config.gpu.memory_bytes;
   } else {
-    report = estimate_memory(parsed.config);
+    result = estimate(parsed.config);
   }
-  issues.insert(issues.end(), report.issues.begin(), report.issues.end());
-  report.issues = issues;
-  json out = memory_report_to_json(report);
-  if (report.valid()) {
-    add_step_report(out, predict_step(parsed.config, plan_memory(parsed.config)));
-    out["config"] = config_to_json(parsed.config);
-    out["state"] = encode_state(parsed.config);
-  }
-  return with_status(out, issues);
+  issues.insert(issues.end(), result.memory.issues.begin(), result.memory.issues.end());
+  return estimate_to_json(parsed.config, result, issues);
 }
 
 json run_search(json input, const json& options) {

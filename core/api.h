@@ -1,6 +1,8 @@
-// api.h — the JSON entry points every front end calls (native CLI, WASM/JS API), so that the same
-// input gives byte-identical results everywhere. Inputs and outputs are flat JSON objects in the
-// schema of serialize.h; results carry {"ok": bool, "issues": [...]} and never throw.
+// api.h — the pipeline every front end runs. Typed for callers in the same process (the page's
+// ImGui app): estimate(Config) -> Estimate, search_layouts, decode_state/encode_state, apply().
+// JSON for process and language edges (native CLI, WASM/JS API): flat objects in the schema of
+// config_schema.h, results carrying {"ok": bool, "issues": [...]}, never a throw; the JSON entry
+// points are the typed ones plus the shared serialisers, so every front end gets the same numbers.
 #pragma once
 
 #include <optional>
@@ -9,11 +11,36 @@
 
 #include <nlohmann/json.hpp>
 
-#include "issue.h"
+#include "search/layout_search.h"
+#include "memory/memory_model.h"
+#include "perf/perf_model.h"
+#include "spec/issue.h"
 
 namespace meshfit {
 
 const char* version();  // "0.1.0"
+
+// [SECTION] Typed
+
+struct Estimate {
+  MemoryReport memory;               // issues: validation; ranks empty when invalid
+  StepReport step;                   // the current layout's step time (valid configs only)
+  bool valid() const { return memory.valid(); }
+  const RankMemory& worst() const { return memory.worst(); }
+};
+
+// Validates, then the per-rank memory and the step-time prediction of one config.
+Estimate estimate(const Config& config);
+// The config with a searched layout applied: its degrees, pipeline split, ZeRO stage, micro-batch,
+// recompute and (at tp > 1) sequence parallelism. dp stays derived when the config derived it.
+Config apply(Config config, const LayoutCandidate& candidate);
+// Whether the config's layout is the candidate's.
+bool same_layout(const Config& config, const LayoutCandidate& candidate);
+// The CLI's and JS API's estimate object: report, step, resolved config and state; `issues` are
+// every problem (input and validation) behind it.
+nlohmann::json estimate_to_json(const Config& config, const Estimate& estimate, const std::vector<Issue>& issues);
+
+// [SECTION] JSON
 
 // Config object (optionally with "state": a URL state merged under the other fields) -> the memory
 // report, the step-time prediction, the resolved config and its state string.

@@ -10,17 +10,18 @@ namespace meshfit::ui {
 
 // The page's default: Llama 3.1 70B on 64 H100, TP 8, PP 4, sequence 8192.
 void init(AppState& state);
-// Replaces the form with a shareable state (the URL hash); unknown/bad fields show as issues.
+// Replaces the config with a shareable state (the URL hash); unknown/bad fields show as issues.
 void set_state(AppState& state, const std::string& encoded);
-// Recomputes estimate, search, state string and mirror from the form (called by draw when dirty).
+// Recomputes estimate, search, state string and mirror from the config (called by draw when dirty).
 void recompute(AppState& state);
 // Advances a running layout search for about `budget_ms` milliseconds (one slice per frame keeps the
 // page responsive); the result replaces the shown one when it is done. Returns whether one still runs.
 bool step_search(AppState& state, double budget_ms);
 bool search_running(const AppState& state);
+void cancel_search(AppState& state);  // keeps the last finished result on screen
 // Style for the theme at a font size of `em` CSS pixels.
 void apply_theme(AppState& state);
-// All panels; returns true when the form changed during this frame.
+// All panels; returns true when the config changed during this frame.
 bool draw(AppState& state);
 
 std::string markdown_report(const AppState& state);  // "{{url}}" stands for the page link

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "api.h"
-#include "input_limits.h"
+#include "spec/input_limits.h"
 
 namespace {
 

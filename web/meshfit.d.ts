@@ -15,6 +15,7 @@ export interface Config {
   framework?: Framework; fp32_grad_buffer?: boolean; headroom?: number;
   dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;
   pp_first_stage_layers?: number; pp_last_stage_layers?: number;
+  notes?: string;
   /** A URL state merged under the other fields. */
   state?: string;
 }

@@ -1,6 +1,6 @@
-// main.cpp — the native command-line front end: `meshfit estimate` and `meshfit presets`.
-// Flags and --config files map onto the one flat JSON schema (core/serialize.h); flags override
-// the file. Exit status: 0 success, 2 invalid input (issues printed), 1 unreadable file.
+// main.cpp — the native command-line front end: `meshfit estimate`, `search` and `presets`.
+// Flags and --config files map onto the one flat JSON schema (core/spec/config_schema.h: a flag per
+// row); flags override the file. Exit status: 0 success, 2 invalid input (issues printed), 1 unreadable file.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
@@ -10,11 +10,11 @@
 #include <string>
 
 #include "api.h"
-#include "config_schema.h"
-#include "input_limits.h"
-#include "memory_model.h"
-#include "serialize.h"
-#include "text.h"
+#include "spec/config_schema.h"
+#include "memory/memory_model.h"
+#include "io/serialize.h"
+#include "io/text.h"
+#include "spec/input_limits.h"
 #include "units.h"
 
 namespace {

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "layout_search.h"
-#include "serialize.h"
+#include "search/layout_search.h"
+#include "io/serialize.h"
 
 using namespace meshfit;
 

@@ -84,5 +84,15 @@ check "flags override --state" json_has "$tmp/override.json" "d['config']['tp']=
 "$meshfit" estimate --state "v=1&model=llama3-8b&tp=abc" >/dev/null 2>&1
 check "a bad state exits 2" test $? -eq 2
 
+# Framework defaults come from the profile: FSDP without --zero means full sharding (issue 10).
+"$meshfit" estimate --model llama3.1-8b --gpus 8 --framework fsdp --json >"$tmp/fsdp.json"
+check "--framework fsdp alone is valid" test $? -eq 0
+check "FSDP defaults to zero=3" json_has "$tmp/fsdp.json" "d['ok'] and d['config']['zero']==3"
+# Every schema field has its flag, text ones kept as text.
+"$meshfit" estimate --model llama3-8b --notes 123 --print-state >"$tmp/notes.state"
+check "--notes is carried in the state as text" grep -q "notes=123" "$tmp/notes.state"
+"$meshfit" estimate --state "$(cat "$tmp/notes.state")" --json >"$tmp/notes.json"
+check "notes come back as a string" json_has "$tmp/notes.json" "d['config']['notes']=='123'"
+
 echo "cli: $passed passed, $failed failed"
 test "$failed" -eq 0

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "model_spec.h"
+#include "spec/model_spec.h"
 
 namespace meshfit_test {
 

@@ -1,8 +1,8 @@
 // fixtures.h — configurations shared by the core tests.
 #pragma once
 
-#include "config.h"
-#include "serialize.h"
+#include "spec/config.h"
+#include "io/serialize.h"
 
 namespace meshfit_test {
 

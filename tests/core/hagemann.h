@@ -8,7 +8,7 @@
 #include <string>
 
 #include "csv.h"
-#include "serialize.h"
+#include "io/serialize.h"
 
 namespace meshfit_test {
 

@@ -1,14 +1,14 @@
 // test_golden.cpp — published formulas reproduced exactly. Expected values are the columns of
-// tests/data/formula_refs.csv (from shared/reference; each column names its formula):
+// tests/data/formula_refs.csv (each column names its formula; sources in tests/data/README.md):
 // Megatron-LM theoretical_memory_usage.py weight+optimizer, Fujii et al. 2024 per-layer
 // activations, Korthikanti et al. 2022 per-layer activations, DeepSpeed ZeRO-2/3 estimators.
 #include <doctest/doctest.h>
 
-#include "activation_memory.h"
-#include "parameter_count.h"
+#include "memory/activation_memory.h"
+#include "memory/parameter_count.h"
 #include "csv.h"
 #include "fixtures.h"
-#include "memory_model.h"
+#include "memory/memory_model.h"
 #include "units.h"
 
 using namespace meshfit;

@@ -2,8 +2,8 @@
 // for each model; trimmed to the keys that matter) map onto the presets' dimensions.
 #include <doctest/doctest.h>
 
-#include "import_export.h"
-#include "model_spec.h"
+#include "io/import_export.h"
+#include "spec/model_spec.h"
 
 using namespace meshfit;
 

@@ -6,8 +6,8 @@
 #include <numeric>
 
 #include "fixtures.h"
-#include "layout_search.h"
-#include "validate.h"
+#include "search/layout_search.h"
+#include "spec/validate.h"
 
 using namespace meshfit;
 using namespace meshfit_test;

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "csv.h"
-#include "memory_model.h"
-#include "serialize.h"
+#include "memory/memory_model.h"
+#include "io/serialize.h"
 #include "units.h"
 
 using namespace meshfit;

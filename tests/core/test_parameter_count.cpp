@@ -1,8 +1,8 @@
 // test_parameter_count.cpp — parameter totals of the presets against their published sizes.
 #include <doctest/doctest.h>
 
-#include "model_spec.h"
-#include "parameter_count.h"
+#include "spec/model_spec.h"
+#include "memory/parameter_count.h"
 
 using namespace meshfit;
 

@@ -9,7 +9,7 @@
 
 #include "csv.h"
 #include "fixtures.h"
-#include "perf_model.h"
+#include "perf/perf_model.h"
 
 using namespace meshfit;
 using namespace meshfit_test;

@@ -10,12 +10,12 @@
 #include <string>
 
 #include "fixtures.h"
-#include "memory_model.h"
-#include "perf_model.h"
-#include "serialize.h"
-#include "structure.h"
-#include "url_state.h"
-#include "validate.h"
+#include "memory/memory_model.h"
+#include "perf/perf_model.h"
+#include "io/serialize.h"
+#include "spec/structure.h"
+#include "io/url_state.h"
+#include "spec/validate.h"
 
 using namespace meshfit;
 using nlohmann::json;

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "hagemann.h"
-#include "memory_model.h"
-#include "perf_model.h"
+#include "memory/memory_model.h"
+#include "perf/perf_model.h"
 
 using namespace meshfit;
 using namespace meshfit_test;

@@ -7,16 +7,16 @@
 #include <string>
 
 #include "api.h"
-#include "checked.h"
+#include "spec/checked.h"
 #include "fixtures.h"
-#include "import_export.h"
-#include "json_text.h"
-#include "layout_search.h"
-#include "input_limits.h"
-#include "serialize.h"
-#include "text.h"
-#include "url_state.h"
-#include "validate.h"
+#include "io/import_export.h"
+#include "io/json_text.h"
+#include "search/layout_search.h"
+#include "spec/input_limits.h"
+#include "io/serialize.h"
+#include "io/text.h"
+#include "io/url_state.h"
+#include "spec/validate.h"
 
 using namespace meshfit;
 using namespace meshfit_test;

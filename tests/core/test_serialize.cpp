@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "memory_model.h"
-#include "serialize.h"
+#include "memory/memory_model.h"
+#include "io/serialize.h"
 
 using namespace meshfit;
 using nlohmann::json;
@@ -18,7 +18,7 @@ TEST_CASE("fields override a preset whatever the key order, and rename it") {
   CHECK(parsed.config.model.name == "llama3-8b+custom");
 }
 
-TEST_CASE("a custom model needs its fields; kv_heads defaults to heads") {
+TEST_CASE("a custom model needs its fields, and kv_heads defaults to heads") {
   const ParsedConfig parsed =
       parse_config(json{{"hidden", 1024}, {"layers", 4}, {"heads", 16}, {"ffn", 4096}, {"vocab", 1000}});
   REQUIRE(parsed.issues.empty());
@@ -37,9 +37,12 @@ TEST_CASE("config_to_json round-trips through parse_config") {
   REQUIRE(first.issues.empty());
   json resolved = config_to_json(first.config);
   resolved.erase("model");  // written-out dimensions describe the model on their own
-  resolved.erase("gpu");    // custom GPU: capacity carried by gpu_memory_gib
   const ParsedConfig second = parse_config(resolved);
   REQUIRE(second.issues.empty());
+  json again = config_to_json(second.config);
+  CHECK(again["model"] == "custom");
+  again.erase("model");
+  CHECK(again == resolved);  // every field of the config, not one figure derived from it
   const MemoryReport a = estimate_memory(first.config);
   const MemoryReport b = estimate_memory(second.config);
   REQUIRE(a.valid());

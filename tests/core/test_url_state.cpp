@@ -3,8 +3,8 @@
 
 #include "api.h"
 #include "fixtures.h"
-#include "memory_model.h"
-#include "url_state.h"
+#include "memory/memory_model.h"
+#include "io/url_state.h"
 
 using namespace meshfit;
 using namespace meshfit_test;

@@ -6,9 +6,9 @@
 #include <random>
 #include <set>
 
-#include "memory_model.h"
-#include "serialize.h"
-#include "validate.h"
+#include "memory/memory_model.h"
+#include "io/serialize.h"
+#include "spec/validate.h"
 
 using namespace meshfit;
 using nlohmann::json;

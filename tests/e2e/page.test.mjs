@@ -45,28 +45,59 @@ async function openPage(hash = '', options = {}) {
   });
   await page.goto(pageUrl + hash);
   await page.waitForFunction(() => window.meshfitReady === true, null, { timeout: 60000 });
-  await page.waitForTimeout(200);
+  await settled(page);
   return { context, page, errors, blocked };
 }
 
 const mirror = (page) => page.evaluate(() => JSON.parse(document.getElementById('mirror').textContent));
-const widgets = (page) => page.evaluate(() => JSON.parse(document.getElementById('widgets').textContent));
+const widgets = (page) => page.evaluate(() => JSON.parse(document.getElementById('widgets').textContent || '{}'));
 const hash = (page) => page.evaluate(() => location.hash);
+const version = async (page) => (await mirror(page)).version;
 
-async function clickWidget(page, name) {
+// Waits for the page to have answered: the mirror's version past `before` (when given), the widget
+// positions of that frame published, and the URL hash caught up with the mirror's state.
+async function settled(page, before = 0) {
+  await page.waitForFunction((v) => {
+    const text = document.getElementById('mirror').textContent;
+    if (!text) return false;
+    const m = JSON.parse(text);
+    return m.version > v && location.hash === '#' + m.state && document.getElementById('widgets').textContent !== '';
+  }, before, { timeout: 60000 });
+}
+
+// A real press on a named widget: down and up apart, as a person clicks. With `changes`, waits for
+// the recompute the click causes.
+const nextFrames = (page) => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+
+// Scrolls the panel under a widget (mouse wheel, as a person would) until the widget is in view.
+async function scrollTo(page, name) {
+  const height = await page.evaluate(() => innerHeight);
+  for (let i = 0; i < 20; ++i) {
+    const rect = (await widgets(page))[name];
+    if (!rect || (rect[1] >= 0 && rect[1] + rect[3] <= height)) return;
+    await page.mouse.move(rect[0] + 4, height / 2);
+    await page.mouse.wheel(0, rect[1] < 0 ? -200 : 200);
+    await nextFrames(page);
+  }
+}
+
+async function clickWidget(page, name, { changes = false } = {}) {
+  await scrollTo(page, name);
   const rect = (await widgets(page))[name];
   assert.ok(rect, `widget ${name} is on screen`);
-  // A real press: down and up apart, as a person clicks.
+  const before = await version(page);
   await page.mouse.click(rect[0] + Math.min(rect[2] / 2, 40), rect[1] + rect[3] / 2, { delay: 60 });
-  await page.waitForTimeout(150);
+  if (changes) await settled(page, before);
+  else await nextFrames(page);
 }
 
 async function typeInto(page, name, text) {
   await clickWidget(page, name);
+  const before = await version(page);
   await page.keyboard.press('Control+A');
   await page.keyboard.type(text, { delay: 30 });
   await page.keyboard.press('Enter');
-  await page.waitForTimeout(500);  // recompute, then the debounced URL update
+  await settled(page, before);
 }
 
 // Distinct byte values in the PNG's decoded image data: a blank canvas has a handful.
@@ -129,8 +160,7 @@ test('clicks and typing on the canvas change the GPU count and select a layout; 
   await clickWidget(page, 'tab_layouts');
   await page.screenshot({ path: path.join(artifacts, 'layouts.png') });
   const before = await hash(page);
-  await clickWidget(page, 'layout_row_1');
-  await page.waitForTimeout(400);
+  await clickWidget(page, 'layout_row_1', { changes: true });
   m = await mirror(page);
   assert.equal(m.selected_layout, 1, 'the clicked row is now the current layout');
   assert.notEqual(await hash(page), before, 'the URL follows the chosen layout');
@@ -177,11 +207,71 @@ test('a lost WebGL context is restored and the page keeps working', async () => 
     lose.loseContext();
     setTimeout(() => lose.restoreContext(), 200);
   });
-  await page.waitForTimeout(800);
+  await page.waitForFunction(() => !document.getElementById('canvas').getContext('webgl2').isContextLost());
   await typeInto(page, 'gpus', '32');
   assert.equal((await mirror(page)).config.gpus, 32);
   const shot = await page.screenshot({ path: path.join(artifacts, 'after-context-restore.png') });
   assert.ok(pngVariety(shot) > 64, 'the canvas renders again after the restore');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// The three ways the page once lost inputs on the way to the core (issue 10): it kept a copy of the
+// config with fewer fields than the schema. Each compares the page with the CLI on the same state.
+
+test('a link with an uneven pipeline split and fp32_grad_buffer=false keeps every field', async () => {
+  const state = 'v=1&model=llama3.1-405b&gpus=2048&seq=8192&gbs=2048&fp32_grad_buffer=false&tp=8&pp=16' +
+                '&pp_first_stage_layers=7&pp_last_stage_layers=7';
+  const { context, page, errors } = await openPage('#' + state);
+  const m = await mirror(page);
+  assert.deepEqual(m.issues, [], 'the CLI accepts this state, so must the page');
+  assert.equal(m.ok, true);
+  assert.equal(m.config.pp_first_stage_layers, 7);
+  assert.equal(m.config.pp_last_stage_layers, 7);
+  assert.equal(m.config.fp32_grad_buffer, false);
+  assert.deepEqual(m.ranks, nativeRanks(state));
+  const canonical = execFileSync(cli, ['estimate', '--state', state, '--print-state'], { encoding: 'utf8' }).trim();
+  assert.equal(await hash(page), '#' + canonical, 'the page rewrites the link without losing a key');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('"Use the fastest layout" applies the whole layout, uneven split included (README example)', async () => {
+  const state = 'v=1&model=llama3.1-405b&gpus=16384&seq=8192&gbs=2048';
+  const { context, page, errors } = await openPage('#' + state);
+  await clickWidget(page, 'best_layout', { changes: true });
+  const m = await mirror(page);
+  assert.deepEqual(m.issues, []);
+  assert.equal(m.ok, true);
+  const best = JSON.parse(execFileSync(cli, ['search', '--state', state, '--top', '1', '--json'], { encoding: 'utf8' })).layouts[0];
+  for (const key of ['tp', 'pp', 'cp', 'vpp', 'micro_batch', 'zero', 'recompute', 'pp_first_stage_layers', 'pp_last_stage_layers'])
+    assert.equal(m.config[key], best[key], `${key} is the search's`);
+  assert.equal(m.selected_layout, 0, 'the applied layout is the first of the table');
+  assert.deepEqual(m.ranks, nativeRanks(m.state));
+  await page.screenshot({ path: path.join(artifacts, 'fastest-layout-405b.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('"Edit dimensions" and the HF import keep linear_bias and dropout', async () => {
+  const { context, page, errors } = await openPage('#v=1&model=gpt3-175b&gpus=64&tp=8&pp=8');
+  const preset = await mirror(page);
+  assert.equal(preset.config.linear_bias, true);
+  await clickWidget(page, 'edit_dimensions', { changes: true });
+  const edited = await mirror(page);
+  assert.equal(edited.config.model, 'custom');
+  assert.equal(edited.config.linear_bias, true);
+  assert.equal(edited.config.dropout, true);
+  assert.deepEqual(edited.ranks, preset.ranks, 'the same model, so the same memory (58.96 GiB worst rank)');
+
+  await clickWidget(page, 'hf_toggle');
+  await clickWidget(page, 'hf_config');
+  await page.keyboard.type('{"model_type": "gpt2", "n_embd": 12288, "n_layer": 96, "n_head": 96, "vocab_size": 50257}');
+  await clickWidget(page, 'hf_import', { changes: true });
+  const imported = await mirror(page);
+  assert.equal(imported.config.linear_bias, true, 'GPT-2 style projections have biases');
+  assert.equal(imported.config.norm, 'layernorm');
+  assert.deepEqual(imported.ranks, nativeRanks(imported.state));
   assert.deepEqual(errors, []);
   await context.close();
 });

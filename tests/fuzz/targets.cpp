@@ -5,9 +5,9 @@
 #include <string>
 
 #include "api.h"
-#include "json_text.h"
-#include "text.h"
-#include "url_state.h"
+#include "io/json_text.h"
+#include "io/text.h"
+#include "io/url_state.h"
 
 namespace meshfit_fuzz {
 

@@ -1,0 +1,544 @@
+// serialize.cpp — see serialize.h. Field names here are the schema shared by the CLI flags,
+// config files and (later) the JS API and URL state.
+#include "io/serialize.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <algorithm>
+
+#include "io/text.h"
+#include "spec/config_schema.h"
+#include "spec/input_limits.h"
+#include "spec/preset_table.h"
+#include "spec/validate.h"
+#include "units.h"
+
+namespace meshfit {
+
+using nlohmann::json;
+
+namespace {
+
+// Strict number grammar (JSON's, without a leading '+' or any space): "-"? digits ("." digits)?
+// ([eE] [+-]? digits)?. strtoll/strtod alone would take "0x10" as 16, " 5" as 5 and "inf".
+bool is_decimal_number(const std::string& text, bool& integral) {
+  size_t i = 0;
+  const auto digits = [&] {
+    const size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < text.size() && text[i] == '-') ++i;
+  if (!digits()) return false;
+  integral = true;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    integral = false;
+    if (!digits()) return false;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    integral = false;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == text.size();
+}
+
+}  // namespace
+
+json value_from_text(const std::string& text) {
+  if (text == "true") return true;
+  if (text == "false") return false;
+  bool integral = false;
+  if (!is_decimal_number(text, integral)) return text;
+  if (integral) {
+    errno = 0;
+    const long long integer = std::strtoll(text.c_str(), nullptr, 10);
+    if (errno == 0) return integer;
+  }
+  // Decimals, and integers beyond int64 (the readers refuse those as too large, quoting the value).
+  const double number = std::strtod(text.c_str(), nullptr);
+  if (std::isfinite(number)) return number;
+  return text;
+}
+
+std::string describe(const json& value) {
+  if (value.is_string()) return quote_text(value.get_ref<const std::string&>());
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > 64) text = text.substr(0, 64) + "...";
+  return text;
+}
+
+Config default_config() {
+  Config config;
+  config.gpu = *find_gpu_preset("h100-sxm");
+  return config;
+}
+
+namespace {
+
+// [SECTION] Field readers: each reports its own type problems and leaves the target unchanged.
+
+class Reader {
+ public:
+  explicit Reader(std::vector<Issue>& issues) : issues_(issues) {}
+
+  void integer(const std::string& field, const json& value, int64_t& out) {
+    if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(INT64_MAX)) {
+      too_large(field, value);
+      return;
+    }
+    if (value.is_number_integer()) {
+      out = value.get<int64_t>();
+      return;
+    }
+    if (value.is_number_float()) {
+      const double number = value.get<double>();
+      if (std::isfinite(number) && number == std::floor(number)) {
+        if (std::fabs(number) > 9.0e18) {
+          too_large(field, value);
+        } else {
+          out = int64_t(number);
+        }
+        return;
+      }
+    }
+    issues_.push_back({IssueCode::kNotInteger, Severity::kError, field,
+                       field + " must be an integer, got " + describe(value) + "."});
+  }
+
+  void too_large(const std::string& field, const json& value) {
+    issues_.push_back({IssueCode::kOutOfRange, Severity::kError, field,
+                       field + "=" + describe(value) + " is too large to be a count (the limit is 2^63-1)."});
+  }
+
+  bool number(const std::string& field, const json& value, double& out) {
+    if (value.is_number() && std::isfinite(value.get<double>())) {
+      out = value.get<double>();
+      return true;
+    }
+    issues_.push_back({IssueCode::kNotPositive, Severity::kError, field,
+                       field + " must be a finite number, got " + describe(value) + "."});
+    return false;
+  }
+
+  void boolean(const std::string& field, const json& value, bool& out) {
+    if (value.is_boolean()) {
+      out = value.get<bool>();
+      return;
+    }
+    issues_.push_back({IssueCode::kUnknownValue, Severity::kError, field,
+                       field + " must be true or false, got " + describe(value) + "."});
+  }
+
+  template <typename Enum>
+  void word(const std::string& field, const json& value, Enum& out) {
+    if (value.is_string()) {
+      if (auto parsed = enum_from_key<Enum>(value.get<std::string>())) {
+        out = *parsed;
+        return;
+      }
+    }
+    unknown_word(field, value, enum_keys_text<Enum>());
+  }
+
+  void unknown_word(const std::string& field, const json& value, const std::string& allowed) {
+    issues_.push_back({IssueCode::kUnknownValue, Severity::kError, field,
+                       field + " must be one of " + allowed + ", got " + describe(value) + "."});
+  }
+
+  // One schema field: the value checked against the row's kind, then set through its accessor.
+  void field(const ConfigField& row, const json& value, Config& config) {
+    const std::string key = row.key;
+    switch (row.kind) {
+      case FieldKind::kInteger: {
+        const size_t before = issues_.size();
+        int64_t number = 0;
+        integer(key, value, number);
+        if (issues_.size() == before) row.set(config, number);
+        return;
+      }
+      case FieldKind::kNumber: {
+        const size_t before = issues_.size();
+        double real = 0;
+        number(key, value, real);
+        // A setter refuses a value outside the row's documented range (`allowed` states it).
+        if (issues_.size() == before && !row.set(config, real))
+          issues_.push_back({real > 0 ? IssueCode::kOutOfRange : IssueCode::kNotPositive, Severity::kError, key,
+                             key + "=" + describe(value) + " is refused: " + key + " must be " + row.allowed + "."});
+        return;
+      }
+      case FieldKind::kBoolean:
+        if (value.is_boolean()) row.set(config, value);
+        else issues_.push_back({IssueCode::kUnknownValue, Severity::kError, key,
+                                key + " must be true or false, got " + describe(value) + "."});
+        return;
+      case FieldKind::kWord:
+        if (!value.is_string() || !row.set(config, value)) unknown_word(key, value, row.allowed);
+        return;
+      case FieldKind::kText:
+        if (value.is_string()) row.set(config, value);
+        else issues_.push_back({IssueCode::kUnknownValue, Severity::kError, key, key + " must be text, got " + describe(value) + "."});
+        return;
+      case FieldKind::kPreset:
+        return;  // applied before every other field (parse_config)
+    }
+  }
+
+ private:
+  std::vector<Issue>& issues_;
+};
+
+
+}  // namespace
+
+ParsedConfig parse_config(const json& object) {
+  ParsedConfig parsed;
+  parsed.config = default_config();
+  Config& c = parsed.config;
+  std::vector<Issue>& issues = parsed.issues;
+  Reader read(issues);
+  if (!object.is_object()) {
+    issues.push_back({IssueCode::kUnknownField, Severity::kError, "config",
+                      "a config must be a JSON object of fields, got " + std::string(object.type_name()) + "."});
+    return parsed;
+  }
+
+  // Presets first, so that individual fields override them whatever the key order.
+  bool have_model_preset = false;
+  if (object.contains("model")) {
+    const json& value = object["model"];
+    const std::string id = value.is_string() ? value.get<std::string>() : "";
+    if (auto spec = value.is_string() ? find_model_preset(id) : std::nullopt) {
+      c.model = *spec;
+      have_model_preset = true;
+    } else if (id != "custom") {
+      issues.push_back({IssueCode::kUnknownModelPreset, Severity::kError, "model",
+                        "model " + describe(value) + " is not a preset; known: " + preset_ids(model_presets()) + "."});
+    }
+  }
+  if (object.contains("gpu")) {
+    const json& value = object["gpu"];
+    const std::string id = value.is_string() ? value.get<std::string>() : "";
+    if (auto spec = value.is_string() ? find_gpu_preset(id) : std::nullopt) {
+      c.gpu = *spec;
+    } else if (id == "custom") {
+      c.gpu = custom_gpu();
+    } else {
+      issues.push_back({IssueCode::kUnknownGpuPreset, Severity::kError, "gpu",
+                        "gpu " + describe(value) + " is not a preset; known: " + preset_ids(gpu_presets()) + "."});
+    }
+  }
+
+  for (const auto& [key, value] : object.items()) {
+    const ConfigField* row = find_config_field(key);
+    if (!row) {
+      issues.push_back({IssueCode::kUnknownField, Severity::kError, is_valid_utf8(key) ? key : "config",
+                        quote_text(key) + " is not a meshfit config field."});
+      continue;
+    }
+    if (value.is_null()) continue;  // null = keep the default
+    read.field(*row, value, c);
+  }
+  // Defaults that depend on the framework come from its profile (FSDP: full sharding).
+  if (!object.contains("zero") || object["zero"].is_null())
+    c.layout.zero = framework_profile(c.training.framework).default_zero;
+
+  // A custom model (no preset) must name its whole architecture; kv_heads defaults to heads.
+  if (!have_model_preset) {
+    c.model.name = "custom";
+    if (c.model.kv_heads == 0) c.model.kv_heads = c.model.heads;
+    std::string missing;
+    for (const ConfigField& row : config_fields())
+      if (row.required_without_preset && !object.contains(row.key)) missing += (missing.empty() ? "" : ", ") + std::string(row.key);
+    if (!missing.empty() && !has_errors(issues))
+      issues.push_back({IssueCode::kMissingModel, Severity::kError, "model",
+                        "no model: give a preset (model) or every architecture field (missing: " + missing + ")."});
+  } else {
+    bool overridden = false;
+    for (const ConfigField& row : config_fields()) overridden |= row.dimension && object.contains(row.key);
+    if (overridden) c.model.name += "+custom";  // a preset with overridden dimensions is no longer that preset
+  }
+  if (c.gpu.id == "custom" && c.gpu.memory_bytes <= 0 && !object.contains("gpu_memory_gib"))
+    issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu_memory_gib",
+                      "a custom GPU needs gpu_memory_gib (its memory capacity in GiB)."});
+  return parsed;
+}
+
+json model_to_json(const ModelSpec& m) {
+  Config config;
+  config.model = m;
+  json out = json::object();
+  for (const ConfigField& row : config_fields())
+    if (row.group == FieldGroup::kModel && row.kind != FieldKind::kPreset) out[row.key] = row.get(config);
+  return out;
+}
+
+json config_to_json(const Config& c) {
+  json out = json::object();
+  for (const ConfigField& row : config_fields()) out[row.key] = row.get(c);
+  return out;
+}
+
+json issues_to_json(const std::vector<Issue>& issues) {
+  json out = json::array();
+  for (const Issue& issue : issues)
+    out.push_back({{"code", to_string(issue.code)},
+                   {"severity", to_string(issue.severity)},
+                   {"field", issue.field},
+                   {"message", issue.message}});
+  return out;
+}
+
+namespace {
+
+json stage_activations_to_json(const StageActivations& a) {
+  return {{"in_flight", a.in_flight},
+          {"layers_per_in_flight", a.layers_per_in_flight},
+          {"layer_bytes", a.layer_bytes},
+          {"layers_bytes", a.layers_bytes},
+          {"recompute_working_bytes", a.recompute_working_bytes},
+          {"embedding_bytes", a.embedding_bytes},
+          {"head_input_bytes", a.head_input_bytes},
+          {"total_bytes", a.total}};
+}
+
+json rank_to_json(const RankMemory& rank) {
+  json components = json::object();
+  for (int i = 0; i < kComponentCount; ++i) components[to_string(Component(i))] = rank.component_bytes[size_t(i)];
+  json chunks = json::array();
+  for (const ChunkLayers& chunk : rank.chunks)
+    chunks.push_back({{"chunk", chunk.chunk}, {"first_layer", chunk.first_layer}, {"layers", chunk.layers}});
+  const RankIntermediates& in = rank.intermediates;
+  return {{"role", rank.role},
+          {"pp_stage", rank.pp_stage},
+          {"chunks", chunks},
+          {"components", components},
+          {"peak_allocated_bytes", rank.peak_allocated_bytes},
+          {"peak_reserved_bytes", rank.peak_reserved_bytes},
+          {"device_bytes", rank.device_bytes},
+          {"intermediates",
+           {{"layers", in.layers},
+            {"parameters", in.parameters},
+            {"layer_parameters", in.layer_parameters},
+            {"embedding_parameters", in.embedding_parameters},
+            {"lm_head_parameters", in.lm_head_parameters},
+            {"weight_bytes_per_param", in.weight_bytes_per_param},
+            {"grad_bytes_per_param", in.grad_bytes_per_param},
+            {"optimizer_bytes_per_param", in.optimizer_bytes_per_param},
+            {"in_flight_microbatches", in.in_flight_microbatches},
+            {"activations", stage_activations_to_json(in.activations)},
+            {"logits_elements", in.logits_elements},
+            {"logits_bytes", in.logits_bytes},
+            {"backward_working_bytes", in.backward_working_bytes},
+            {"peak_phase", in.peak_at_backward ? "backward" : "forward_end"},
+            {"largest_unit_parameters", in.largest_unit_parameters},
+            {"nccl_communicators", in.nccl_communicators}}}};
+}
+
+}  // namespace
+
+json memory_report_to_json(const MemoryReport& report) {
+  json out = {{"issues", issues_to_json(report.issues)}, {"capacity_bytes", report.capacity_bytes},
+              {"headroom", report.headroom}};
+  if (!report.valid()) {
+    out["fits"] = false;
+    out["verdict"] = "invalid";
+    return out;
+  }
+  const RankMemory& worst = report.worst();
+  out["peak_allocated_bytes"] = worst.peak_allocated_bytes;
+  out["peak_reserved_bytes"] = worst.peak_reserved_bytes;
+  out["device_bytes"] = worst.device_bytes;
+  out["fits"] = report.fits();
+  out["verdict"] = to_string(report.verdict);
+  out["worst_rank"] = report.worst_rank;
+  out["total_parameters"] = report.total_parameters;
+  out["padded_vocab"] = report.padded_vocab;
+  out["dp"] = report.dp;
+  out["num_microbatches"] = report.num_microbatches;
+  out["optimizer_shard_ranks"] = report.optimizer_shard_ranks;
+  out["optimizer_state_after_first_step"] = report.optimizer_state_after_first_step;
+  const LayerActivations& layer = report.layer_activations;
+  out["layer_activations"] = {{"sequence_terms_bytes", layer.sequence_terms},
+                              {"tp_split_terms_bytes", layer.tp_split_terms},
+                              {"attention_scores_bytes", layer.attention_scores},
+                              {"no_recompute_bytes", layer.no_recompute},
+                              {"stored_bytes", layer.stored}};
+  out["ranks"] = json::array();
+  for (const RankMemory& rank : report.ranks) out["ranks"].push_back(rank_to_json(rank));
+  return out;
+}
+
+void add_step_report(json& out, const StepReport& step) {
+  out["step_time_s"] = step.step_time_s;
+  out["tokens_per_s_per_gpu"] = step.tokens_per_s_per_gpu;
+  out["mfu"] = step.mfu;
+  out["hfu"] = step.hfu;
+  out["tflops_per_gpu"] = step.tflops_per_gpu;
+  out["model_flops_per_token"] = step.model_flops_per_token;
+  out["bubble_fraction"] = step.bubble_fraction;
+  out["gemm_efficiency"] = step.gemm_efficiency;
+  out["tp_crosses_nodes"] = step.tp_crosses_nodes;
+  out["dp_crosses_nodes"] = step.dp_crosses_nodes;
+  const StepBreakdown& b = step.breakdown;
+  out["breakdown"] = {{"compute_s", b.compute_s},     {"tp_comm_s", b.tp_comm_s},   {"cp_comm_s", b.cp_comm_s},
+                      {"pp_bubble_s", b.pp_bubble_s}, {"pp_p2p_s", b.pp_p2p_s},     {"dp_comm_s", b.dp_comm_s},
+                      {"optimizer_s", b.optimizer_s}};
+}
+
+SearchOptions search_options_from_json(json& object, std::vector<Issue>& issues) {
+  SearchOptions options;
+  Reader read(issues);
+  const auto take = [&](const char* key) -> std::optional<json> {
+    if (!object.contains(key) || object[key].is_null()) {
+      object.erase(key);
+      return std::nullopt;
+    }
+    json value = object[key];
+    object.erase(key);
+    return value;
+  };
+  // Each searched dimension with the largest value a pin or bound may take (validate.h, input_limits.h).
+  struct Dimension {
+    const char* key;
+    Range* range;
+    int64_t limit;
+  };
+  const Dimension dimensions[] = {{"dp", &options.dp, kMaxGpus},   {"tp", &options.tp, kMaxGpus},
+                                  {"pp", &options.pp, kMaxGpus},   {"cp", &options.cp, kMaxGpus},
+                                  {"vpp", &options.vpp, kMaxSearchVpp},  {"micro_batch", &options.micro_batch, kMaxBatch}};
+  // A pin or bound in [1, limit]; anything else is an issue and leaves the search's default.
+  const auto in_range = [&](const std::string& key, const json& value, int64_t limit, int64_t& out) {
+    int64_t number = 0;
+    const size_t before = issues.size();
+    read.integer(key, value, number);
+    if (issues.size() != before) return false;
+    if (number < 1) {
+      issues.push_back({IssueCode::kNotPositive, Severity::kError, key,
+                        key + " must be a positive integer, got " + std::to_string(number) + "."});
+      return false;
+    }
+    if (number > limit) {
+      issues.push_back({IssueCode::kOutOfRange, Severity::kError, key,
+                        key + "=" + std::to_string(number) + " exceeds the supported maximum of " +
+                            std::to_string(limit) + "."});
+      return false;
+    }
+    out = number;
+    return true;
+  };
+  for (const Dimension& dimension : dimensions) {
+    int64_t number = 0;
+    if (auto value = take(dimension.key))
+      if (in_range(dimension.key, *value, dimension.limit, number)) *dimension.range = Range::pinned(number);
+    const std::string bound = std::string("max_") + dimension.key;
+    if (auto value = take(bound.c_str()))
+      if (in_range(bound, *value, dimension.limit, number)) dimension.range->max = std::min(dimension.range->max, number);
+  }
+  if (auto value = take("zero")) {
+    int64_t zero = -1;
+    const size_t before = issues.size();
+    read.integer("zero", *value, zero);
+    if (issues.size() == before && (zero < 0 || zero > 3))
+      issues.push_back({IssueCode::kOutOfRange, Severity::kError, "zero",
+                        "zero must be 0, 1, 2 or 3, got " + std::to_string(zero) + "."});
+    else if (issues.size() == before)
+      for (int64_t stage = 0; stage < 4; ++stage) options.zero[size_t(stage)] = stage == zero;
+  }
+  if (auto value = take("recompute")) {
+    Recompute recompute = Recompute::kNone;
+    read.word("recompute", *value, recompute);
+    for (int i = 0; i < 3; ++i) options.recompute[size_t(i)] = i == int(recompute);
+  }
+  if (auto value = take("sp")) {
+    bool sp = true;
+    read.boolean("sp", *value, sp);
+    options.sp = sp ? SpChoice::kOn : SpChoice::kOff;
+  }
+  if (auto value = take("memory_limit")) {
+    read.number("memory_limit", *value, options.memory_limit);
+    if (!(options.memory_limit > 0 && options.memory_limit <= 1.0))
+      issues.push_back({IssueCode::kThresholdOutOfRange, Severity::kError, "memory_limit",
+                        "memory_limit must be a fraction in (0, 1], got " + std::to_string(options.memory_limit) + "."});
+  }
+  if (auto value = take("top")) in_range("top", *value, kMaxTop, options.top_k);
+  if (auto value = take("budget")) in_range("budget", *value, kMaxSearchBudget, options.budget);
+  return options;
+}
+
+json layout_candidate_to_json(const LayoutCandidate& c) {
+  json out = {{"dp", c.layout.dp},
+              {"tp", c.layout.tp},
+              {"pp", c.layout.pp},
+              {"cp", c.layout.cp},
+              {"vpp", c.layout.vpp},
+              {"micro_batch", c.micro_batch},
+              {"zero", c.layout.zero},
+              {"recompute", to_string(c.recompute)},
+              {"sp", c.sp},
+              {"pp_first_stage_layers", c.layout.pp_first_stage_layers},
+              {"pp_last_stage_layers", c.layout.pp_last_stage_layers},
+              {"peak_allocated_bytes", c.peak_allocated_bytes},
+              {"peak_reserved_bytes", c.peak_reserved_bytes},
+              {"device_bytes", c.device_bytes},
+              {"worst_rank_role", c.worst_role},
+              {"worst_rank", c.worst_stage},
+              {"verdict", to_string(c.verdict)},
+              {"fits", c.verdict != Verdict::kOutOfMemory},
+              {"feasible", c.feasible}};
+  if (c.feasible) add_step_report(out, c.step);
+  return out;
+}
+
+json search_result_to_json(const SearchResult& result) {
+  json out = {{"issues", issues_to_json(result.issues)}};
+  if (!result.valid()) return out;
+  out["evaluated"] = result.evaluated;
+  out["feasible"] = result.feasible;
+  out["memory_evaluations"] = result.memory_evaluations;
+  out["work"] = result.work;
+  out["complete"] = result.complete;
+  json rejected = json::object();
+  for (int i = 0; i < kRejectReasonCount; ++i)
+    if (result.rejected[size_t(i)] > 0) rejected[to_string(RejectReason(i))] = result.rejected[size_t(i)];
+  out["rejected"] = rejected;
+  out["layouts"] = json::array();
+  for (const LayoutCandidate& c : result.top) out["layouts"].push_back(layout_candidate_to_json(c));
+  out["pareto"] = json::array();
+  for (const LayoutCandidate& c : result.pareto) out["pareto"].push_back(layout_candidate_to_json(c));
+  if (!result.all.empty()) {
+    out["all"] = json::array();
+    for (const LayoutCandidate& c : result.all) out["all"].push_back(layout_candidate_to_json(c));
+  }
+  return out;
+}
+
+json presets_to_json() {
+  json models = json::array();
+  for (const ModelPreset& preset : model_presets()) {
+    json entry = {{"id", preset.id}, {"source", preset.source}, {"total_parameters", total_parameters(preset.spec)}};
+    entry.update(model_to_json(preset.spec));
+    models.push_back(entry);
+  }
+  json gpus = json::array();
+  for (const GpuPreset& preset : gpu_presets()) {
+    const GpuSpec& g = preset.spec;
+    gpus.push_back({{"id", preset.id},
+                    {"name", g.name},
+                    {"source", preset.source},
+                    {"memory_bytes", g.memory_bytes},
+                    {"memory_gib", bytes_to_gib(g.memory_bytes)},
+                    {"bf16_flops", g.bf16_flops},
+                    {"fp8_flops", g.fp8_flops},
+                    {"hbm_bytes_per_s", g.hbm_bytes_per_s},
+                    {"nvlink_bytes_per_s", g.nvlink_bytes_per_s},
+                    {"internode_bytes_per_s", g.internode_bytes_per_s},
+                    {"nvlink_domain", g.nvlink_domain}});
+  }
+  return {{"models", models}, {"gpus", gpus}};
+}
+
+}  // namespace meshfit

@@ -1,0 +1,195 @@
+// url_state.cpp — see url_state.h.
+#include "io/url_state.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "io/text.h"
+#include "spec/config_schema.h"
+#include "spec/input_limits.h"
+
+namespace meshfit {
+
+using nlohmann::json;
+
+namespace {
+
+bool unreserved(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+         c == '.' || c == '~';
+}
+
+std::string percent_encode(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (unreserved(c)) {
+      out += c;
+    } else {
+      char buffer[4];
+      std::snprintf(buffer, sizeof buffer, "%%%02X", static_cast<unsigned char>(c));
+      out += buffer;
+    }
+  }
+  return out;
+}
+
+bool percent_decode(const std::string& text, std::string& out) {
+  out.clear();
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%') {
+      if (i + 2 >= text.size()) return false;  // a '%' needs two hex digits after it
+      // Exactly two hex digits (strtol alone would also take "-1", " 1" and "+F").
+      int value = 0;
+      for (size_t k = i + 1; k <= i + 2; ++k) {
+        const char c = text[k];
+        const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                          : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (digit < 0) return false;
+        value = value * 16 + digit;
+      }
+      out += char(value);
+      i += 2;
+    } else {
+      out += text[i] == '+' ? ' ' : text[i];
+    }
+  }
+  return true;
+}
+
+std::string value_text(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_number_integer()) return std::to_string(value.get<int64_t>());
+  const double number = value.get<double>();
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.15g", number);
+  if (std::strtod(buffer, nullptr) != number) std::snprintf(buffer, sizeof buffer, "%.17g", number);
+  return buffer;
+}
+
+}  // namespace
+
+std::string encode_state(const Config& config) {
+  const json current = config_to_json(config);
+  json reference = config_to_json(default_config());
+  // Model: a preset name stands for its dimensions; only fields that differ from it are written.
+  const std::string& model_name = config.model.name;
+  const std::string preset_id = model_name.substr(0, model_name.find('+'));
+  if (auto preset = find_model_preset(preset_id)) reference.update(model_to_json(*preset));
+  if (auto gpu = find_gpu_preset(config.gpu.id)) {
+    Config with_gpu = default_config();
+    with_gpu.gpu = *gpu;
+    reference["gpu_memory_gib"] = config_to_json(with_gpu)["gpu_memory_gib"];
+  }
+  // Framework-dependent defaults: the profile's ZeRO stage.
+  reference["zero"] = framework_profile(config.training.framework).default_zero;
+  std::string out = "v=" + std::to_string(kStateVersion);
+  for (const ConfigField& field : config_fields()) {
+    const std::string name = field.key;
+    json value = current[name];
+    if (name == "model") {
+      if (!find_model_preset(preset_id)) continue;  // custom: the dimensions below say it all
+      value = preset_id;
+    } else if (name == "dp") {
+      if (config.layout.dp == 0) continue;  // derived from gpus / (tp*pp*cp)
+    } else if (value == reference[name]) {
+      continue;
+    }
+    out += "&" + std::string(field.state_key) + "=" + percent_encode(value_text(value));
+  }
+  return out;
+}
+
+namespace {
+
+// v= exactly: decimal digits without sign, space or leading zero, and a version this build knows.
+int parse_version(const std::string& text) {
+  if (text.empty() || text.size() > 6 || text[0] == '0') return 0;
+  for (char c : text)
+    if (c < '0' || c > '9') return 0;
+  return std::atoi(text.c_str());
+}
+
+}  // namespace
+
+json state_to_object(const std::string& state, std::vector<Issue>& issues) {
+  json object = json::object();
+  if (state.size() > kMaxStateBytes) {
+    issues.push_back({IssueCode::kInputTooLarge, Severity::kError, "state",
+                      "the state is refused: " + std::to_string(state.size()) + " bytes exceed the limit of " +
+                          std::to_string(kMaxStateBytes) + " bytes."});
+    return object;
+  }
+  std::string text = state;
+  if (!text.empty() && (text[0] == '#' || text[0] == '?')) text.erase(0, 1);
+  int version = 0;
+  bool version_given = false;
+  std::set<std::string> seen;
+  size_t pairs = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('&', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string pair = text.substr(start, end - start);
+    start = end + 1;
+    if (pair.empty()) continue;
+    if (++pairs > kMaxStateKeys) {
+      issues.push_back({IssueCode::kInputTooLarge, Severity::kError, "state",
+                        "the state is refused: it has more than " + std::to_string(kMaxStateKeys) +
+                            " key=value pairs (the limit)."});
+      return json::object();
+    }
+    const size_t equals = pair.find('=');
+    std::string key, value;
+    if (equals == std::string::npos || !percent_decode(pair.substr(0, equals), key) ||
+        !percent_decode(pair.substr(equals + 1), value)) {
+      issues.push_back({IssueCode::kUnknownField, Severity::kError, "state",
+                        quote_text(pair) + " is not a key=value pair of a meshfit state."});
+      continue;
+    }
+    if (!is_valid_utf8(key) || !is_valid_utf8(value)) {
+      issues.push_back({IssueCode::kInvalidText, Severity::kError, "state",
+                        "the state pair " + quote_text(pair) + " is not valid UTF-8 text once decoded."});
+      continue;
+    }
+    // Short keys map to JSON names; unknown keys pass through for parse_config to report.
+    const ConfigField* field = find_config_field_by_state_key(key);
+    const std::string name = field ? field->key : key;
+    if (!seen.insert(name).second) {
+      issues.push_back({IssueCode::kDuplicateKey, Severity::kError, name,
+                        "the key " + quote_text(key) + " appears twice in the state; give each field once."});
+      continue;
+    }
+    if (key == "v") {
+      version_given = true;
+      version = parse_version(value);
+      if (version > kStateVersion)
+        issues.push_back({IssueCode::kStateVersion, Severity::kError, "v",
+                          "state version " + std::to_string(version) + " is newer than this meshfit (" +
+                              std::to_string(kStateVersion) + "): open the link in a newer version."});
+      else if (version == 0)
+        issues.push_back({IssueCode::kStateVersion, Severity::kError, "v",
+                          "state version " + quote_text(value) + " is not a version number (1 to " +
+                              std::to_string(kStateVersion) + ", digits only)."});
+      continue;
+    }
+    object[name] = field && field->kind == FieldKind::kText ? json(value) : value_from_text(value);
+  }
+  if (!version_given) {
+    issues.push_back({IssueCode::kUnknownField, Severity::kWarning, "v",
+                      "the state has no version (v=1 assumed)."});
+  }
+  // Version 1 is the current schema; a future version 2 decoder maps old keys here.
+  return object;
+}
+
+ParsedConfig decode_state(const std::string& state) {
+  std::vector<Issue> issues;
+  const json object = state_to_object(state, issues);
+  ParsedConfig parsed = parse_config(object);
+  parsed.issues.insert(parsed.issues.begin(), issues.begin(), issues.end());
+  return parsed;
+}
+
+}  // namespace meshfit

@@ -1,0 +1,91 @@
+// activation_memory.cpp — see activation_memory.h for the sources.
+// Byte counts use the papers' convention: "2sbh" is one bf16 tensor of s*b*h elements.
+#include "memory/activation_memory.h"
+
+#include <algorithm>
+
+namespace meshfit {
+
+LayerActivations layer_activations(const ModelSpec& model, const ActivationSettings& settings) {
+  const double t = double(settings.tp);
+  const double t_sp = (settings.sp && settings.tp > 1) ? t : 1.0;  // SP splits the sequence terms
+  const double s_local = double(settings.seq) / double(settings.cp);  // CP splits the sequence
+  const double b = double(settings.micro_batch);
+  const double h = double(model.hidden);
+  const double a = double(model.heads);
+  const double k = double(model.kv_heads);
+  const double f = double(model.ffn);
+  const double sbh = s_local * b * h;
+  const double dropout_masks = model.dropout ? 2.0 : 0.0;  // 1-byte masks after attention and MLP
+
+  LayerActivations act;
+  // Korthikanti §4.1: LN inputs 4sbh, QKV input 2sbh, MLP input 2sbh, dropout masks 2sbh.
+  act.sequence_terms = sbh * (8.0 + dropout_masks) / t_sp;
+  // Q 2sbh, K and V 2sbh*k/a each (GQA, Fujii 2024), output-projection input 2sbh;
+  // MLP: GeLU input + output 2*2sbf (Korthikanti 16sbh at f = 4h); SwiGLU gate, up, act(gate),
+  // product 4*2sbf (Fujii 2024: 8f/h).
+  const double mlp_terms = model.mlp == MlpKind::kSwiGlu ? 8.0 * f / h : 4.0 * f / h;
+  act.tp_split_terms = sbh * (2.0 + 4.0 * k / a + 2.0 + mlp_terms) / t;
+  if (settings.flash) {
+    act.attention_scores = 4.0 * a * s_local * b / t;  // fp32 log-sum-exp per query row
+  } else {
+    // Softmax output 2as^2b (+ dropout mask as^2b and output 2as^2b): Korthikanti 5as^2b.
+    // With CP each rank holds its s/cp queries against all s keys.
+    const double score_bytes = model.dropout ? 5.0 : 2.0;
+    act.attention_scores = score_bytes * a * s_local * double(settings.seq) * b / t;
+  }
+  act.no_recompute = act.sequence_terms + act.tp_split_terms + act.attention_scores;
+  switch (settings.recompute) {
+    case Recompute::kNone: act.stored = act.no_recompute; break;
+    // Selective recomputes the attention core (Korthikanti §5): its saved tensors are dropped.
+    case Recompute::kSelective:
+      if (settings.selective == SelectiveKind::kAttentionCore) {
+        act.stored = act.sequence_terms + act.tp_split_terms;
+      } else {
+        // Saved: block input and w2 output (2sbh each, sequence terms); wq output 2sbh, wv output
+        // 2sbh*k/a, SDPA output 2sbh (+ its log-sum-exp) and w1 output 2sbf (split by tp).
+        act.stored = 4.0 * sbh / t_sp + sbh * (2.0 + 2.0 * k / a + 2.0 + 2.0 * f / h) / t +
+                     (settings.flash ? act.attention_scores : 0.0);
+      }
+      break;
+    // Full recompute keeps only the layer input, 2sbh (split by tp with SP).
+    case Recompute::kFull: act.stored = 2.0 * sbh / t_sp; break;
+  }
+  return act;
+}
+
+int64_t in_flight_microbatches(int64_t stage, int64_t pp, int64_t vpp, int64_t num_microbatches) {
+  if (vpp <= 1) return std::min(num_microbatches, pp - stage);
+  // Megatron-LM schedules.py, forward_backward_pipelining_with_interleaving: warm-up
+  // (pp - rank - 1) * 2 + (vpp - 1) * pp chunk-micro-batches, then one more forward.
+  const int64_t warmup = (pp - stage - 1) * 2 + (vpp - 1) * pp;
+  return std::min(num_microbatches * vpp, warmup + 1);
+}
+
+StageActivations stage_activations(const ModelSpec& model, const ActivationSettings& settings,
+                                   const StagePlacement& stage, int64_t pp, int64_t vpp,
+                                   int64_t num_microbatches) {
+  const LayerActivations layer = layer_activations(model, settings);
+  const double t_sp = (settings.sp && settings.tp > 1) ? double(settings.tp) : 1.0;
+  const double s_local = double(settings.seq) / double(settings.cp);
+  const double sb = s_local * double(settings.micro_batch);
+  const double sbh = sb * double(model.hidden);
+
+  StageActivations out;
+  out.in_flight = in_flight_microbatches(stage.stage, pp, vpp, num_microbatches);
+  out.layers_per_in_flight = double(stage.layers) / double(vpp);
+  out.layer_bytes = layer.stored;
+  out.layers_bytes = double(out.in_flight) * out.layers_per_in_flight * layer.stored;
+  if (settings.recompute == Recompute::kFull && stage.layers > 0)
+    out.recompute_working_bytes = layer.no_recompute;  // one layer rebuilt at a time in backward
+  if (stage.has_embedding) {
+    // Megatron theoretical_memory_usage.py: 8sbp token ids (int64) + sbhp embedding dropout mask.
+    const double first_stage_in_flight = double(in_flight_microbatches(0, pp, 1, num_microbatches));
+    out.embedding_bytes = first_stage_in_flight * (8.0 * sb + (model.dropout ? sbh / t_sp : 0.0));
+  }
+  if (stage.has_lm_head) out.head_input_bytes = 4.0 * sbh / t_sp;  // final-norm + LM-head inputs
+  out.total = out.layers_bytes + out.recompute_working_bytes + out.embedding_bytes + out.head_input_bytes;
+  return out;
+}
+
+}  // namespace meshfit

@@ -1,0 +1,182 @@
+// memory_model.h — per-rank training memory: every pipeline stage's breakdown into named
+// components, three figures per rank (peak allocated / peak reserved / device), and a verdict.
+// Sources per term in memory_model.cpp; framework differences are data (FrameworkProfile).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memory/activation_memory.h"
+#include "spec/config.h"
+#include "spec/issue.h"
+
+namespace meshfit {
+
+// Fixed order: charts and JSON keep every component, zero or not.
+enum class Component {
+  kWeights,          // compute-precision (or FSDP's sharded fp32) weights, fp8 caches
+  kGradients,        // gradient buffers (bf16 and/or fp32 main grads)
+  kOptimizerStates,  // fp32 master weights + optimizer moments
+  kActivations,      // saved for backward, all in-flight micro-batches
+  kLogitsLoss,       // last stage: logits and cross-entropy buffers
+  kCommBuffers,      // ZeRO-3/FSDP unsharded layers and prefetch, reduce buckets
+  kWorkspace,        // cuBLAS workspace, backward gradient temporaries, SP all-gather buffer
+  kFragmentation,    // caching-allocator reserve beyond allocations
+  kNccl,             // NCCL buffers per communicator (outside PyTorch's allocator)
+  kCudaContext,      // CUDA context and kernels (outside PyTorch's allocator)
+};
+// Key: the JSON name ("optimizer_states"); label: the display name ("Optimizer states").
+template <> struct EnumNames<Component> {
+  static constexpr EnumName<Component> table[] = {
+      {Component::kWeights, "weights", "Weights"},
+      {Component::kGradients, "gradients", "Gradients"},
+      {Component::kOptimizerStates, "optimizer_states", "Optimizer states"},
+      {Component::kActivations, "activations", "Activations"},
+      {Component::kLogitsLoss, "logits_loss", "Logits & loss"},
+      {Component::kCommBuffers, "comm_buffers", "Comm buffers"},
+      {Component::kWorkspace, "workspace", "Workspace"},
+      {Component::kFragmentation, "fragmentation", "Fragmentation"},
+      {Component::kNccl, "nccl", "NCCL"},
+      {Component::kCudaContext, "cuda_context", "CUDA context"}};
+};
+constexpr int kComponentCount = int(enum_count<Component>());
+inline const char* component_label(Component component) { return enum_label(component); }
+
+enum class Verdict { kFits, kTight, kOutOfMemory };
+template <> struct EnumNames<Verdict> {
+  static constexpr EnumName<Verdict> table[] = {
+      {Verdict::kFits, "fits", "FITS"}, {Verdict::kTight, "tight", "TIGHT"}, {Verdict::kOutOfMemory, "oom", "OUT OF MEMORY"}};
+};
+
+// How a framework lays out model states, as bytes per parameter (bf16 mixed precision).
+// "sharded" states are divided over the dp*cp ranks of the optimizer group.
+struct ModelStateRule {
+  double weight_bytes = 2;        bool weights_sharded = false;
+  double grad_bytes = 0;          bool grads_sharded = false;     // 16-bit gradients
+  double grad_fp32_bytes = 0;     bool grads_fp32_sharded = false;
+  double master_bytes = 4;        bool master_sharded = false;    // fp32 master copy
+  bool moments_sharded = false;                                    // optimizer moments
+};
+
+// Everything that differs between frameworks, as one record: read by the memory and performance
+// models, by validate(), the layout search and the page's choosers (never re-stated as branches).
+struct FrameworkProfile {
+  Framework framework = Framework::kMegatron;
+  const char* source = "";
+  std::array<const char*, 4> zero_stages{};  // meaning of each ZeRO stage offered; nullptr = not offered
+  int64_t default_zero = 1;          // the stage a config gets when it names none
+  int64_t weights_sharded_from_zero = 4;  // weights gathered per micro-batch from this stage (4 = never)
+  bool even_middle_split = false;    // pipeline chunks between first and last must hold equal layers
+  bool interleave_needs_pp_multiple = false;  // vpp > 1 needs micro-batches per step % pp == 0
+  bool grad_reduce_in_bf16 = false;  // gradients reduced in bf16 whatever the buffer (DeepSpeed)
+  bool grad_reduce_in_fp32 = false;  // gradients reduced in fp32 whatever the buffer (FSDP2 DP sync)
+  int64_t vocab_pad_multiple = 1;    // vocabulary padded to a multiple of this * tp
+  double bytes_per_logit = 6;        // see overheads.h
+  double fp8_weight_cache_bytes = 0; // extra bytes per parameter kept for FP8 GEMMs
+  SelectiveKind selective = SelectiveKind::kAttentionCore;  // meaning of recompute=selective
+
+  bool offers_zero(int64_t zero) const { return zero >= 0 && zero <= 3 && zero_stages[size_t(zero)] != nullptr; }
+  bool weights_sharded(int64_t zero) const { return zero >= weights_sharded_from_zero; }
+};
+
+const FrameworkProfile& framework_profile(Framework framework);
+// The rule for a framework and ZeRO stage (validated: the stage exists for the framework).
+ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_grad_buffer);
+double optimizer_moment_bytes(Optimizer optimizer);  // AdamW 8, SGD momentum 4, 8-bit Adam 2
+
+// The quantities behind one rank's numbers, so a front end can show each formula filled in.
+struct RankIntermediates {
+  int64_t layers = 0;                   // transformer layers on this rank (all chunks)
+  double parameters = 0;                // parameters on this rank (after tp and pp split)
+  double layer_parameters = 0;          // one layer on one TP rank
+  double embedding_parameters = 0;      // v_pad*h/tp if the rank holds the embedding
+  double lm_head_parameters = 0;        // v_pad*h/tp (+ final norm) if the rank holds the head
+  double weight_bytes_per_param = 0;    // after sharding
+  double grad_bytes_per_param = 0;      // after sharding
+  double optimizer_bytes_per_param = 0; // master + moments, after sharding
+  int64_t in_flight_microbatches = 0;   // micro-batches (interleaved: chunk-micro-batches) live
+  StageActivations activations;         // the activation terms of this stage
+  double logits_elements = 0;           // s*b*v_pad/(tp*cp) on the last stage, else 0
+  double logits_bytes = 0;              // logits and loss buffers at the end of a forward
+  double backward_working_bytes = 0;    // recomputed layer + gradient temporaries in a backward
+  bool peak_at_backward = true;         // which of the two moments is the stage's peak
+  double largest_unit_parameters = 0;   // largest unit gathered whole (FSDP: block; DeepSpeed: module)
+  int64_t nccl_communicators = 0;
+};
+
+struct RankMemory {
+  const char* role = "only";            // "only" | "first" | "middle" | "last"
+  int64_t pp_stage = 0;
+  std::vector<ChunkLayers> chunks;      // interleaved chunks held by this rank
+  std::array<double, kComponentCount> component_bytes{};  // indexed by Component
+  double peak_allocated_bytes = 0;      // ~ torch.cuda.max_memory_allocated
+  double peak_reserved_bytes = 0;       // ~ torch.cuda.max_memory_reserved
+  double device_bytes = 0;              // ~ nvidia-smi used memory
+  RankIntermediates intermediates;
+
+  double bytes(Component component) const { return component_bytes[size_t(component)]; }
+};
+
+struct MemoryReport {
+  std::vector<RankMemory> ranks;       // one per pipeline stage
+  int64_t worst_rank = 0;              // index into ranks with the largest device_bytes
+  double capacity_bytes = 0;
+  double headroom = 0.8;               // "tight" threshold as a fraction of capacity
+  Verdict verdict = Verdict::kFits;
+  std::vector<Issue> issues;           // validation issues; errors leave ranks empty
+  // Model-level quantities.
+  double total_parameters = 0;
+  int64_t padded_vocab = 0;
+  int64_t dp = 0;
+  int64_t num_microbatches = 0;
+  int64_t optimizer_shard_ranks = 0;   // dp * cp: the group that shards optimizer states
+  LayerActivations layer_activations;  // one layer, one micro-batch
+  bool optimizer_state_after_first_step = true;  // Adam moments are created lazily at step 1
+
+  bool valid() const { return !has_errors(issues); }
+  bool fits() const { return valid() && verdict != Verdict::kOutOfMemory; }
+  const RankMemory& worst() const { return ranks[size_t(worst_rank)]; }
+};
+
+// Validates, then estimates every pipeline stage. Invalid input: ranks empty, issues filled.
+MemoryReport estimate_memory(const Config& config);
+
+// The per-configuration constants behind every stage's numbers, computed once (the layout
+// search evaluates a few stages per candidate with them, without building a whole report).
+struct MemoryPlan {
+  FrameworkProfile profile;
+  ActivationSettings activation_settings;
+  LayerActivations layer_activations;
+  int64_t dp = 0;
+  int64_t num_microbatches = 0;
+  int64_t optimizer_shard_ranks = 0;
+  int64_t padded_vocab = 0;
+  int64_t nccl_communicators = 0;
+  double weight_bytes_per_param = 0;
+  double grad_bytes_per_param = 0;
+  double optimizer_bytes_per_param = 0;
+  double layer_parameters = 0;   // one layer on one TP rank
+  double vocab_parameters = 0;   // v_pad * h / tp
+};
+
+// Requires a valid config (validate() returned no errors).
+MemoryPlan plan_memory(const Config& config);
+
+// One pipeline stage's shape, the one count both the memory and the performance model use.
+struct StageShape {
+  StagePlacement placement;             // layers, embedding / LM head placement
+  double embedding_parameters = 0;      // v_pad*h/tp on the first stage
+  double lm_head_parameters = 0;        // head matrix (untied, or tied but split over stages) + final norm
+  double parameters = 0;                // layers * layer parameters + embedding + head, on one TP rank
+};
+StageShape stage_shape(const Config& config, const MemoryPlan& plan, int64_t stage);
+// One stage's memory; `with_chunks` fills RankMemory::chunks (the search leaves it empty).
+RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t stage, bool with_chunks);
+// The stages that can be the worst: first, the first middle one (most layers under an uneven
+// split, most in-flight micro-batches among the middle) and last. Returns the worst's memory.
+RankMemory worst_stage_memory(const Config& config, const MemoryPlan& plan);
+Verdict verdict_for(double device_bytes, double capacity_bytes, double headroom);
+
+}  // namespace meshfit

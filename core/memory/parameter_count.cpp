@@ -1,0 +1,95 @@
+// parameter_count.cpp — see parameter_count.h.
+#include "memory/parameter_count.h"
+
+#include <algorithm>
+
+#include "spec/checked.h"
+
+namespace meshfit {
+
+namespace {
+double norm_width(const ModelSpec& model) { return model.norm == NormKind::kRmsNorm ? 1.0 : 2.0; }
+}  // namespace
+
+LayerParameters layer_parameters(const ModelSpec& model) {
+  const double h = double(model.hidden);
+  const double head_dim = h / double(model.heads);
+  const double q_width = double(model.heads) * head_dim;
+  const double kv_width = double(model.kv_heads) * head_dim;
+  const double f = double(model.ffn);
+  const double matrices = model.mlp == MlpKind::kSwiGlu ? 3.0 : 2.0;
+  LayerParameters params;
+  params.attention = h * q_width + 2.0 * h * kv_width + q_width * h;  // Wq, Wk, Wv, Wo
+  params.mlp = matrices * h * f;                                      // gate?, up, down
+  if (model.linear_bias) {
+    params.attention += q_width + 2.0 * kv_width + h;                   // bq, bk, bv, bo
+    params.mlp += (matrices - 1.0) * f + h;                             // up(/gate) and down biases
+  }
+  params.norms = 2.0 * norm_width(model) * h;                         // two norms per block
+  return params;
+}
+
+double layer_parameters_on_tp_rank(const ModelSpec& model, int64_t tp) {
+  const LayerParameters full = layer_parameters(model);
+  const double t = double(tp);
+  const double h = double(model.hidden);
+  // Row-parallel biases (attention out, MLP down: h each) are replicated, not split.
+  const double replicated_bias = model.linear_bias ? 2.0 * h : 0.0;
+  return (full.attention + full.mlp - replicated_bias) / t + replicated_bias + full.norms;
+}
+
+int64_t padded_vocab(int64_t vocab, int64_t pad_multiple, int64_t tp) {
+  // Checked: vocab and tp are user inputs; unpadded when the padded size would not fit in int64.
+  const std::optional<int64_t> multiple = checked_mul(std::max<int64_t>(1, pad_multiple), std::max<int64_t>(1, tp));
+  if (!multiple) return vocab;
+  const std::optional<int64_t> rounded_up = checked_add(vocab, *multiple - 1);
+  if (!rounded_up) return vocab;
+  return *rounded_up / *multiple * *multiple;
+}
+
+double final_norm_parameters(const ModelSpec& model) { return norm_width(model) * double(model.hidden); }
+
+double total_parameters(const ModelSpec& model) {
+  const double embedding = double(model.vocab) * double(model.hidden);
+  const double head = model.tied_embeddings ? 0.0 : embedding;
+  return double(model.layers) * layer_parameters(model).total() + embedding + head +
+         final_norm_parameters(model);
+}
+
+namespace {
+
+// Layers of virtual stage j (0 .. pp*vpp-1) under the split rule of virtual_stage_layers.
+int64_t chunk_layers(int64_t layers, const Layout& layout, int64_t j) {
+  const int64_t chunks = layout.pp * layout.vpp;
+  if (chunks == 1) return layers;
+  const int64_t first = layout.pp_first_stage_layers;
+  const int64_t last = layout.pp_last_stage_layers;
+  if (first > 0 && j == 0) return first;
+  if (last > 0 && j == chunks - 1) return last;
+  const int64_t begin = first > 0 ? 1 : 0;
+  const int64_t middle = (last > 0 ? chunks - 1 : chunks) - begin;
+  const int64_t remaining = layers - checked_add(first, last).value_or(layers);  // validate() refuses overflow
+  const int64_t index = j - begin;
+  if (middle <= 0) return 0;
+  return remaining / middle + (index < remaining % middle ? 1 : 0);
+}
+
+}  // namespace
+
+std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout) {
+  std::vector<int64_t> counts(size_t(layout.pp * layout.vpp));
+  for (int64_t j = 0; j < int64_t(counts.size()); ++j) counts[size_t(j)] = chunk_layers(layers, layout, j);
+  return counts;
+}
+
+StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage) {
+  StagePlacement placement;
+  placement.stage = stage;
+  for (int64_t chunk = 0; chunk < layout.vpp; ++chunk)
+    placement.layers += chunk_layers(layers, layout, chunk * layout.pp + stage);
+  placement.has_embedding = stage == 0;
+  placement.has_lm_head = stage == layout.pp - 1;
+  return placement;
+}
+
+}  // namespace meshfit

@@ -1,0 +1,187 @@
+// config_schema.cpp — the rows of config_schema.h. Accessors are generated from member pointers,
+// so a row names its member once; only model, gpu, gpu_memory_gib and dp need their own code.
+#include "spec/config_schema.h"
+
+#include <type_traits>
+
+#include "units.h"
+#include "validate.h"
+
+namespace meshfit {
+
+using nlohmann::json;
+
+namespace {
+
+// [SECTION] Row builders: one template per kind, over (Config::*part).*member.
+
+template <auto Part, auto Member>
+auto& member_of(Config& c) { return (c.*Part).*Member; }
+template <auto Part, auto Member>
+const auto& member_of(const Config& c) { return (c.*Part).*Member; }
+
+template <auto Part, auto Member>
+ConfigField plain(const char* key, const char* state_key, FieldKind kind, FieldGroup group, const char* help) {
+  ConfigField field{key, state_key, help, kind, group, {}};
+  field.get = [](const Config& c) -> json { return member_of<Part, Member>(c); };
+  field.set = [](Config& c, const json& value) {
+    using T = std::decay_t<decltype(member_of<Part, Member>(c))>;
+    member_of<Part, Member>(c) = value.get<T>();
+    return true;
+  };
+  return field;
+}
+
+template <auto Part, auto Member>
+ConfigField integer(const char* key, const char* state_key, FieldGroup group, const char* help) {
+  return plain<Part, Member>(key, state_key, FieldKind::kInteger, group, help);
+}
+template <auto Part, auto Member>
+ConfigField boolean(const char* key, FieldGroup group, const char* help) {
+  return plain<Part, Member>(key, key, FieldKind::kBoolean, group, help);
+}
+template <auto Part, auto Member>
+ConfigField number(const char* key, FieldGroup group, const char* help) {
+  return plain<Part, Member>(key, key, FieldKind::kNumber, group, help);
+}
+
+template <auto Part, auto Member>
+ConfigField word(const char* key, FieldGroup group, const char* help) {
+  using Enum = std::decay_t<decltype(member_of<Part, Member>(std::declval<Config&>()))>;
+  ConfigField field{key, key, help, FieldKind::kWord, group, enum_keys_text<Enum>()};
+  field.get = [](const Config& c) -> json { return enum_key(member_of<Part, Member>(c)); };
+  field.set = [](Config& c, const json& value) {
+    const auto parsed = enum_from_key<Enum>(value.get<std::string>());
+    if (parsed) member_of<Part, Member>(c) = *parsed;
+    return parsed.has_value();
+  };
+  return field;
+}
+
+// Free text held directly by Config (no section).
+template <auto Member>
+ConfigField text(const char* key, FieldGroup group, const char* help) {
+  ConfigField field{key, key, help, FieldKind::kText, group, {}};
+  field.get = [](const Config& c) -> json { return c.*Member; };
+  field.set = [](Config& c, const json& value) {
+    c.*Member = value.get<std::string>();
+    return true;
+  };
+  return field;
+}
+
+// A model dimension (overrides a preset); `required`: a custom model must give it.
+ConfigField dimension(ConfigField field, bool required) {
+  field.dimension = true;
+  field.required_without_preset = required;
+  return field;
+}
+
+ConfigField custom(const char* key, const char* state_key, FieldKind kind, FieldGroup group, const char* help,
+                   json (*get)(const Config&), bool (*set)(Config&, const json&), const char* allowed = "") {
+  ConfigField field{key, state_key, help, kind, group, allowed};
+  field.get = get;
+  field.set = set;
+  return field;
+}
+
+// [SECTION] The table
+
+std::vector<ConfigField> make_fields() {
+  using G = FieldGroup;
+  using C = Config;
+  return {
+      // Model. "model" is applied by parse_config before the fields (presets first).
+      custom("model", "model", FieldKind::kPreset, G::kModel, "model preset (see `meshfit presets`)",
+             [](const Config& c) -> json { return c.model.name; }, nullptr),
+      dimension(integer<&C::model, &ModelSpec::hidden>("hidden", "hidden", G::kModel, "hidden size"), true),
+      dimension(integer<&C::model, &ModelSpec::layers>("layers", "layers", G::kModel, "transformer layers"), true),
+      dimension(integer<&C::model, &ModelSpec::heads>("heads", "heads", G::kModel, "attention heads"), true),
+      dimension(integer<&C::model, &ModelSpec::kv_heads>("kv_heads", "kv", G::kModel, "key/value heads (GQA)"), false),
+      dimension(integer<&C::model, &ModelSpec::ffn>("ffn", "ffn", G::kModel, "MLP intermediate size"), true),
+      dimension(integer<&C::model, &ModelSpec::vocab>("vocab", "vocab", G::kModel, "vocabulary size"), true),
+      boolean<&C::model, &ModelSpec::tied_embeddings>("tied_embeddings", G::kModel, "LM head tied to the embedding"),
+      word<&C::model, &ModelSpec::norm>("norm", G::kModel, "normalisation"),
+      word<&C::model, &ModelSpec::mlp>("mlp", G::kModel, "MLP kind"),
+      boolean<&C::model, &ModelSpec::linear_bias>("linear_bias", G::kModel, "biases on projections"),
+      boolean<&C::model, &ModelSpec::dropout>("dropout", G::kModel, "dropout layers"),
+      // Hardware.
+      custom("gpu", "gpu", FieldKind::kPreset, G::kHardware, "GPU preset (see `meshfit presets`) or custom",
+             [](const Config& c) -> json { return c.gpu.id; }, nullptr),
+      custom("gpu_memory_gib", "gpu_memory_gib", FieldKind::kNumber, G::kHardware,
+             "GPU memory capacity in GiB (custom GPU, or override a preset)",
+             [](const Config& c) -> json { return bytes_to_gib(c.gpu.memory_bytes); },
+             [](Config& c, const json& value) {
+               // Refused outside (0, 1 PB]: no negative, zero or infinite capacity reaches a report.
+               const double bytes = gib_to_bytes(value.get<double>());
+               if (!(bytes > 0 && bytes <= kMaxGpuMemoryBytes)) return false;
+               c.gpu.memory_bytes = bytes;
+               return true;
+             },
+             "a positive number of GiB up to 931322 (1 PB)"),
+      integer<&C::cluster, &ClusterSpec::gpus>("gpus", "gpus", G::kHardware, "total GPUs"),
+      integer<&C::cluster, &ClusterSpec::gpus_per_node>("gpus_per_node", "gpus_per_node", G::kHardware, "GPUs per node"),
+      // Training.
+      integer<&C::training, &TrainingSpec::seq>("seq", "seq", G::kTraining, "sequence length (tokens)"),
+      integer<&C::training, &TrainingSpec::global_batch>("global_batch", "gbs", G::kTraining,
+                                                         "global batch (sequences per step)"),
+      integer<&C::training, &TrainingSpec::micro_batch>("micro_batch", "mb", G::kTraining, "micro-batch size (sequences)"),
+      word<&C::training, &TrainingSpec::precision>("precision", G::kTraining, "GEMM precision"),
+      word<&C::training, &TrainingSpec::optimizer>("optimizer", G::kTraining, "optimizer"),
+      word<&C::training, &TrainingSpec::recompute>("recompute", G::kTraining, "activation recomputation"),
+      boolean<&C::training, &TrainingSpec::flash>("flash", G::kTraining, "FlashAttention / SDPA"),
+      boolean<&C::training, &TrainingSpec::sp>("sp", G::kTraining, "sequence parallelism"),
+      word<&C::training, &TrainingSpec::framework>("framework", G::kTraining, "framework memory layout"),
+      boolean<&C::training, &TrainingSpec::fp32_grad_buffer>("fp32_grad_buffer", G::kTraining,
+                                                            "fp32 gradient accumulation buffer"),
+      number<&C::training, &TrainingSpec::headroom>("headroom", G::kTraining,
+                                                    "fraction of capacity flagged as tight (default 0.8)"),
+      // Layout. dp is written resolved (gpus / (tp*pp*cp) when not given).
+      custom("dp", "dp", FieldKind::kInteger, G::kLayout, "data-parallel degree (default: gpus / (tp*pp*cp))",
+             [](const Config& c) -> json { return effective_dp(c); },
+             [](Config& c, const json& value) {
+               c.layout.dp = value.get<int64_t>();
+               return true;
+             }),
+      integer<&C::layout, &Layout::tp>("tp", "tp", G::kLayout, "tensor-parallel degree"),
+      integer<&C::layout, &Layout::pp>("pp", "pp", G::kLayout, "pipeline-parallel degree"),
+      integer<&C::layout, &Layout::cp>("cp", "cp", G::kLayout, "context-parallel degree"),
+      integer<&C::layout, &Layout::vpp>("vpp", "vpp", G::kLayout, "interleaved chunks per pipeline rank"),
+      integer<&C::layout, &Layout::zero>("zero", "zero", G::kLayout,
+                                         "ZeRO stage 0-3 (default: the framework's; Megatron: 1 = distributed optimizer)"),
+      integer<&C::layout, &Layout::pp_first_stage_layers>("pp_first_stage_layers", "pp_first_stage_layers", G::kLayout,
+                                                          "layers on the first pipeline stage (uneven split)"),
+      integer<&C::layout, &Layout::pp_last_stage_layers>("pp_last_stage_layers", "pp_last_stage_layers", G::kLayout,
+                                                         "layers on the last pipeline stage (uneven split)"),
+      // Run.
+      text<&C::notes>("notes", G::kRun, "free text about the run (kept in links and exports)"),
+  };
+}
+
+}  // namespace
+
+std::string ConfigField::flag() const {
+  std::string name = key;
+  for (char& ch : name)
+    if (ch == '_') ch = '-';
+  return name;
+}
+
+const std::vector<ConfigField>& config_fields() {
+  static const std::vector<ConfigField> fields = make_fields();
+  return fields;
+}
+
+const ConfigField* find_config_field(const std::string& key) {
+  for (const ConfigField& field : config_fields())
+    if (key == field.key) return &field;
+  return nullptr;
+}
+
+const ConfigField* find_config_field_by_state_key(const std::string& state_key) {
+  for (const ConfigField& field : config_fields())
+    if (state_key == field.state_key) return &field;
+  return nullptr;
+}
+
+}  // namespace meshfit

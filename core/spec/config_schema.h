@@ -1,0 +1,51 @@
+// config_schema.h — the one table of config fields. Each row is one input: its JSON/JS key, its
+// URL-state key, its CLI flag, help, kind, allowed words and accessors into Config. Parsing and
+// emitting JSON (serialize.*), the URL state (url_state.*), the CLI's flags (shell/cli) and the
+// test that checks web/meshfit.d.ts all loop over it; defaults are the struct initialisers
+// (default_config()), except zero, whose default is the framework profile's (framework.h).
+// Adding an input = one struct member + one row here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spec/config.h"
+
+namespace meshfit {
+
+enum class FieldKind {
+  kInteger,  // JSON integer; CLI/URL text parsed as a number
+  kNumber,   // JSON number
+  kBoolean,  // true/false; CLI --flag / --no-flag
+  kWord,     // one of `allowed` (an enum's name table)
+  kPreset,   // a preset id or "custom" (model, gpu): applied before every other field
+  kText,     // free text, never parsed as a number
+};
+
+enum class FieldGroup { kModel, kHardware, kTraining, kLayout, kRun };
+
+struct ConfigField {
+  const char* key;                  // JSON / JS key, snake_case
+  const char* state_key;            // URL state key (short for the longest names)
+  const char* help;                 // CLI help and docs
+  FieldKind kind;
+  FieldGroup group;
+  std::string allowed;              // kWord: the accepted words ("none, selective, full"); kNumber: its range, if any
+  bool dimension = false;           // model dimension: overriding it makes a preset "+custom"
+  bool required_without_preset = false;  // a custom model must give it
+  nlohmann::json (*get)(const Config&) = nullptr;
+  // Sets a value already checked against `kind` (integers as int64, numbers as double); returns
+  // false when a word is not one of `allowed` or a number is outside the range `allowed` states.
+  bool (*set)(Config&, const nlohmann::json&) = nullptr;
+
+  std::string flag() const;         // CLI flag name: the key with '-' for '_' ("kv-heads")
+};
+
+// In URL-state order: the fields people read first come first.
+const std::vector<ConfigField>& config_fields();
+const ConfigField* find_config_field(const std::string& key);           // by JSON key
+const ConfigField* find_config_field_by_state_key(const std::string& state_key);
+
+}  // namespace meshfit

@@ -1,0 +1,128 @@
+// structure.cpp — see structure.h.
+#include "spec/structure.h"
+
+#include <algorithm>
+
+#include "spec/checked.h"
+
+namespace meshfit {
+
+bool tp_divides_heads(const ModelSpec& model, int64_t tp) { return tp > 0 && model.heads % tp == 0; }
+bool tp_divides_kv_heads(const ModelSpec& model, int64_t tp) { return tp > 0 && model.kv_heads % tp == 0; }
+bool tp_divides_ffn(const ModelSpec& model, int64_t tp) { return tp > 0 && model.ffn % tp == 0; }
+bool tp_fits(const ModelSpec& model, int64_t tp) {
+  return tp_divides_heads(model, tp) && tp_divides_kv_heads(model, tp) && tp_divides_ffn(model, tp);
+}
+bool cp_fits(int64_t seq, int64_t cp) { return cp == 1 || (cp > 1 && seq % (2 * cp) == 0); }
+
+std::optional<IssueCode> pipeline_problem(int64_t layers, const Layout& l, const FrameworkProfile& profile) {
+  const int64_t chunks = l.pp * l.vpp;
+  const bool explicit_split = l.pp_first_stage_layers > 0 || l.pp_last_stage_layers > 0;
+  if (l.pp_first_stage_layers < 0 || l.pp_last_stage_layers < 0) return IssueCode::kStageLayersInvalid;
+  // Checked: both counts are user input, and a wrapped sum must not pass as a valid split.
+  const std::optional<int64_t> fixed_sum = checked_add(l.pp_first_stage_layers, l.pp_last_stage_layers);
+  if (!fixed_sum || l.pp_first_stage_layers > layers || l.pp_last_stage_layers > layers)
+    return IssueCode::kStageLayersInvalid;
+  if (chunks > layers) return IssueCode::kPpExceedsLayers;
+  if (explicit_split) {
+    const int64_t fixed = *fixed_sum;
+    const int64_t rest_chunks = chunks - (l.pp_first_stage_layers > 0) - (l.pp_last_stage_layers > 0);
+    if (l.pp == 1) return IssueCode::kStageLayersInvalid;
+    if (fixed > layers || (rest_chunks == 0 && fixed != layers) || (rest_chunks > 0 && layers - fixed < rest_chunks))
+      return IssueCode::kStageLayersInvalid;
+    if (profile.even_middle_split && rest_chunks > 0 && (layers - fixed) % rest_chunks != 0)
+      return IssueCode::kPpNotDivideLayers;
+    return std::nullopt;
+  }
+  if (profile.even_middle_split && l.vpp == 1 && layers % l.pp != 0) return IssueCode::kPpNotDivideLayers;
+  if (l.vpp > 1 && layers % chunks != 0) return IssueCode::kVppNotDivideLayers;
+  if (l.vpp > 1 && l.pp == 1) return IssueCode::kVppWithoutPp;
+  return std::nullopt;
+}
+
+bool choose_pipeline_split(int64_t layers, const FrameworkProfile& profile, Layout& layout) {
+  layout.pp_first_stage_layers = layout.pp_last_stage_layers = 0;
+  const int64_t chunks = layout.pp * layout.vpp;
+  if (chunks > layers || (layout.vpp > 1 && layout.pp == 1)) return false;
+  // FSDP/DeepSpeed spread an uneven plain pipeline themselves.
+  if (layers % chunks == 0 || !(layout.vpp > 1 || profile.even_middle_split)) return true;
+  if (chunks == 2) {
+    layout.pp_first_stage_layers = layers / 2;
+    layout.pp_last_stage_layers = layers - layers / 2;
+    return true;
+  }
+  const int64_t per_chunk = (layers + chunks - 1) / chunks;
+  const int64_t rest = layers - (chunks - 2) * per_chunk;
+  if (rest < 2) return false;
+  layout.pp_first_stage_layers = rest / 2;
+  layout.pp_last_stage_layers = rest - rest / 2;
+  return true;
+}
+
+bool batch_divides(int64_t global_batch, int64_t dp, int64_t micro_batch) {
+  return dp > 0 && micro_batch > 0 && global_batch % (dp * micro_batch) == 0;
+}
+
+bool interleave_fits(const FrameworkProfile& profile, int64_t vpp, int64_t microbatches, int64_t pp) {
+  return vpp == 1 || !profile.interleave_needs_pp_multiple || microbatches % pp == 0;
+}
+
+namespace {
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= n && d <= (int64_t(1) << 20); ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+bool split_exists(const Config& config, int64_t pp, int64_t vpp) {
+  Layout layout = config.layout;
+  layout.pp = pp;
+  layout.vpp = vpp;
+  return choose_pipeline_split(config.model.layers, framework_profile(config.training.framework), layout);
+}
+
+}  // namespace
+
+std::vector<int64_t> tp_choices(const Config& config) {
+  std::vector<int64_t> out;
+  for (int64_t d : divisors(std::max<int64_t>(1, config.cluster.gpus)))
+    if (tp_fits(config.model, d)) out.push_back(d);
+  return out;
+}
+
+std::vector<int64_t> pp_choices(const Config& config) {
+  std::vector<int64_t> out;
+  const int64_t tp = config.layout.tp;
+  if (tp > 0 && config.cluster.gpus % tp == 0)
+    for (int64_t d : divisors(config.cluster.gpus / tp))
+      if (split_exists(config, d, 1)) out.push_back(d);
+  return out;
+}
+
+std::vector<int64_t> cp_choices(const Config& config) {
+  std::vector<int64_t> out;
+  const int64_t mesh = config.layout.tp * config.layout.pp;
+  if (mesh > 0 && config.cluster.gpus % mesh == 0)
+    for (int64_t d : divisors(config.cluster.gpus / mesh))
+      if (cp_fits(config.training.seq, d)) out.push_back(d);
+  return out;
+}
+
+std::vector<int64_t> vpp_choices(const Config& config) {
+  std::vector<int64_t> out = {1};
+  if (config.layout.pp > 1)
+    for (int64_t v = 2; v <= kMaxVpp; ++v)
+      if (split_exists(config, config.layout.pp, v)) out.push_back(v);
+  return out;
+}
+
+std::vector<int64_t> zero_choices(Framework framework) {
+  std::vector<int64_t> out;
+  for (int64_t zero = 0; zero <= 3; ++zero)
+    if (framework_profile(framework).offers_zero(zero)) out.push_back(zero);
+  return out;
+}
+
+}  // namespace meshfit

@@ -1,0 +1,46 @@
+// structure.h — the structural rules of a layout, each stated once: validate() turns a broken rule
+// into an Issue with a message, the layout search counts it as a rejection before any memory math,
+// and the page's choosers offer only the degrees that keep every rule. Framework differences come
+// from FrameworkProfile (Megatron-LM arguments.py, torchtitan parallel_dims.py).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "spec/config.h"
+#include "spec/issue.h"
+#include "memory/memory_model.h"
+
+namespace meshfit {
+
+constexpr int64_t kMaxVpp = 8;  // largest interleaving the search tries and the page offers
+
+// Tensor parallelism splits heads, key/value heads and the MLP width.
+bool tp_divides_heads(const ModelSpec& model, int64_t tp);
+bool tp_divides_kv_heads(const ModelSpec& model, int64_t tp);
+bool tp_divides_ffn(const ModelSpec& model, int64_t tp);
+bool tp_fits(const ModelSpec& model, int64_t tp);  // all three
+// Load-balanced context parallelism cuts the sequence into 2*cp chunks.
+bool cp_fits(int64_t seq, int64_t cp);
+
+// The first broken rule of the pipeline split (pp, vpp, first/last stage layers), or none:
+// kStageLayersInvalid, kPpExceedsLayers, kPpNotDivideLayers, kVppNotDivideLayers, kVppWithoutPp.
+std::optional<IssueCode> pipeline_problem(int64_t layers, const Layout& layout, const FrameworkProfile& profile);
+// Sets layout.pp_first/last_stage_layers for its pp*vpp chunks: an even split, or (when the
+// framework needs equal chunks) the first and last chunk take the remainder, as Llama 3 405B did
+// (126 layers over 16 stages: 7 + 14 x 8 + 7). Returns false when no valid split exists.
+bool choose_pipeline_split(int64_t layers, const FrameworkProfile& profile, Layout& layout);
+
+bool batch_divides(int64_t global_batch, int64_t dp, int64_t micro_batch);
+// The interleaved schedule's micro-batch rule (Megatron-LM: micro-batches per step % pp == 0).
+bool interleave_fits(const FrameworkProfile& profile, int64_t vpp, int64_t microbatches, int64_t pp);
+
+// Degrees that keep every rule for the rest of the config (the page's choosers).
+std::vector<int64_t> tp_choices(const Config& config);
+std::vector<int64_t> pp_choices(const Config& config);   // at the config's tp
+std::vector<int64_t> cp_choices(const Config& config);   // at the config's tp and pp
+std::vector<int64_t> vpp_choices(const Config& config);  // at the config's pp
+std::vector<int64_t> zero_choices(Framework framework);
+
+}  // namespace meshfit

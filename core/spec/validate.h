@@ -1,0 +1,26 @@
+// validate.h — structural rules on a Config; every problem at once, each with a code, the field and
+// a sentence with the numbers. Framework-specific rules follow each framework's own checks
+// (Megatron-LM arguments.py, torchtitan parallel_dims.py, DeepSpeed zero config).
+#pragma once
+
+#include <vector>
+
+#include "spec/config.h"
+#include "spec/issue.h"
+
+namespace meshfit {
+
+// Upper bounds that keep every product of sizes far from overflow; far above any real run.
+constexpr int64_t kMaxHidden = 1 << 18;        // 262,144
+constexpr int64_t kMaxLayers = 10000;
+constexpr int64_t kMaxHeads = 1 << 16;
+constexpr int64_t kMaxFfn = 1 << 22;
+constexpr int64_t kMaxVocab = 1 << 24;
+constexpr int64_t kMaxSeq = 1 << 25;           // 33.5M tokens
+constexpr int64_t kMaxBatch = 1 << 24;
+constexpr int64_t kMaxGpus = 1 << 22;          // 4.2M GPUs
+constexpr double kMaxGpuMemoryBytes = 1e15;    // 1 PB per GPU
+
+std::vector<Issue> validate(const Config& config);
+
+}  // namespace meshfit

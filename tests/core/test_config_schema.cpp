@@ -1,0 +1,206 @@
+// test_config_schema.cpp — the one schema table and what hangs off it: web/meshfit.d.ts declares
+// exactly its fields with the right types, enum tables agree with their enums, framework defaults
+// come from the profile, one stage shape serves both models, and the structural rules that
+// validate, the search and the page's choosers share agree with each other.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "api.h"
+#include "spec/config_schema.h"
+#include "fixtures.h"
+#include "io/serialize.h"
+#include "spec/structure.h"
+#include "io/url_state.h"
+#include "spec/validate.h"
+
+using namespace meshfit;
+using meshfit_test::preset_config;
+using nlohmann::json;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// "a" | 'b' | 0 | 1 -> {"a", "b", "0", "1"}; a named alias (`Recompute`) is resolved through `aliases`.
+std::set<std::string> union_members(std::string type, const std::map<std::string, std::string>& aliases) {
+  if (aliases.count(type)) type = aliases.at(type);
+  std::set<std::string> members;
+  std::stringstream parts(type);
+  for (std::string part; std::getline(parts, part, '|');) {
+    part = std::regex_replace(part, std::regex(R"(^\s+|\s+$|')"), "");
+    members.insert(part);
+  }
+  return members;
+}
+
+std::set<std::string> words(const std::string& allowed) {
+  std::set<std::string> out;
+  std::stringstream parts(allowed);
+  for (std::string part; std::getline(parts, part, ',');) out.insert(std::regex_replace(part, std::regex(R"(^\s+|\s+$)"), ""));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("web/meshfit.d.ts declares every schema field with its type, and nothing else") {
+  const std::string dts = read_file(std::string(MESHFIT_SOURCE_DIR) + "/web/meshfit.d.ts");
+  REQUIRE(!dts.empty());
+  std::map<std::string, std::string> aliases;  // export type Name = ...;
+  const std::regex alias_pattern(R"(export type (\w+) = ([^;]+);)");
+  for (auto it = std::sregex_iterator(dts.begin(), dts.end(), alias_pattern); it != std::sregex_iterator(); ++it)
+    aliases[(*it)[1]] = (*it)[2];
+  const size_t start = dts.find("export interface Config {");
+  REQUIRE(start != std::string::npos);
+  const std::string body = dts.substr(start, dts.find("\n}", start) - start);
+  std::map<std::string, std::string> declared;  // key -> type
+  const std::regex field_pattern(R"((\w+)\?: ([^;]+);)");
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), field_pattern); it != std::sregex_iterator(); ++it)
+    declared[(*it)[1]] = (*it)[2];
+  REQUIRE(declared.erase("state") == 1);  // the one non-field input: a URL state merged under the fields
+
+  int checked = 0;
+  for (const ConfigField& field : config_fields()) {
+    CAPTURE(field.key);
+    REQUIRE(declared.count(field.key) == 1);
+    const std::string type = declared.at(field.key);
+    declared.erase(field.key);
+    switch (field.kind) {
+      case FieldKind::kInteger:
+        if (type != "number") {  // a literal union of the allowed integers (zero)
+          for (const std::string& member : union_members(type, aliases)) CHECK(std::regex_match(member, std::regex(R"(\d+)")));
+        }
+        break;
+      case FieldKind::kNumber: CHECK(type == "number"); break;
+      case FieldKind::kBoolean: CHECK(type == "boolean"); break;
+      case FieldKind::kPreset:
+      case FieldKind::kText: CHECK(type == "string"); break;
+      case FieldKind::kWord: CHECK(union_members(type, aliases) == words(field.allowed)); break;
+    }
+    ++checked;
+  }
+  CHECK(declared.empty());  // no field in the .d.ts that the schema lacks
+  CHECK(checked == int(config_fields().size()));
+}
+
+TEST_CASE("every schema row has unique keys, a getter, and a setter unless a preset") {
+  std::set<std::string> keys, state_keys, flags;
+  for (const ConfigField& field : config_fields()) {
+    CAPTURE(field.key);
+    CHECK(keys.insert(field.key).second);
+    CHECK(state_keys.insert(field.state_key).second);
+    CHECK(flags.insert(field.flag()).second);
+    CHECK((field.get != nullptr));
+    CHECK((field.set != nullptr) == (field.kind != FieldKind::kPreset));
+    CHECK(std::string(field.help).size() > 3);
+  }
+}
+
+TEST_CASE("enum tables: keys round-trip, labels exist, aliases read but are never written") {
+  for (size_t i = 0; i < enum_count<Optimizer>(); ++i) {
+    const Optimizer value = Optimizer(i);
+    CHECK(enum_from_key<Optimizer>(enum_key(value)) == value);
+  }
+  CHECK(enum_from_key<Optimizer>("adam") == Optimizer::kAdamW);
+  CHECK(std::string(to_string(Optimizer::kAdamW)) == "adamw");
+  CHECK(enum_keys_text<Optimizer>() == "adamw, adam, sgd, adam8bit");
+  CHECK(enum_count<Component>() == size_t(kComponentCount));
+  CHECK(std::string(to_string(Component::kOptimizerStates)) == "optimizer_states");
+  CHECK(std::string(component_label(Component::kLogitsLoss)) == "Logits & loss");
+  CHECK(std::string(to_string(IssueCode::kGpusPerNodeMismatch)) == "gpus_per_node_mismatch");
+  CHECK(std::string(to_string(RejectReason::kOverMemoryLimit)) == "over_memory_limit");
+  CHECK(!enum_from_key<Framework>("jax").has_value());
+}
+
+TEST_CASE("config_to_json round-trips every field through parse_config, and the URL state too") {
+  Config config = preset_config("gpt3-175b", 64, 8, 8);
+  config.training.framework = Framework::kDeepSpeed;
+  config.layout.zero = 2;
+  config.training.fp32_grad_buffer = false;
+  config.training.recompute = Recompute::kSelective;
+  config.training.optimizer = Optimizer::kAdam8bit;
+  config.training.headroom = 0.9;
+  config.layout.pp_first_stage_layers = 6;
+  config.layout.pp_last_stage_layers = 6;
+  const json resolved = config_to_json(config);
+  const ParsedConfig parsed = parse_config(resolved);
+  REQUIRE(parsed.issues.empty());
+  json again = config_to_json(parsed.config);
+  CHECK(again["model"] == "gpt3-175b+custom");  // dimensions written out override the preset's (same values)
+  again["model"] = resolved["model"];
+  CHECK(again == resolved);
+
+  const ParsedConfig decoded = decode_state(encode_state(config));
+  REQUIRE(decoded.issues.empty());
+  CHECK(config_to_json(decoded.config) == resolved);
+}
+
+TEST_CASE("a config without zero gets its framework's default stage (FSDP: full sharding)") {
+  const ParsedConfig fsdp = parse_config(json{{"model", "llama3.1-8b"}, {"gpus", 8}, {"framework", "fsdp"}});
+  REQUIRE(fsdp.issues.empty());
+  CHECK(fsdp.config.layout.zero == 3);
+  CHECK(estimate_memory(fsdp.config).valid());
+  CHECK(parse_config(json{{"model", "llama3.1-8b"}, {"framework", "megatron"}}).config.layout.zero == 1);
+  CHECK(parse_config(json{{"model", "llama3.1-8b"}, {"framework", "fsdp"}, {"zero", 2}}).config.layout.zero == 2);
+  // The state leaves the default out and reads it back.
+  const std::string state = encode_state(fsdp.config);
+  CHECK(state.find("zero") == std::string::npos);
+  CHECK(decode_state(state).config.layout.zero == 3);
+  for (const auto& entry : EnumNames<Framework>::table) {
+    const FrameworkProfile& profile = framework_profile(entry.value);
+    CHECK(profile.framework == entry.value);
+    CHECK(profile.offers_zero(profile.default_zero));
+  }
+}
+
+TEST_CASE("one stage shape: the memory and the performance model count the same parameters") {
+  Config config = preset_config("llama3-8b", 8);
+  const MemoryPlan plan = plan_memory(config);
+  const StageShape shape = stage_shape(config, plan, 0);
+  const MemoryReport report = estimate_memory(config);
+  REQUIRE(report.valid());
+  CHECK(shape.parameters == report.ranks[0].intermediates.parameters);
+  CHECK(shape.lm_head_parameters > 0);           // pp = 1: the only stage holds the head
+  CHECK(shape.parameters == doctest::Approx(8.03e9).epsilon(0.001));
+  // The optimizer step reads every parameter of the stage, head included: its time scales with them.
+  const StepReport step = predict_step(config, plan);
+  CHECK(step.breakdown.optimizer_s * config.gpu.hbm_bytes_per_s ==
+        doctest::Approx(shape.parameters * (2 * plan.optimizer_bytes_per_param + plan.grad_bytes_per_param +
+                                            plan.weight_bytes_per_param) / perf_calibration(config.training.framework, config.training.precision).hbm_efficiency));
+}
+
+TEST_CASE("structural rules: what the search applies, validate accepts, and the choosers offer") {
+  const ParsedConfig parsed = parse_config(json{{"model", "llama3.1-405b"}, {"gpus", 16384}, {"seq", 8192}, {"global_batch", 2048}});
+  REQUIRE(parsed.issues.empty());
+  SearchOptions options;
+  options.top_k = 20;
+  const SearchResult result = search_layouts(parsed.config, options);
+  REQUIRE(result.top.size() == 20);
+  int checked = 0;
+  for (const LayoutCandidate& candidate : result.top) {
+    const Config applied = apply(parsed.config, candidate);
+    CAPTURE(encode_state(applied));
+    CHECK(validate(applied).empty());
+    CHECK(same_layout(applied, candidate));
+    const std::vector<int64_t> tps = tp_choices(applied), pps = pp_choices(applied), vpps = vpp_choices(applied);
+    CHECK(std::count(tps.begin(), tps.end(), candidate.layout.tp) == 1);
+    CHECK(std::count(pps.begin(), pps.end(), candidate.layout.pp) == 1);
+    CHECK(std::count(vpps.begin(), vpps.end(), candidate.layout.vpp) == 1);
+    ++checked;
+  }
+  CHECK(checked == 20);
+  Config interleaved = apply(parsed.config, result.top.front());
+  interleaved.layout.pp = 16;
+  CHECK(vpp_choices(interleaved).back() <= kMaxVpp);  // the page offers what the search tries
+  CHECK(zero_choices(Framework::kFsdp) == std::vector<int64_t>{0, 2, 3});
+}

@@ -1,0 +1,221 @@
+// panel_layouts.cpp — the layouts view: rejection counts, the ranked table of the fastest layouts
+// that fit (click a row to use it), and the scatter of every evaluated layout, memory vs
+// throughput, with the Pareto front. Reads core's SearchResult directly.
+#include <algorithm>
+#include <cstdio>
+
+#include "panels.h"
+
+namespace meshfit::ui {
+
+namespace {
+
+double exposed_comm_fraction(const LayoutCandidate& c) {
+  const StepBreakdown& b = c.step.breakdown;
+  return (b.tp_comm_s + b.cp_comm_s + b.pp_p2p_s + b.dp_comm_s) / c.step.step_time_s;
+}
+
+bool draw_layout_table(AppState& s) {
+  const std::vector<LayoutCandidate>& top = s.search.top;
+  const double capacity = s.config.gpu.memory_bytes;
+  ImGui::SetNextItemWidth(16.0f * s.em);
+  ImGui::InputTextWithHint("##filter", "filter, e.g. tp=8 or recompute=none", s.layout_filter, sizeof s.layout_filter);
+  record_rect(s, "layout_filter");
+  ImGui::SameLine();
+  ImGui::TextDisabled("(%zu fastest of %lld feasible; click a row to use it)", top.size(), (long long)s.search.feasible);
+  ImGui::SameLine();
+  if (ImGui::Checkbox("only under the tight threshold", &s.search_under_headroom)) s.dirty = true;
+
+  std::vector<int> rows;
+  for (int i = 0; i < int(top.size()); ++i) {
+    const std::string label = candidate_label(top[size_t(i)]);
+    bool keep = true;
+    // Space-separated terms, all of which must appear.
+    std::string filter = s.layout_filter;
+    size_t start = 0;
+    while (start < filter.size()) {
+      size_t end = filter.find(' ', start);
+      if (end == std::string::npos) end = filter.size();
+      const std::string term = filter.substr(start, end - start);
+      if (!term.empty() && label.find(term) == std::string::npos) keep = false;
+      start = end + 1;
+    }
+    if (keep) rows.push_back(i);
+  }
+  bool changed = false;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
+  const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y * 0.5f);
+  if (!ImGui::BeginTable("layouts", 15, flags, ImVec2(0, height))) return false;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  const char* headers[] = {"#", "dp", "tp", "pp", "cp", "vpp", "mb", "zero", "recompute", "sp", "memory", "% cap",
+                           "tokens/s/GPU", "MFU", "bubble / comm"};
+  for (int c = 0; c < 15; ++c)
+    ImGui::TableSetupColumn(headers[c], c == 0 ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None);
+  ImGui::TableHeadersRow();
+  if (ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs(); sort && sort->SpecsCount > 0) {
+    const ImGuiTableColumnSortSpecs& spec = sort->Specs[0];
+    const auto key = [&](int i) -> double {
+      const LayoutCandidate& c = top[size_t(i)];
+      switch (spec.ColumnIndex) {
+        case 1: return double(c.layout.dp);
+        case 2: return double(c.layout.tp);
+        case 3: return double(c.layout.pp);
+        case 4: return double(c.layout.cp);
+        case 5: return double(c.layout.vpp);
+        case 6: return double(c.micro_batch);
+        case 7: return double(c.layout.zero);
+        case 8: return double(c.recompute);
+        case 9: return c.sp ? 1.0 : 0.0;
+        case 10: case 11: return c.device_bytes;
+        case 12: return -c.step.tokens_per_s_per_gpu;
+        case 13: return -c.step.mfu;
+        case 14: return c.step.bubble_fraction;
+        default: return double(i);
+      }
+    };
+    std::stable_sort(rows.begin(), rows.end(), [&](int a, int b) {
+      return spec.SortDirection == ImGuiSortDirection_Ascending ? key(a) < key(b) : key(a) > key(b);
+    });
+  }
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const int i = rows[r];
+    const LayoutCandidate& c = top[size_t(i)];
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    char id[32];
+    std::snprintf(id, sizeof id, "%d##row%d", i + 1, i);
+    if (ImGui::Selectable(id, i == s.selected_candidate, ImGuiSelectableFlags_SpanAllColumns)) {
+      apply_candidate(s, c);
+      changed = true;
+    }
+    if (r < 3) record_rect(s, ("layout_row_" + std::to_string(r)).c_str());
+    const long long values[] = {c.layout.dp, c.layout.tp, c.layout.pp, c.layout.cp, c.layout.vpp, c.micro_batch, c.layout.zero};
+    for (long long v : values) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%lld", v);
+    }
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(to_string(c.recompute));
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(c.layout.tp > 1 ? (c.sp ? "on" : "off") : "-");
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(format_bytes(s, c.device_bytes, 1).c_str());
+    ImGui::TableNextColumn();
+    const double share = c.device_bytes / capacity;
+    if (share >= s.config.training.headroom) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(230, 160, 40, 255));
+    ImGui::Text("%.0f%%", 100.0 * share);
+    if (share >= s.config.training.headroom) ImGui::PopStyleColor();
+    ImGui::TableNextColumn();
+    ImGui::Text("%.0f", c.step.tokens_per_s_per_gpu);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f%%", 100.0 * c.step.mfu);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f%% / %.1f%%", 100.0 * c.step.breakdown.pp_bubble_s / c.step.step_time_s, 100.0 * exposed_comm_fraction(c));
+  }
+  ImGui::EndTable();
+  return changed;
+}
+
+bool draw_scatter(AppState& s) {
+  const std::vector<LayoutCandidate>& all = s.search.all;
+  if (all.empty()) return false;
+  const double capacity = s.config.gpu.memory_bytes;
+  double max_x = capacity * 1.1, max_y = 1;
+  for (const LayoutCandidate& c : all) {
+    max_x = std::max(max_x, std::min(c.device_bytes, capacity * 2.0));
+    max_y = std::max(max_y, c.step.tokens_per_s_per_gpu);
+  }
+  max_x *= 1.02;
+  max_y *= 1.08;
+  const float em = s.em;
+  const ImVec2 size(ImGui::GetContentRegionAvail().x, std::max(10.0f * em, ImGui::GetContentRegionAvail().y - 0.5f * em));
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 plot_min(origin.x + 4.0f * em, origin.y + 0.5f * em), plot_max(origin.x + size.x - 0.5f * em, origin.y + size.y - 2.0f * em);
+  const auto to_screen = [&](double bytes, double speed) {
+    return ImVec2(plot_min.x + float(std::min(bytes, max_x) / max_x) * (plot_max.x - plot_min.x),
+                  plot_max.y - float(speed / max_y) * (plot_max.y - plot_min.y));
+  };
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  draw->AddRect(plot_min, plot_max, ImGui::GetColorU32(ImGuiCol_Border));
+  draw->AddLine(to_screen(capacity, 0), to_screen(capacity, max_y), IM_COL32(235, 87, 87, 255), 1.5f);
+  char label[64];
+  std::snprintf(label, sizeof label, "peak device memory per GPU (%s); red: capacity", unit_label(s));
+  draw->AddText(ImVec2(plot_min.x, plot_max.y + 0.4f * em), dim, label);
+  draw->AddText(ImVec2(origin.x, plot_min.y), dim, "tok/s/GPU");
+  std::snprintf(label, sizeof label, "%.0f", max_y);
+  draw->AddText(ImVec2(origin.x, plot_min.y + 1.2f * em), dim, label);
+  std::snprintf(label, sizeof label, "%.0f", unit_value(s, max_x));
+  draw->AddText(ImVec2(plot_max.x - ImGui::CalcTextSize(label).x, plot_max.y + 0.4f * em), dim, label);
+
+  const ImU32 feasible = IM_COL32(76, 140, 220, 200), infeasible = IM_COL32(220, 90, 90, 120);
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  int hovered = -1;
+  float best_distance = 0.5f * em * 0.5f * em;
+  for (int i = 0; i < int(all.size()); ++i) {
+    const LayoutCandidate& c = all[size_t(i)];
+    const ImVec2 p = to_screen(c.device_bytes, c.step.tokens_per_s_per_gpu);
+    draw->AddCircleFilled(p, 0.18f * em, c.feasible ? feasible : infeasible, 8);
+    const float dx = p.x - mouse.x, dy = p.y - mouse.y;
+    if (dx * dx + dy * dy < best_distance) {
+      best_distance = dx * dx + dy * dy;
+      hovered = i;
+    }
+  }
+  std::vector<ImVec2> front;
+  for (const LayoutCandidate& c : s.search.pareto) front.push_back(to_screen(c.device_bytes, c.step.tokens_per_s_per_gpu));
+  if (front.size() > 1) draw->AddPolyline(front.data(), int(front.size()), IM_COL32(60, 200, 120, 255), 0, 2.0f);
+  if (s.selected_candidate >= 0) {
+    const LayoutCandidate& c = s.search.top[size_t(s.selected_candidate)];
+    draw->AddCircle(to_screen(c.device_bytes, c.step.tokens_per_s_per_gpu), 0.45f * em, ImGui::GetColorU32(ImGuiCol_Text), 0, 2.0f);
+  }
+  ImGui::InvisibleButton("scatter", size);
+  bool changed = false;
+  if (hovered >= 0 && ImGui::IsItemHovered()) {
+    const LayoutCandidate& c = all[size_t(hovered)];
+    ImGui::SetTooltip("%s\n%s, %s of capacity\n%.0f tokens/s/GPU, MFU %.1f%%\n%s", candidate_label(c).c_str(),
+                      format_bytes(s, c.device_bytes).c_str(), c.feasible ? "within" : "over",
+                      c.step.tokens_per_s_per_gpu, 100.0 * c.step.mfu, c.feasible ? "click to use it" : "does not fit");
+    if (ImGui::IsItemClicked()) {
+      apply_candidate(s, c);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
+bool draw_layouts_view(AppState& s) {
+  if (!s.search.valid()) {
+    ImGui::TextWrapped("Fix the inputs marked on the left to search the layouts.");
+    return false;
+  }
+  if (s.running_search) {
+    ImGui::Text("Searching layouts: %.0f%%...", 100.0 * s.running_search->progress());
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Cancel")) cancel_search(s);
+    record_rect(s, "search_cancel");
+    if (s.search.evaluated > 0) ImGui::TextDisabled("(showing the previous result until it finishes)");
+  } else if (s.search_stale) {
+    ImGui::TextDisabled("Search cancelled: the layouts below are from the previous inputs.");
+  }
+  if (!s.search.complete)
+    ImGui::TextWrapped("The search stopped at its work budget: the layouts below are the best found so far.");
+  ImGui::Text("%lld layouts evaluated for %lld GPUs, %lld feasible.", (long long)s.search.evaluated,
+              (long long)s.config.cluster.gpus, (long long)s.search.feasible);
+  std::string rejected;
+  for (int i = 0; i < kRejectReasonCount; ++i)
+    if (s.search.rejected[size_t(i)] > 0)
+      rejected += std::string(rejected.empty() ? "" : ", ") + to_string(RejectReason(i)) + " " +
+                  std::to_string(s.search.rejected[size_t(i)]);
+  ImGui::TextWrapped("Rejected: %s", rejected.empty() ? "none" : rejected.c_str());
+  bool changed = draw_layout_table(s);
+  ImGui::SeparatorText("All evaluated layouts: memory vs throughput (blue fits, red does not, green Pareto front)");
+  changed |= draw_scatter(s);
+  return changed;
+}
+
+
+}  // namespace meshfit::ui

@@ -1,0 +1,298 @@
+// panel_memory.cpp — the memory view: per-rank stacked bars with capacity and "tight" lines, the
+// legend, the numbers as a table, and the predicted step of the current layout. Reads core's typed
+// MemoryReport and StepReport (api.h); every tooltip shows the formula with the user's numbers.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "panels.h"
+#include "units.h"
+
+namespace meshfit::ui {
+
+namespace {
+
+// Component colours, fixed so charts read the same everywhere (order of core's Component enum).
+const ImU32 kComponentColors[kComponentCount] = {
+    IM_COL32(76, 114, 176, 255),  IM_COL32(129, 167, 219, 255), IM_COL32(221, 132, 82, 255),
+    IM_COL32(85, 168, 104, 255),  IM_COL32(196, 78, 82, 255),   IM_COL32(129, 114, 179, 255),
+    IM_COL32(147, 120, 96, 255),  IM_COL32(218, 139, 195, 255), IM_COL32(140, 140, 140, 255),
+    IM_COL32(204, 185, 116, 255)};
+
+// The formula behind one component of one rank, with the user's numbers in it.
+std::string component_formula(const AppState& s, const RankMemory& rank, Component component) {
+  const RankIntermediates& in = rank.intermediates;
+  const StageActivations& act = in.activations;
+  const std::string params = format_count(in.parameters);
+  const std::string total = format_bytes(s, rank.bytes(component));
+  char text[512];
+  switch (component) {
+    case Component::kWeights:
+      std::snprintf(text, sizeof text, "parameters on rank x bytes/param = %s x %.4g B = %s", params.c_str(),
+                    in.weight_bytes_per_param, total.c_str());
+      break;
+    case Component::kGradients:
+      std::snprintf(text, sizeof text, "%s x %.4g B/param (sharded where the framework shards them) = %s", params.c_str(),
+                    in.grad_bytes_per_param, total.c_str());
+      break;
+    case Component::kOptimizerStates:
+      std::snprintf(text, sizeof text, "%s x %.4g B/param (fp32 master + moments, over dp*cp = %lld) = %s", params.c_str(),
+                    in.optimizer_bytes_per_param, (long long)s.estimate.memory.optimizer_shard_ranks, total.c_str());
+      break;
+    case Component::kActivations:
+      std::snprintf(text, sizeof text,
+                    "%lld micro-batches in flight x %.3g layers x %s per layer\n+ recompute working %s + embedding %s "
+                    "+ head input %s = %s",
+                    (long long)act.in_flight, act.layers_per_in_flight, format_bytes(s, act.layer_bytes, 3).c_str(),
+                    format_bytes(s, in.peak_at_backward ? act.recompute_working_bytes : 0.0, 3).c_str(),
+                    format_bytes(s, act.embedding_bytes, 3).c_str(), format_bytes(s, act.head_input_bytes, 3).c_str(),
+                    total.c_str());
+      break;
+    case Component::kLogitsLoss:
+      std::snprintf(text, sizeof text, "s*b*v/(tp*cp) = %s logits x %.3g B each = %s%s", format_count(in.logits_elements).c_str(),
+                    in.logits_elements > 0 ? in.logits_bytes / in.logits_elements : 0.0, format_bytes(s, in.logits_bytes).c_str(),
+                    rank.bytes(component) == 0 && in.logits_elements > 0 ? "\n(freed before the backward peak of this stage)" : "");
+      break;
+    case Component::kCommBuffers:
+      std::snprintf(text, sizeof text, "ZeRO-3/FSDP gathers and reduce buckets; largest unit %s parameters = %s",
+                    format_count(in.largest_unit_parameters).c_str(), total.c_str());
+      break;
+    case Component::kWorkspace:
+      std::snprintf(text, sizeof text, "cuBLAS workspace + backward gradient temporaries + SP all-gather = %s", total.c_str());
+      break;
+    case Component::kFragmentation:
+      std::snprintf(text, sizeof text, "8%% of the memory allocated and freed each step (caching allocator) = %s", total.c_str());
+      break;
+    case Component::kNccl:
+      std::snprintf(text, sizeof text, "%lld communicators x 0.5 GB (outside PyTorch's allocator) = %s",
+                    (long long)in.nccl_communicators, total.c_str());
+      break;
+    case Component::kCudaContext:
+      std::snprintf(text, sizeof text, "CUDA context and kernels (outside PyTorch's allocator) = %s", total.c_str());
+      break;
+  }
+  return text;
+}
+
+void draw_legend(const AppState& s) {
+  const float swatch = 0.7f * s.em;
+  for (int i = 0; i < kComponentCount; ++i) {
+    const char* label = component_label(Component(i));
+    const float width = swatch + 0.3f * s.em + ImGui::CalcTextSize(label).x + s.em;
+    if (i > 0) {
+      ImGui::SameLine();
+      if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+    }
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 0.2f * s.em), ImVec2(p.x + swatch, p.y + 0.2f * s.em + swatch),
+                                              kComponentColors[i]);
+    ImGui::Dummy(ImVec2(swatch, swatch));
+    ImGui::SameLine(0, 0.3f * s.em);
+    ImGui::TextUnformatted(label);
+  }
+}
+
+// The bars' frame: x of a byte count.
+struct BarChart {
+  ImVec2 origin;
+  float label_width = 0, width = 0;
+  double max_bytes = 0;
+  float x(double bytes) const { return origin.x + label_width + float(bytes / max_bytes) * width; }
+};
+
+// Axis ticks every "nice" step in the chosen unit, under a chart `height` high.
+void draw_axis(const AppState& s, ImDrawList* draw, const BarChart& chart, float top, float height) {
+  const ImVec2 origin = chart.origin;
+  const double max_bytes = chart.max_bytes;
+  const float em = s.em;
+  const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const double unit = s.units_gb ? kGB : kGiB;
+  const double span = max_bytes / unit;
+  const double raw_step = span / 6.0;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw_step)));
+  const double step = raw_step / magnitude < 2 ? 2 * magnitude : raw_step / magnitude < 5 ? 5 * magnitude : 10 * magnitude;
+  for (double tick = 0; tick <= span; tick += step) {
+    const float x = chart.x(tick * unit);
+    draw->AddLine(ImVec2(x, origin.y + top), ImVec2(x, origin.y + height - 1.4f * em), ImGui::GetColorU32(ImGuiCol_Separator, 0.5f));
+    char label[32];
+    std::snprintf(label, sizeof label, "%g", tick);
+    draw->AddText(ImVec2(x - ImGui::CalcTextSize(label).x / 2, origin.y + height - 1.3f * em), dim, label);
+  }
+  draw->AddText(ImVec2(chart.x(max_bytes) + 0.3f * em, origin.y + height - 1.3f * em), dim, unit_label(s));
+}
+
+void draw_rank_bars(AppState& s) {
+  const MemoryReport& report = s.estimate.memory;
+  const std::vector<RankMemory>& ranks = report.ranks;
+  const double capacity = report.capacity_bytes;
+  const double headroom = report.headroom;
+  BarChart chart;
+  chart.max_bytes = capacity * 1.08;
+  for (const RankMemory& rank : ranks) chart.max_bytes = std::max(chart.max_bytes, rank.device_bytes * 1.03);
+
+  const float em = s.em;
+  const float bar_height = 1.5f * em;
+  const float row = bar_height + 0.5f * em;
+  const float top = 1.4f * em;
+  chart.label_width = 6.5f * em;
+  chart.origin = ImGui::GetCursorScreenPos();
+  chart.width = std::max(10.0f * em, ImGui::GetContentRegionAvail().x - chart.label_width - 4.5f * em);
+  const ImVec2 origin = chart.origin;
+  const float height = top + row * float(ranks.size()) + 1.6f * em;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImU32 text_color = ImGui::GetColorU32(ImGuiCol_Text);
+  draw_axis(s, draw, chart, top, height);
+
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  std::string tooltip;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const RankMemory& rank = ranks[r];
+    const float y = origin.y + top + row * float(r);
+    const float text_y = y + (bar_height - ImGui::GetFontSize()) / 2;
+    const std::string name = rank_name(rank, ranks.size());
+    draw->AddText(ImVec2(origin.x, text_y), text_color, name.c_str());
+    double cursor = 0;
+    for (int i = 0; i < kComponentCount; ++i) {
+      const double bytes = rank.bytes(Component(i));
+      if (bytes <= 0) continue;
+      const ImVec2 a(chart.x(cursor), y), b(chart.x(cursor + bytes), y + bar_height);
+      draw->AddRectFilled(a, b, kComponentColors[i]);
+      if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y)
+        tooltip = name + " - " + component_label(Component(i)) + ": " + format_bytes(s, bytes, 3) + " (" +
+                  std::to_string((long long)std::llround(bytes)) + " bytes)\n" + component_formula(s, rank, Component(i));
+      cursor += bytes;
+    }
+    char value[64];
+    std::snprintf(value, sizeof value, "%s  %.0f%%", format_bytes(s, rank.device_bytes, 1).c_str(),
+                  100.0 * rank.device_bytes / capacity);
+    draw->AddText(ImVec2(chart.x(rank.device_bytes) + 0.4f * em, text_y), text_color, value);
+    if (int64_t(r) == report.worst_rank) {
+      draw->AddRect(ImVec2(chart.x(0) - 2, y - 2), ImVec2(chart.x(rank.device_bytes) + 2, y + bar_height + 2), text_color, 0, 0, 2.0f);
+      draw->AddText(ImVec2(chart.x(rank.device_bytes) + 0.6f * em + ImGui::CalcTextSize(value).x, text_y), kRed, "< worst");
+    }
+    if (mouse.y >= y && mouse.y < y + bar_height && mouse.x >= origin.x && mouse.x < chart.x(0) && tooltip.empty())
+      tooltip = name + ": allocated " + format_bytes(s, rank.peak_allocated_bytes, 3) + ", reserved " +
+                format_bytes(s, rank.peak_reserved_bytes, 3) + ", device " + format_bytes(s, rank.device_bytes, 3);
+  }
+  // Capacity and headroom lines.
+  const float line_top = origin.y + 0.2f * em, line_bottom = origin.y + height - 1.4f * em;
+  draw->AddLine(ImVec2(chart.x(headroom * capacity), line_top), ImVec2(chart.x(headroom * capacity), line_bottom), kAmber, 2.0f);
+  draw->AddLine(ImVec2(chart.x(capacity), line_top), ImVec2(chart.x(capacity), line_bottom), kRed, 2.0f);
+  char label[64];
+  std::snprintf(label, sizeof label, "%.0f%%", 100 * headroom);
+  draw->AddText(ImVec2(chart.x(headroom * capacity) - ImGui::CalcTextSize(label).x - 0.2f * em, line_top), kAmber, label);
+  std::snprintf(label, sizeof label, "capacity %s", format_bytes(s, capacity, 1).c_str());
+  draw->AddText(ImVec2(chart.x(capacity) + 0.3f * em, line_top), kRed, label);
+  ImGui::Dummy(ImVec2(chart.label_width + chart.width + 4.0f * em, height));
+  if (!tooltip.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tooltip.c_str());
+}
+
+void draw_rank_table(const AppState& s) {
+  const std::vector<RankMemory>& ranks = s.estimate.memory.ranks;
+  const int columns = 1 + kComponentCount + 3;
+  const float row_height = ImGui::GetTextLineHeightWithSpacing() + 2.0f * ImGui::GetStyle().CellPadding.y;
+  const float table_height = std::min(float(ranks.size() + 1) * row_height + 0.3f * s.em, 14.0f * s.em);
+  if (!ImGui::BeginTable("ranks", columns, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
+                                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,
+                         ImVec2(0, table_height)))
+    return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  ImGui::TableSetupColumn("rank");
+  for (int i = 0; i < kComponentCount; ++i) ImGui::TableSetupColumn(component_label(Component(i)));
+  ImGui::TableSetupColumn("allocated");
+  ImGui::TableSetupColumn("reserved");
+  ImGui::TableSetupColumn("device");
+  ImGui::TableHeadersRow();
+  for (const RankMemory& rank : ranks) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(rank_name(rank, ranks.size()).c_str());
+    for (int i = 0; i < kComponentCount; ++i) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%.2f", unit_value(s, rank.bytes(Component(i))));
+    }
+    for (double bytes : {rank.peak_allocated_bytes, rank.peak_reserved_bytes, rank.device_bytes}) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%.2f", unit_value(s, bytes));
+    }
+  }
+  ImGui::EndTable();
+  ImGui::TextDisabled("all figures in %s; allocated ~ torch.cuda.max_memory_allocated, reserved ~ max_memory_reserved, "
+                      "device ~ nvidia-smi",
+                      unit_label(s));
+}
+
+// The predicted step of the current layout, term by term (perf_model.h), as one stacked bar.
+void draw_step_breakdown(const AppState& s) {
+  const StepReport& step = s.estimate.step;
+  const StepBreakdown& b = step.breakdown;
+  ImGui::SeparatorText("Predicted step time of this layout");
+  ImGui::Text("%.2f s per step: %.0f tokens/s/GPU, MFU %.1f%% (model FLOPs, PaLM convention), HFU %.1f%%", step.step_time_s,
+              step.tokens_per_s_per_gpu, 100.0 * step.mfu, 100.0 * step.hfu);
+  const std::pair<double, const char*> terms[] = {
+      {b.compute_s, "compute"},          {b.tp_comm_s, "TP comm"},      {b.cp_comm_s, "CP comm"},
+      {b.pp_bubble_s, "pipeline bubble"}, {b.pp_p2p_s, "pipeline P2P"}, {b.dp_comm_s, "DP / ZeRO comm"},
+      {b.optimizer_s, "optimizer step"}};
+  const ImU32 colors[] = {IM_COL32(85, 168, 104, 255), IM_COL32(76, 114, 176, 255), IM_COL32(129, 114, 179, 255),
+                          IM_COL32(196, 78, 82, 255), IM_COL32(221, 132, 82, 255), IM_COL32(204, 185, 116, 255),
+                          IM_COL32(140, 140, 140, 255)};
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float width = ImGui::GetContentRegionAvail().x - 1.0f * s.em, height = 1.2f * s.em;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  float x = origin.x;
+  std::string tooltip;
+  for (size_t i = 0; i < std::size(terms); ++i) {
+    const auto& [seconds, label] = terms[i];
+    const float w = float(seconds / step.step_time_s) * width;
+    draw->AddRectFilled(ImVec2(x, origin.y), ImVec2(x + w, origin.y + height), colors[i]);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (mouse.x >= x && mouse.x < x + w && mouse.y >= origin.y && mouse.y < origin.y + height) {
+      char text[96];
+      std::snprintf(text, sizeof text, "%s: %.3f s (%.1f%% of the step)", label, seconds, 100.0 * seconds / step.step_time_s);
+      tooltip = text;
+    }
+    x += w;
+  }
+  ImGui::Dummy(ImVec2(width, height));
+  if (!tooltip.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tooltip.c_str());
+  for (size_t i = 0; i < std::size(terms); ++i) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%s %.1f%%", terms[i].second, 100.0 * terms[i].first / step.step_time_s);
+    if (i > 0) {
+      ImGui::SameLine();
+      if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(text).x + 1.5f * s.em) ImGui::NewLine();
+    }
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    draw->AddRectFilled(ImVec2(p.x, p.y + 0.2f * s.em), ImVec2(p.x + 0.7f * s.em, p.y + 0.9f * s.em), colors[i]);
+    ImGui::Dummy(ImVec2(0.7f * s.em, 0.7f * s.em));
+    ImGui::SameLine(0, 0.3f * s.em);
+    ImGui::TextUnformatted(text);
+  }
+}
+
+}  // namespace
+
+void draw_memory_view(AppState& s) {
+  if (!s.estimate.valid() || has_errors(s.issues)) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+    ImGui::TextUnformatted("The inputs have problems; each is shown next to its field:");
+    ImGui::PopStyleColor();
+    for (const Issue& issue : s.issues) ImGui::BulletText("%s: %s", issue.field.c_str(), issue.message.c_str());
+    return;
+  }
+  const MemoryReport& report = s.estimate.memory;
+  ImGui::Text("%s, %.3g B parameters, %lld micro-batches per step; predicted %.0f tokens/s/GPU, MFU %.1f%%",
+              s.config.model.name.c_str(), report.total_parameters / 1e9, (long long)report.num_microbatches,
+              s.estimate.step.tokens_per_s_per_gpu, 100.0 * s.estimate.step.mfu);
+  draw_legend(s);
+  ImGui::Spacing();
+  const float chart_height = std::min(ImGui::GetContentRegionAvail().y * 0.55f,
+                                      (1.4f + 2.0f * float(report.ranks.size()) + 2.2f) * s.em);
+  if (ImGui::BeginChild("bars", ImVec2(0, std::max(chart_height, 6.0f * s.em)), false)) draw_rank_bars(s);
+  ImGui::EndChild();
+  ImGui::Checkbox("Show the numbers as a table", &s.show_rank_table);
+  if (s.show_rank_table) draw_rank_table(s);
+  draw_step_breakdown(s);
+}
+
+}  // namespace meshfit::ui

@@ -1,0 +1,62 @@
+// widgets.cpp — formats and small widgets shared by the panels (panels.h). Sizes in em.
+#include <cstdio>
+
+#include "panels.h"
+#include "units.h"
+
+namespace meshfit::ui {
+
+std::string format_bytes(const AppState& s, double bytes, int decimals) {
+  char text[48];
+  if (s.units_gb) std::snprintf(text, sizeof text, "%.*f GB", decimals, bytes_to_gb(bytes));
+  else std::snprintf(text, sizeof text, "%.*f GiB", decimals, bytes_to_gib(bytes));
+  return text;
+}
+
+double unit_value(const AppState& s, double bytes) { return s.units_gb ? bytes_to_gb(bytes) : bytes_to_gib(bytes); }
+const char* unit_label(const AppState& s) { return s.units_gb ? "GB" : "GiB"; }
+
+std::string format_count(double value) {
+  char text[32];
+  if (value >= 1e9) std::snprintf(text, sizeof text, "%.3f B", value / 1e9);
+  else if (value >= 1e6) std::snprintf(text, sizeof text, "%.2f M", value / 1e6);
+  else std::snprintf(text, sizeof text, "%.0f", value);
+  return text;
+}
+
+std::string rank_name(const RankMemory& rank, size_t ranks) {
+  std::string name = rank.role;
+  if (ranks > 1) name += " " + std::to_string(rank.pp_stage);
+  return name;
+}
+
+std::string candidate_label(const LayoutCandidate& c) {
+  char text[160];
+  std::snprintf(text, sizeof text, "dp=%lld tp=%lld pp=%lld cp=%lld vpp=%lld mb=%lld zero=%lld recompute=%s sp=%d",
+                (long long)c.layout.dp, (long long)c.layout.tp, (long long)c.layout.pp, (long long)c.layout.cp,
+                (long long)c.layout.vpp, (long long)c.micro_batch, (long long)c.layout.zero, to_string(c.recompute),
+                c.sp ? 1 : 0);
+  return text;
+}
+
+void record_rect(AppState& s, const char* name) {
+  const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
+  s.widget_rects[name] = Rect{min.x, min.y, max.x - min.x, max.y - min.y};
+}
+
+void field_issue(const AppState& s, const char* field) {
+  const auto it = s.field_issues.find(field);
+  if (it == s.field_issues.end()) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(it->second.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+void apply_candidate(AppState& s, const LayoutCandidate& c) {
+  s.config = apply(s.config, c);  // the whole layout, pipeline split included
+  s.dirty = true;
+}
+
+}  // namespace meshfit::ui

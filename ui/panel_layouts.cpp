@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "app.h"
 #include "panels.h"
 
 namespace meshfit::ui {

@@ -14,6 +14,8 @@
 #include "io/url_state.h"
 #include "search/method_select.h"
 #include "spec/validate.h"
+#include "io/json_text.h"
+#include "io/text.h"
 
 namespace meshfit {
 
@@ -190,6 +192,24 @@ json run_methods(json input) {
     out["config"] = config_to_json(parsed.config);
   }
   return with_status(out, issues);
+}
+
+std::optional<json> read_input_text(const std::string& text, const std::string& field, std::vector<Issue>& issues) {
+  std::optional<json> value = parse_json_text(text, field, issues);
+  if (has_errors(issues)) return std::nullopt;
+  return value;
+}
+
+json failed_call(const std::vector<Issue>& issues) { return with_status(json::object(), issues); }
+
+json internal_error(const std::string& what) {
+  return failed_call({{IssueCode::kInternalError, Severity::kError, "meshfit",
+                       "meshfit failed on this input (a bug, please report it with the input): " + quote_text(what, 200) +
+                           "."}});
+}
+
+std::string write_output_text(const json& out, int indent) {
+  return out.dump(indent, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
 }
 
 json run_presets() { return with_status(presets_to_json(), {}); }

@@ -5,6 +5,7 @@
 // points are the typed ones plus the shared serialisers, so every front end gets the same numbers.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "search/layout_search.h"
 #include "memory/memory_model.h"
 #include "perf/perf_model.h"
+#include "spec/issue.h"
 
 namespace meshfit {
 
@@ -65,5 +67,17 @@ nlohmann::json run_import(const std::string& format, const std::string& text, nl
 // words)} in a launch format ("megatron", "torchtitan", "deepspeed", "hf"); warnings name what the
 // format cannot say.
 nlohmann::json run_export(nlohmann::json input, const std::string& format);
+
+// [SECTION] Text edges (the JS API's JSON text, the CLI's --config file)
+// JSON text in: read with parse_json_text (size, depth, key count, UTF-8, duplicate keys); nullopt
+// after any error, the issues saying why.
+std::optional<nlohmann::json> read_input_text(const std::string& text, const std::string& field,
+                                              std::vector<Issue>& issues);
+// {"ok": false, "issues": [...]}: the result of a call whose input could not be read.
+nlohmann::json failed_call(const std::vector<Issue>& issues);
+// The result of a call that failed inside meshfit (a caught exception: a bug, reported as one).
+nlohmann::json internal_error(const std::string& what);
+// JSON text out; never throws (any invalid UTF-8 that slipped into a string is replaced by U+FFFD).
+std::string write_output_text(const nlohmann::json& out, int indent = -1);
 
 }  // namespace meshfit

@@ -9,6 +9,7 @@
 #include "app.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "imgui.h"
 #include "panels.h"
@@ -91,10 +92,49 @@ std::string make_mirror(const AppState& s) {
   mirror["banner"] = {{"text", verdict_text(s)}, {"background", rgb(banner.background)}, {"color", rgb(banner.text)}};
   mirror["layouts_feasible"] = s.search.feasible;
   mirror["selected_layout"] = s.selected_candidate;
-  return mirror.dump();
+  mirror["search_running"] = s.running_search != nullptr;
+  mirror["search_progress"] = s.running_search ? s.running_search->progress() : 1.0;
+  mirror["search_complete"] = s.search.complete && !s.search_stale;
+  return mirror.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+constexpr double kFirstSearchSliceMs = 40;  // in recompute: most searches finish within it
+constexpr int64_t kSearchSliceWork = 64;      // work units between clock checks (a step is <= 6 evaluations)
+
+void select_current_candidate(AppState& s) {
+  s.selected_candidate = -1;
+  for (size_t i = 0; i < s.search.top.size(); ++i)
+    if (same_layout(s.config, s.search.top[i])) s.selected_candidate = int(i);
 }
 
 }  // namespace
+
+bool search_running(const AppState& s) { return s.running_search != nullptr; }
+
+bool step_search(AppState& s, double budget_ms) {
+  if (!s.running_search) return false;
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  LayoutSearch& search = *s.running_search;
+  while (!search.advance(kSearchSliceWork))
+    if (std::chrono::duration<double, std::milli>(Clock::now() - start).count() >= budget_ms) break;
+  if (search.done()) {
+    s.search = search.take_result();
+    s.running_search.reset();
+    s.search_stale = false;
+    select_current_candidate(s);
+  }
+  s.mirror = make_mirror(s);
+  ++s.mirror_version;
+  return s.running_search != nullptr;
+}
+
+void cancel_search(AppState& s) {
+  if (!s.running_search) return;
+  s.running_search.reset();
+  s.mirror = make_mirror(s);
+  ++s.mirror_version;
+}
 
 void recompute(AppState& s) {
   s.estimate = estimate(s.config);
@@ -104,28 +144,18 @@ void recompute(AppState& s) {
   for (const Issue& issue : s.issues) s.field_issues.emplace(issue.field, issue.message);  // the first per field
   s.state = encode_state(s.config);  // the shareable state of what was typed, valid or not
 
-  // Every layout for this model, GPU and training: the search ignores the config's layout fields.
+  // Every layout for this model, GPU and training: the search ignores the config's layout fields. It
+  // runs in slices (step_search): a first one now, the rest across frames, the last result shown.
   SearchOptions options;
   options.top_k = 200;
   options.keep_all_max = 4000;
   if (s.search_under_headroom) options.memory_limit = std::min(1.0, std::max(0.01, s.config.training.headroom));
-  const GpuSpec& gpu = s.config.gpu;
-  if (gpu.bf16_flops > 0 && gpu.hbm_bytes_per_s > 0) {
-    s.search = search_layouts(s.config, options);
-  } else {  // nothing to rank by (a custom GPU from a link carries only its memory)
-    s.search = SearchResult{};
-    s.search.issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu",
-                               "Ranking layouts needs the GPU's dense BF16 TFLOPS and HBM bandwidth: enter them under Hardware."});
-  }
-  s.selected_candidate = -1;
-  for (size_t i = 0; i < s.search.top.size(); ++i)
-    if (same_layout(s.config, s.search.top[i])) s.selected_candidate = int(i);
-
+  s.running_search = std::make_shared<LayoutSearch>(s.config, options);
+  s.search_stale = true;
   s.fit = s.estimate.valid() && !has_errors(s.issues) ? fit_advice(s.config) : FitAdvice{};
-
-  s.mirror = make_mirror(s);
-  ++s.mirror_version;
   s.dirty = false;
+  select_current_candidate(s);
+  step_search(s, kFirstSearchSliceMs);  // also writes the mirror
 }
 
 namespace {

@@ -14,6 +14,11 @@ void init(AppState& state);
 void set_state(AppState& state, const std::string& encoded);
 // Recomputes estimate, search, state string and mirror from the config (called by draw when dirty).
 void recompute(AppState& state);
+// Advances a running layout search for about `budget_ms` milliseconds (one slice per frame keeps the
+// page responsive); the result replaces the shown one when it is done. Returns whether one still runs.
+bool step_search(AppState& state, double budget_ms);
+bool search_running(const AppState& state);
+void cancel_search(AppState& state);  // keeps the last finished result on screen
 // Style for the theme at a font size of `em` CSS pixels.
 void apply_theme(AppState& state);
 // All panels; returns true when the config changed during this frame.

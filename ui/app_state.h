@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ struct AppState {
   std::map<std::string, std::string> field_issues;  // field -> first message
   FitAdvice fit;                       // how to make it fit (core's fit_advice), largest micro-batch/seq
   SearchResult search;                 // all layouts for the GPU count (keep_all for the scatter)
+  SearchResult search;                 // all layouts for the GPU count (keep_all for the scatter): the last
+                                       // finished search, kept on screen while a new one runs
+  std::shared_ptr<LayoutSearch> running_search;  // in progress: advanced a slice per frame (step_search)
+  bool search_stale = false;           // `search` belongs to earlier inputs (a new one runs or was cancelled)
   std::string state;                   // the shareable URL state of the config
   std::string mirror;                  // JSON for the DOM mirror (aria-live region + tests)
   int64_t mirror_version = 0;          // bumps when mirror changes

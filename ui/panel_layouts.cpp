@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "app.h"
 #include "panels.h"
 
 namespace meshfit::ui {
@@ -199,6 +200,17 @@ bool draw_layouts_view(AppState& s) {
       if (issue.severity == Severity::kError) ImGui::BulletText("%s", issue.message.c_str());
     return false;
   }
+  if (s.running_search) {
+    ImGui::Text("Searching layouts: %.0f%%...", 100.0 * s.running_search->progress());
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Cancel")) cancel_search(s);
+    record_rect(s, "search_cancel");
+    if (s.search.evaluated > 0) ImGui::TextDisabled("(showing the previous result until it finishes)");
+  } else if (s.search_stale) {
+    ImGui::TextDisabled("Search cancelled: the layouts below are from the previous inputs.");
+  }
+  if (!s.search.complete)
+    ImGui::TextWrapped("The search stopped at its work budget: the layouts below are the best found so far.");
   ImGui::Text("%lld layouts evaluated for %lld GPUs, %lld feasible.", (long long)s.search.evaluated,
               (long long)s.config.cluster.gpus, (long long)s.search.feasible);
   std::string rejected;

@@ -73,7 +73,10 @@ export interface SearchOptions {
   max_dp?: number; max_tp?: number; max_pp?: number; max_cp?: number; max_vpp?: number; max_micro_batch?: number;
   /** Feasible if the worst rank uses at most this fraction of capacity (default 1). */
   memory_limit?: number;
+  /** Layouts to list (1 to 10000, default 10). */
   top?: number;
+  /** Work units (layout meshes visited + memory evaluations) after which the search stops (default 2000000). */
+  budget?: number;
   /** Also return every evaluated candidate (up to 50000) in `all`, for scatter plots. */
   keep_all?: boolean;
 }
@@ -86,6 +89,8 @@ export interface LayoutCandidate extends Partial<StepFields> {
 
 export interface SearchResult extends Result {
   evaluated?: number; feasible?: number; memory_evaluations?: number; rejected?: Record<string, number>;
+  /** Work units spent; complete is false when the budget cut the search short (a search_cut_short warning). */
+  work?: number; complete?: boolean;
   layouts?: LayoutCandidate[]; pareto?: LayoutCandidate[]; all?: LayoutCandidate[]; capacity_bytes?: number;
 }
 

@@ -34,37 +34,94 @@ async function nodeOptions() {
   return { wasmBinary: await readFile(path.join(here, 'meshfit_wasm.wasm')) };
 }
 
+// JSON.stringify would turn NaN and ±Infinity into null ("keep the default") and drop undefined:
+// write them as text, so that the core reports them as issues. BigInt, cycles and objects nested
+// too deep for the JS stack throw in JSON.stringify; they become issues too.
+function replacer(key, value) {
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+  if (typeof value === 'bigint') return value.toString();
+  return value;
+}
+
+function failure(code, field, message) {
+  return { ok: false, issues: [{ code, severity: 'error', field, message }] };
+}
+
 function wrap(module) {
-  const call = (text) => JSON.parse(text);
-  const text = (value) => JSON.stringify(value ?? {});
+  // Every call answers a plain object; nothing it is given makes it throw.
+  const guard = (run) => {
+    try {
+      return run();
+    } catch (error) {
+      return failure('internal_error', 'config', `meshfit could not process the input: ${String(error && error.message)}`);
+    }
+  };
+  // A string longer than the core's limit (in UTF-16 units, so at least as many UTF-8 bytes) is
+  // refused here: copying megabytes into the module is what would take the time.
+  const tooLong = (string, limit, field) =>
+    string.length > limit
+      ? failure('input_too_large', field, `${field} is refused: ${string.length} characters exceed the limit of ${limit} bytes.`)
+      : null;
+  const text = (value, field) => {
+    try {
+      const json = JSON.stringify(value ?? {}, replacer) ?? 'null';
+      const refused = tooLong(json, module.maxJsonBytes, field);
+      return refused ? { failed: refused } : { text: json };
+    } catch (error) {
+      return { failed: failure('input_too_large', field, `the ${field} object cannot be written as JSON: ${String(error && error.message)}`) };
+    }
+  };
+  // Runs `call` on the JSON texts of `values` ([value, field] pairs), or answers why one cannot be written.
+  const withTexts = (values, call) => {
+    const texts = [];
+    for (const [value, field] of values) {
+      const converted = text(value, field);
+      if (converted.failed) return converted.failed;
+      texts.push(converted.text);
+    }
+    return guard(() => JSON.parse(call(...texts)));
+  };
+  const asString = (value) => (typeof value === 'string' ? value : String(value));
   return Object.freeze({
     /** The meshfit version string. */
     version: module.version(),
     /** Per-rank memory, step-time prediction, resolved config and shareable state. */
-    estimate: (config) => call(module.estimate(text(config))),
-    /** Every layout for the GPU count, ranked; options pin (tp: 8) or bound (max_pp: 4) dimensions. */
-    search: (config, options = {}) => call(module.search(text(config), text(options))),
+    estimate: (config) => withTexts([[config, 'config']], (json) => module.estimate(json)),
+    /** Every layout for the GPU count, ranked; options pin (tp: 8) or bound (max_pp: 4) dimensions;
+     *  budget caps the work (complete: false and a search_cut_short warning when it stopped early). */
+    search: (config, options = {}) =>
+      withTexts([[config, 'config'], [options, 'options']], (json, optionsJson) => module.search(json, optionsJson)),
+    /** Model and GPU presets. */
+    presets: () => guard(() => JSON.parse(module.presets())),
     /** Fine-tuning: every distributed method x full/LoRA/QLoRA, fits ranked by step time, the rest with reasons
      *  (config may carry methods: "full,lora,qlora"). */
-    methods: (config) => call(module.methods(text(config))),
-    /** Model and GPU presets. */
-    presets: () => call(module.presets()),
+    methods: (config) => withTexts([[config, 'config']], (json) => module.methods(json)),
     /** Every public measured run (tests/data/memory_measured.csv) with its prediction and the median error. */
-    validate: () => call(module.validate()),
+    validate: () => guard(() => JSON.parse(module.validate())),
     /** Model fields from a pasted Hugging Face config.json (text). */
-    parseHfConfig: (configJsonText) => call(module.parseHfConfig(String(configJsonText))),
+    parseHfConfig: (configJsonText) => guard(() => {
+      const string = asString(configJsonText);
+      return tooLong(string, module.maxJsonBytes, 'config.json') ?? JSON.parse(module.parseHfConfig(string));
+    }),
     /** The shareable URL state of a config ("v=1&model=...&tp=8"). */
-    encodeState: (config) => call(module.encodeState(text(config))),
+    encodeState: (config) => withTexts([[config, 'config']], (json) => module.encodeState(json)),
     /** A state string (with or without a leading '#') back to a config. */
-    decodeState: (state) => call(module.decodeState(String(state))),
+    decodeState: (state) => guard(() => {
+      const string = asString(state);
+      return tooLong(string, module.maxStateBytes, 'state') ?? JSON.parse(module.decodeState(string));
+    }),
     /**
      * A launch config as text (HF config.json, Megatron-LM command line, torchtitan TOML, DeepSpeed JSON)
      * to config fields. Options: format ('auto' detects it), overrides (config fields over the import),
      * drop_layout (leave out what the layout search chooses).
      */
-    importLaunchConfig: (text, { format = 'auto', overrides = {}, drop_layout = false } = {}) =>
-      call(module.importLaunchConfig(String(format), String(text), JSON.stringify(overrides ?? {}), Boolean(drop_layout))),
+    importLaunchConfig: (text, { format = 'auto', overrides = {}, drop_layout = false } = {}) => guard(() => {
+      const string = asString(text);
+      return tooLong(string, module.maxJsonBytes, 'text') ??
+        withTexts([[overrides, 'overrides']], (json) => module.importLaunchConfig(asString(format), string, json, Boolean(drop_layout)));
+    }),
     /** A config as what a framework runs: format 'megatron' | 'torchtitan' | 'deepspeed' | 'hf'. */
-    exportLaunchConfig: (config, format) => call(module.exportLaunchConfig(text(config), String(format))),
+    exportLaunchConfig: (config, format) =>
+      withTexts([[config, 'config']], (json) => module.exportLaunchConfig(json, asString(format))),
   });
 }

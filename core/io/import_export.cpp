@@ -5,7 +5,10 @@
 #include <cmath>
 
 #include "io/import_common.h"
+#include "io/json_text.h"
 #include "io/serialize.h"
+#include "spec/checked.h"
+#include "spec/validate.h"
 
 namespace meshfit {
 
@@ -80,9 +83,14 @@ std::string string_or(const json& config, const char* key, const std::string& fa
 HfImport import_hf_config(const std::string& text) {
   HfImport out;
   out.model.name = "custom";
-  const std::optional<json> parsed = detail::parse_json_object(text, "config.json", out.issues);
-  if (!parsed) return out;
+  const std::optional<json> parsed = parse_json_text(text, "config.json", out.issues);
+  if (!parsed || has_errors(out.issues)) return out;
   const json& config = *parsed;
+  if (!config.is_object()) {
+    out.issues.push_back({IssueCode::kUnknownValue, Severity::kError, "config.json",
+                          "the pasted text is not a JSON object (paste the whole config.json)."});
+    return out;
+  }
   // Multimodal and wrapper configs keep the language model under text_config.
   const json& c = config.contains("text_config") && config["text_config"].is_object() ? config["text_config"] : config;
   out.model_type = string_or(c, "model_type", string_or(config, "model_type", ""));
@@ -92,7 +100,7 @@ HfImport import_hf_config(const std::string& text) {
   };
   for (const char* key : {"num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts"}) {
     if (c.contains(key) && c[key].is_number() && c[key].get<double>() > 1)
-      unsupported(key, std::string("mixture of experts (") + key + "=" + c[key].dump() +
+      unsupported(key, std::string("mixture of experts (") + key + "=" + describe(c[key]) +
                            ") is not modelled yet: meshfit covers dense decoders.");
   }
   if (c.contains("kv_lora_rank") && !c["kv_lora_rank"].is_null())
@@ -121,6 +129,17 @@ HfImport import_hf_config(const std::string& text) {
       out.issues.push_back({IssueCode::kMissingModel, Severity::kError, name,
                             std::string("config.json has no positive ") + name + "."});
   if (!out.ok()) return out;
+  // Documented model-size limits (validate.h), checked here so that no product below can overflow.
+  const std::pair<const char*, std::pair<int64_t, int64_t>> sizes[] = {
+      {"hidden_size", {hidden, kMaxHidden}}, {"num_hidden_layers", {layers, kMaxLayers}},
+      {"num_attention_heads", {heads, kMaxHeads}}, {"num_key_value_heads", {kv_heads, kMaxHeads}},
+      {"intermediate_size", {ffn, kMaxFfn}}, {"vocab_size", {vocab, kMaxVocab}}};
+  for (const auto& [name, size] : sizes)
+    if (size.first > size.second)
+      out.issues.push_back({IssueCode::kOutOfRange, Severity::kError, name,
+                            std::string(name) + "=" + std::to_string(size.first) +
+                                " exceeds the supported maximum of " + std::to_string(size.second) + "."});
+  if (!out.ok()) return out;
 
   const std::string act = string_or(c, "hidden_act", string_or(c, "activation_function", "silu"));
   const bool gated = act == "silu" || act == "swiglu" || act == "swish" || act == "gelu_pytorch_tanh" ||
@@ -136,7 +155,10 @@ HfImport import_hf_config(const std::string& text) {
   m.kv_heads = kv_heads > 0 ? kv_heads : heads;
   m.vocab = vocab;
   m.mlp = gated && !gpt_style ? MlpKind::kSwiGlu : MlpKind::kGelu;
-  m.ffn = ffn > 0 ? ffn : 4 * hidden;  // GPT-2 n_inner = null means 4h
+  m.ffn = ffn > 0 ? ffn : checked_mul(4, hidden).value_or(0);  // GPT-2 n_inner = null means 4h
+  if (m.ffn > kMaxFfn)
+    unsupported("n_inner", "the default MLP width 4*hidden_size = " + std::to_string(m.ffn) +
+                               " exceeds the supported maximum of " + std::to_string(kMaxFfn) + ".");
   m.norm = gpt_style ? NormKind::kLayerNorm : NormKind::kRmsNorm;
   m.linear_bias = gpt_style || bool_or(c, "attention_bias", false) || bool_or(c, "mlp_bias", false);
   // transformers' defaults: GPTNeoXConfig ties nothing; GPT-2, OPT and BLOOM tie the LM head.
@@ -153,9 +175,10 @@ HfImport import_hf_config(const std::string& text) {
     out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "word_embed_proj_dim",
                           "word_embed_proj_dim differs from hidden_size: OPT's project_in/out matrices are not counted."});
 
-  if (c.contains("head_dim") && c["head_dim"].is_number_integer() && c["head_dim"].get<int64_t>() > 0 &&
-      c["head_dim"].get<int64_t>() < kMaxImportCount && c["head_dim"].get<int64_t>() * heads != hidden)
-    unsupported("head_dim", "head_dim=" + c["head_dim"].dump() + " times " + std::to_string(heads) +
+  // Checked: head_dim is user input and head_dim * heads may overflow.
+  if (c.contains("head_dim") && c["head_dim"].is_number_integer() &&
+      checked_mul(c["head_dim"].get<int64_t>(), heads) != std::optional<int64_t>(hidden))
+    unsupported("head_dim", "head_dim=" + describe(c["head_dim"]) + " times " + std::to_string(heads) +
                                 " heads is not hidden_size=" + std::to_string(hidden) +
                                 ": decoupled head dimensions are not modelled yet.");
   if (out.model_type == "qwen2")

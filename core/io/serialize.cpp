@@ -7,25 +7,69 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <algorithm>
 
+#include "io/text.h"
 #include "spec/config_schema.h"
+#include "spec/input_limits.h"
 #include "spec/preset_table.h"
+#include "spec/validate.h"
 #include "units.h"
 
 namespace meshfit {
 
 using nlohmann::json;
 
+namespace {
+
+// Strict number grammar (JSON's, without a leading '+' or any space): "-"? digits ("." digits)?
+// ([eE] [+-]? digits)?. strtoll/strtod alone would take "0x10" as 16, " 5" as 5 and "inf".
+bool is_decimal_number(const std::string& text, bool& integral) {
+  size_t i = 0;
+  const auto digits = [&] {
+    const size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < text.size() && text[i] == '-') ++i;
+  if (!digits()) return false;
+  integral = true;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    integral = false;
+    if (!digits()) return false;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    integral = false;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == text.size();
+}
+
+}  // namespace
+
 json value_from_text(const std::string& text) {
   if (text == "true") return true;
   if (text == "false") return false;
-  if (text.empty()) return text;
-  char* end = nullptr;
-  errno = 0;
-  const long long integer = std::strtoll(text.c_str(), &end, 10);
-  if (end && *end == '\0' && errno == 0) return integer;
-  const double number = std::strtod(text.c_str(), &end);
-  if (end && *end == '\0' && std::isfinite(number)) return number;
+  bool integral = false;
+  if (!is_decimal_number(text, integral)) return text;
+  if (integral) {
+    errno = 0;
+    const long long integer = std::strtoll(text.c_str(), nullptr, 10);
+    if (errno == 0) return integer;
+  }
+  // Decimals, and integers beyond int64 (the readers refuse those as too large, quoting the value).
+  const double number = std::strtod(text.c_str(), nullptr);
+  if (std::isfinite(number)) return number;
+  return text;
+}
+
+std::string describe(const json& value) {
+  if (value.is_string()) return quote_text(value.get_ref<const std::string&>());
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > 64) text = text.substr(0, 64) + "...";
   return text;
 }
 
@@ -44,17 +88,19 @@ class Reader {
   explicit Reader(std::vector<Issue>& issues) : issues_(issues) {}
 
   void integer(const std::string& field, const json& value, int64_t& out) {
+    if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(INT64_MAX)) {
+      too_large(field, value);
+      return;
+    }
     if (value.is_number_integer()) {
       out = value.get<int64_t>();
-      if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(INT64_MAX)) out = INT64_MAX;
       return;
     }
     if (value.is_number_float()) {
       const double number = value.get<double>();
       if (std::isfinite(number) && number == std::floor(number)) {
         if (std::fabs(number) > 9.0e18) {
-          issues_.push_back({IssueCode::kOutOfRange, Severity::kError, field,
-                             field + "=" + value.dump() + " is too large to be a count."});
+          too_large(field, value);
         } else {
           out = int64_t(number);
         }
@@ -62,16 +108,22 @@ class Reader {
       }
     }
     issues_.push_back({IssueCode::kNotInteger, Severity::kError, field,
-                       field + " must be an integer, got " + value.dump() + "."});
+                       field + " must be an integer, got " + describe(value) + "."});
   }
 
-  void number(const std::string& field, const json& value, double& out) {
+  void too_large(const std::string& field, const json& value) {
+    issues_.push_back({IssueCode::kOutOfRange, Severity::kError, field,
+                       field + "=" + describe(value) + " is too large to be a count (the limit is 2^63-1)."});
+  }
+
+  bool number(const std::string& field, const json& value, double& out) {
     if (value.is_number() && std::isfinite(value.get<double>())) {
       out = value.get<double>();
-      return;
+      return true;
     }
     issues_.push_back({IssueCode::kNotPositive, Severity::kError, field,
-                       field + " must be a number, got " + value.dump() + "."});
+                       field + " must be a finite number, got " + describe(value) + "."});
+    return false;
   }
 
   void boolean(const std::string& field, const json& value, bool& out) {
@@ -80,7 +132,7 @@ class Reader {
       return;
     }
     issues_.push_back({IssueCode::kUnknownValue, Severity::kError, field,
-                       field + " must be true or false, got " + value.dump() + "."});
+                       field + " must be true or false, got " + describe(value) + "."});
   }
 
   template <typename Enum>
@@ -96,7 +148,7 @@ class Reader {
 
   void unknown_word(const std::string& field, const json& value, const std::string& allowed) {
     issues_.push_back({IssueCode::kUnknownValue, Severity::kError, field,
-                       field + " must be one of " + allowed + ", got " + value.dump() + "."});
+                       field + " must be one of " + allowed + ", got " + describe(value) + "."});
   }
 
   // One schema field: the value checked against the row's kind, then set through its accessor.
@@ -114,20 +166,23 @@ class Reader {
         const size_t before = issues_.size();
         double real = 0;
         number(key, value, real);
-        if (issues_.size() == before) row.set(config, real);
+        // A setter refuses a value outside the row's documented range (`allowed` states it).
+        if (issues_.size() == before && !row.set(config, real))
+          issues_.push_back({real > 0 ? IssueCode::kOutOfRange : IssueCode::kNotPositive, Severity::kError, key,
+                             key + "=" + describe(value) + " is refused: " + key + " must be " + row.allowed + "."});
         return;
       }
       case FieldKind::kBoolean:
         if (value.is_boolean()) row.set(config, value);
         else issues_.push_back({IssueCode::kUnknownValue, Severity::kError, key,
-                                key + " must be true or false, got " + value.dump() + "."});
+                                key + " must be true or false, got " + describe(value) + "."});
         return;
       case FieldKind::kWord:
         if (!value.is_string() || !row.set(config, value)) unknown_word(key, value, row.allowed);
         return;
       case FieldKind::kText:
         if (value.is_string()) row.set(config, value);
-        else issues_.push_back({IssueCode::kUnknownValue, Severity::kError, key, key + " must be text, got " + value.dump() + "."});
+        else issues_.push_back({IssueCode::kUnknownValue, Severity::kError, key, key + " must be text, got " + describe(value) + "."});
         return;
       case FieldKind::kPreset:
         return;  // applied before every other field (parse_config)
@@ -157,32 +212,33 @@ ParsedConfig parse_config(const json& object) {
   bool have_model_preset = false;
   if (object.contains("model")) {
     const json& value = object["model"];
-    const std::string id = value.is_string() ? value.get<std::string>() : value.dump();
+    const std::string id = value.is_string() ? value.get<std::string>() : "";
     if (auto spec = value.is_string() ? find_model_preset(id) : std::nullopt) {
       c.model = *spec;
       have_model_preset = true;
     } else if (id != "custom") {
       issues.push_back({IssueCode::kUnknownModelPreset, Severity::kError, "model",
-                        "model \"" + id + "\" is not a preset; known: " + preset_ids(model_presets()) + "."});
+                        "model " + describe(value) + " is not a preset; known: " + preset_ids(model_presets()) + "."});
     }
   }
   if (object.contains("gpu")) {
     const json& value = object["gpu"];
-    const std::string id = value.is_string() ? value.get<std::string>() : value.dump();
+    const std::string id = value.is_string() ? value.get<std::string>() : "";
     if (auto spec = value.is_string() ? find_gpu_preset(id) : std::nullopt) {
       c.gpu = *spec;
     } else if (id == "custom") {
-      c.gpu = GpuSpec{};
+      c.gpu = GpuSpec{};  // no figures until given: memory for the estimate, compute for the step time
     } else {
       issues.push_back({IssueCode::kUnknownGpuPreset, Severity::kError, "gpu",
-                        "gpu \"" + id + "\" is not a preset; known: " + preset_ids(gpu_presets()) + "."});
+                        "gpu " + describe(value) + " is not a preset; known: " + preset_ids(gpu_presets()) + "."});
     }
   }
 
   for (const auto& [key, value] : object.items()) {
     const ConfigField* row = find_config_field(key);
     if (!row) {
-      issues.push_back({IssueCode::kUnknownField, Severity::kError, key, "\"" + key + "\" is not a meshfit config field."});
+      issues.push_back({IssueCode::kUnknownField, Severity::kError, is_valid_utf8(key) ? key : "config",
+                        quote_text(key) + " is not a meshfit config field."});
       continue;
     }
     if (value.is_null()) continue;  // null = keep the default
@@ -369,22 +425,52 @@ SearchOptions search_options_from_json(json& object, std::vector<Issue>& issues)
     object.erase(key);
     return value;
   };
-  const std::pair<const char*, Range*> pins[] = {{"dp", &options.dp}, {"tp", &options.tp}, {"pp", &options.pp},
-                                                  {"cp", &options.cp}, {"vpp", &options.vpp},
-                                                  {"micro_batch", &options.micro_batch}};
-  for (const auto& [key, range] : pins) {
-    if (auto value = take(key)) {
-      int64_t pinned = 0;
-      read.integer(key, *value, pinned);
-      *range = Range::pinned(pinned);
+  // Each searched dimension with the largest value a pin or bound may take (validate.h, input_limits.h).
+  struct Dimension {
+    const char* key;
+    Range* range;
+    int64_t limit;
+  };
+  const Dimension dimensions[] = {{"dp", &options.dp, kMaxGpus},   {"tp", &options.tp, kMaxGpus},
+                                  {"pp", &options.pp, kMaxGpus},   {"cp", &options.cp, kMaxGpus},
+                                  {"vpp", &options.vpp, kMaxSearchVpp},  {"micro_batch", &options.micro_batch, kMaxBatch}};
+  // A pin or bound in [1, limit]; anything else is an issue and leaves the search's default.
+  const auto in_range = [&](const std::string& key, const json& value, int64_t limit, int64_t& out) {
+    int64_t number = 0;
+    const size_t before = issues.size();
+    read.integer(key, value, number);
+    if (issues.size() != before) return false;
+    if (number < 1) {
+      issues.push_back({IssueCode::kNotPositive, Severity::kError, key,
+                        key + " must be a positive integer, got " + std::to_string(number) + "."});
+      return false;
     }
-    const std::string bound = std::string("max_") + key;
-    if (auto value = take(bound.c_str())) read.integer(bound, *value, range->max);
+    if (number > limit) {
+      issues.push_back({IssueCode::kOutOfRange, Severity::kError, key,
+                        key + "=" + std::to_string(number) + " exceeds the supported maximum of " +
+                            std::to_string(limit) + "."});
+      return false;
+    }
+    out = number;
+    return true;
+  };
+  for (const Dimension& dimension : dimensions) {
+    int64_t number = 0;
+    if (auto value = take(dimension.key))
+      if (in_range(dimension.key, *value, dimension.limit, number)) *dimension.range = Range::pinned(number);
+    const std::string bound = std::string("max_") + dimension.key;
+    if (auto value = take(bound.c_str()))
+      if (in_range(bound, *value, dimension.limit, number)) dimension.range->max = std::min(dimension.range->max, number);
   }
   if (auto value = take("zero")) {
     int64_t zero = -1;
+    const size_t before = issues.size();
     read.integer("zero", *value, zero);
-    for (int64_t stage = 0; stage < 4; ++stage) options.zero[size_t(stage)] = stage == zero;
+    if (issues.size() == before && (zero < 0 || zero > 3))
+      issues.push_back({IssueCode::kOutOfRange, Severity::kError, "zero",
+                        "zero must be 0, 1, 2 or 3, got " + std::to_string(zero) + "."});
+    else if (issues.size() == before)
+      for (int64_t stage = 0; stage < 4; ++stage) options.zero[size_t(stage)] = stage == zero;
   }
   if (auto value = take("recompute")) {
     Recompute recompute = Recompute::kNone;
@@ -402,9 +488,8 @@ SearchOptions search_options_from_json(json& object, std::vector<Issue>& issues)
       issues.push_back({IssueCode::kThresholdOutOfRange, Severity::kError, "memory_limit",
                         "memory_limit must be a fraction in (0, 1], got " + std::to_string(options.memory_limit) + "."});
   }
-  if (auto value = take("top")) read.integer("top", *value, options.top_k);
-  if (options.top_k < 1)
-    issues.push_back({IssueCode::kNotPositive, Severity::kError, "top", "top must be a positive integer."});
+  if (auto value = take("top")) in_range("top", *value, kMaxTop, options.top_k);
+  if (auto value = take("budget")) in_range("budget", *value, kMaxSearchBudget, options.budget);
   return options;
 }
 
@@ -438,6 +523,8 @@ json search_result_to_json(const SearchResult& result) {
   out["evaluated"] = result.evaluated;
   out["feasible"] = result.feasible;
   out["memory_evaluations"] = result.memory_evaluations;
+  out["work"] = result.work;
+  out["complete"] = result.complete;
   json rejected = json::object();
   for (int i = 0; i < kRejectReasonCount; ++i)
     if (result.rejected[size_t(i)] > 0) rejected[to_string(RejectReason(i))] = result.rejected[size_t(i)];

@@ -22,7 +22,11 @@ struct ParsedConfig {
 
 // A value typed as text (a CLI flag, a URL state value) as JSON: integers and decimals as numbers,
 // so that parse_config reports fractions as not_integer; true/false as booleans; else a string.
+// Strict: only the JSON number grammar is a number ("0x10", " 5", "inf" stay text; integers beyond
+// int64 become doubles, which the readers refuse as too large).
 nlohmann::json value_from_text(const std::string& text);
+// A value for an issue message: strings quoted with quote_text, anything else dumped, at most ~64 bytes.
+std::string describe(const nlohmann::json& value);
 
 // The defaults every front end starts from: no model, H100 SXM, 8 GPUs, TrainingSpec/Layout defaults.
 Config default_config();
@@ -41,8 +45,9 @@ nlohmann::json presets_to_json();
 
 // Search options from the same flat object: layout fields present in it (dp, tp, pp, cp, vpp,
 // micro_batch, zero, recompute, sp) pin that dimension; max_tp, max_pp, max_cp, max_vpp,
-// max_micro_batch, max_dp bound it; memory_limit and top set the rest. The keys it reads are
-// removed from `object`, so that parse_config sees only config fields.
+// max_micro_batch, max_dp bound it; memory_limit, top and budget set the rest. Every pin and bound
+// is range-checked (not_positive below 1, out_of_range above its limit, zero outside 0..3). The
+// keys it reads are removed from `object`, so that parse_config sees only config fields.
 SearchOptions search_options_from_json(nlohmann::json& object, std::vector<Issue>& issues);
 nlohmann::json layout_candidate_to_json(const LayoutCandidate& candidate);
 nlohmann::json search_result_to_json(const SearchResult& result);

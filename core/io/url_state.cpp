@@ -5,8 +5,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 
+#include "io/text.h"
 #include "spec/config_schema.h"
+#include "spec/input_limits.h"
 
 namespace meshfit {
 
@@ -38,10 +41,15 @@ bool percent_decode(const std::string& text, std::string& out) {
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '%') {
       if (i + 2 >= text.size()) return false;  // a '%' needs two hex digits after it
-      const std::string hex = text.substr(i + 1, 2);
-      char* end = nullptr;
-      const long value = std::strtol(hex.c_str(), &end, 16);
-      if (hex.size() != 2 || *end != '\0') return false;
+      // Exactly two hex digits (strtol alone would also take "-1", " 1" and "+F").
+      int value = 0;
+      for (size_t k = i + 1; k <= i + 2; ++k) {
+        const char c = text[k];
+        const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                          : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (digit < 0) return false;
+        value = value * 16 + digit;
+      }
       out += char(value);
       i += 2;
     } else {
@@ -109,11 +117,32 @@ std::string encode_state(const Config& config) {
   return out;
 }
 
+namespace {
+
+// v= exactly: decimal digits without sign, space or leading zero, and a version this build knows.
+int parse_version(const std::string& text) {
+  if (text.empty() || text.size() > 6 || text[0] == '0') return 0;
+  for (char c : text)
+    if (c < '0' || c > '9') return 0;
+  return std::atoi(text.c_str());
+}
+
+}  // namespace
+
 json state_to_object(const std::string& state, std::vector<Issue>& issues) {
   json object = json::object();
+  if (state.size() > kMaxStateBytes) {
+    issues.push_back({IssueCode::kInputTooLarge, Severity::kError, "state",
+                      "the state is refused: " + std::to_string(state.size()) + " bytes exceed the limit of " +
+                          std::to_string(kMaxStateBytes) + " bytes."});
+    return object;
+  }
   std::string text = state;
   if (!text.empty() && (text[0] == '#' || text[0] == '?')) text.erase(0, 1);
   int version = 0;
+  bool version_given = false;
+  std::set<std::string> seen;
+  size_t pairs = 0;
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find('&', start);
@@ -121,30 +150,51 @@ json state_to_object(const std::string& state, std::vector<Issue>& issues) {
     const std::string pair = text.substr(start, end - start);
     start = end + 1;
     if (pair.empty()) continue;
+    if (++pairs > kMaxStateKeys) {
+      issues.push_back({IssueCode::kInputTooLarge, Severity::kError, "state",
+                        "the state is refused: it has more than " + std::to_string(kMaxStateKeys) +
+                            " key=value pairs (the limit)."});
+      return json::object();
+    }
     const size_t equals = pair.find('=');
     std::string key, value;
     if (equals == std::string::npos || !percent_decode(pair.substr(0, equals), key) ||
         !percent_decode(pair.substr(equals + 1), value)) {
       issues.push_back({IssueCode::kUnknownField, Severity::kError, "state",
-                        "\"" + pair + "\" is not a key=value pair of a meshfit state."});
+                        quote_text(pair) + " is not a key=value pair of a meshfit state."});
       continue;
     }
-    if (key == "v") {
-      version = std::atoi(value.c_str());
+    if (!is_valid_utf8(key) || !is_valid_utf8(value)) {
+      issues.push_back({IssueCode::kInvalidText, Severity::kError, "state",
+                        "the state pair " + quote_text(pair) + " is not valid UTF-8 text once decoded."});
       continue;
     }
     // Short keys map to JSON names; unknown keys pass through for parse_config to report.
     const ConfigField* field = find_config_field_by_state_key(key);
     const std::string name = field ? field->key : key;
+    if (!seen.insert(name).second) {
+      issues.push_back({IssueCode::kDuplicateKey, Severity::kError, name,
+                        "the key " + quote_text(key) + " appears twice in the state; give each field once."});
+      continue;
+    }
+    if (key == "v") {
+      version_given = true;
+      version = parse_version(value);
+      if (version > kStateVersion)
+        issues.push_back({IssueCode::kStateVersion, Severity::kError, "v",
+                          "state version " + std::to_string(version) + " is newer than this meshfit (" +
+                              std::to_string(kStateVersion) + "): open the link in a newer version."});
+      else if (version == 0)
+        issues.push_back({IssueCode::kStateVersion, Severity::kError, "v",
+                          "state version " + quote_text(value) + " is not a version number (1 to " +
+                              std::to_string(kStateVersion) + ", digits only)."});
+      continue;
+    }
     object[name] = field && field->kind == FieldKind::kText ? json(value) : value_from_text(value);
   }
-  if (version == 0) {
+  if (!version_given) {
     issues.push_back({IssueCode::kUnknownField, Severity::kWarning, "v",
                       "the state has no version (v=1 assumed)."});
-  } else if (version > kStateVersion) {
-    issues.push_back({IssueCode::kOutOfRange, Severity::kError, "v",
-                      "state version " + std::to_string(version) + " is newer than this meshfit (" +
-                          std::to_string(kStateVersion) + "): open the link in a newer version."});
   }
   // Version 1 is the current schema; a future version 2 decoder maps old keys here.
   return object;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "spec/checked.h"
+
 namespace meshfit {
 
 namespace {
@@ -37,8 +39,12 @@ double layer_parameters_on_tp_rank(const ModelSpec& model, int64_t tp) {
 }
 
 int64_t padded_vocab(int64_t vocab, int64_t pad_multiple, int64_t tp) {
-  const int64_t multiple = std::max<int64_t>(1, pad_multiple) * std::max<int64_t>(1, tp);
-  return (vocab + multiple - 1) / multiple * multiple;
+  // Checked: vocab and tp are user inputs; unpadded when the padded size would not fit in int64.
+  const std::optional<int64_t> multiple = checked_mul(std::max<int64_t>(1, pad_multiple), std::max<int64_t>(1, tp));
+  if (!multiple) return vocab;
+  const std::optional<int64_t> rounded_up = checked_add(vocab, *multiple - 1);
+  if (!rounded_up) return vocab;
+  return *rounded_up / *multiple * *multiple;
 }
 
 double final_norm_parameters(const ModelSpec& model) { return norm_width(model) * double(model.hidden); }
@@ -72,8 +78,9 @@ int64_t chunk_layers(int64_t layers, const Layout& layout, int64_t j, int64_t ed
   if (last > 0 && j == chunks - 1) return last;
   const int64_t begin = first > 0 ? 1 : 0;
   const int64_t middle = (last > 0 ? chunks - 1 : chunks) - begin;
-  const int64_t remaining = layers - first - last;
+  const int64_t remaining = layers - checked_add(first, last).value_or(layers);  // validate() refuses overflow
   const int64_t index = j - begin;
+  if (middle <= 0) return 0;
   return remaining / middle + (index < remaining % middle ? 1 : 0);
 }
 

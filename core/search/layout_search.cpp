@@ -5,6 +5,8 @@
 #include "search/layout_search.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -125,6 +127,8 @@ std::vector<Issue> validate_base(const Config& base) {
 
 // One search: the options' choices resolved once, the working config mutated per candidate.
 // Levels: mesh (tp, pp, cp) -> vpp -> ZeRO -> micro-batch subtree -> recompute x SP candidates.
+// Resumable: step() does one unit (a mesh, a vpp node or one micro-batch's at most 6 candidates)
+// and keeps its place in a cursor, so that LayoutSearch can run it in slices.
 class Search {
  public:
   Search(const Config& base, const SearchOptions& options, SearchResult& result)
@@ -136,98 +140,176 @@ class Search {
     for (Recompute recompute : {Recompute::kFull, Recompute::kSelective, Recompute::kNone})
       if (options.recompute[size_t(recompute)]) recompute_options_.push_back(recompute);
     micro_batches_ = divisors_in(base.training.global_batch, options.micro_batch);
+    tps_ = divisors_in(base.cluster.gpus, options.tp);
   }
 
-  void run() {
-    const int64_t gpus = config_.cluster.gpus;
-    for (int64_t tp : divisors_in(gpus, options_.tp))
-      for (int64_t pp : divisors_in(gpus / tp, options_.pp))
-        for (int64_t cp : divisors_in(gpus / (tp * pp), options_.cp)) mesh(tp, pp, cp, gpus / (tp * pp * cp));
+  // One unit of work (counted in result.work); false when the search is over.
+  bool step() {
+    ++result_.work;
+    if (!in_mesh_) return next_mesh();
+    if (vi_ >= vpps_.size()) {
+      in_mesh_ = false;
+      return true;
+    }
+    if (!in_vpp_) {
+      in_vpp_ = enter_vpp();
+      if (!in_vpp_) ++vi_;
+      zi_ = mi_ = 0;
+      subtree_out_of_memory_.reset();
+      return true;
+    }
+    config_.layout.zero = zero_options_[zi_];
+    micro_batch(micro_batches_[mi_]);
+    if (++mi_ >= micro_batches_.size()) {
+      mi_ = 0;
+      subtree_out_of_memory_.reset();
+      if (++zi_ >= zero_options_.size()) {
+        in_vpp_ = false;
+        ++vi_;
+      }
+    }
+    return true;
+  }
+
+  // Fraction of the (tp, pp, cp) meshes visited.
+  double mesh_fraction() const {
+    if (tps_.empty() || !started_) return 0.0;
+    double fraction = 0.0, scale = 1.0 / double(tps_.size());
+    fraction += double(ti_) * scale;
+    if (!pps_.empty()) {
+      scale /= double(pps_.size());
+      fraction += double(pi_) * scale;
+      if (!cps_.empty()) fraction += double(ci_) * scale / double(cps_.size());
+    }
+    return std::min(fraction, 1.0);
   }
 
  private:
-  void mesh(int64_t tp, int64_t pp, int64_t cp, int64_t dp) {
+  void load_pp() {
+    pps_ = ti_ < tps_.size() ? divisors_in(config_.cluster.gpus / tps_[ti_], options_.pp) : std::vector<int64_t>{};
+    pi_ = 0;
+    load_cp();
+  }
+  void load_cp() {
+    cps_ = pi_ < pps_.size() ? divisors_in(config_.cluster.gpus / (tps_[ti_] * pps_[pi_]), options_.cp)
+                             : std::vector<int64_t>{};
+    ci_ = 0;
+  }
+
+  // Moves the cursor (tp outer, then pp, then cp) to the next mesh and enters it; false at the end.
+  bool next_mesh() {
+    if (!started_) {
+      started_ = true;
+      ti_ = 0;
+      load_pp();
+    } else {
+      ++ci_;
+    }
+    for (;;) {
+      if (ti_ >= tps_.size()) return false;
+      if (pi_ < pps_.size() && ci_ < cps_.size()) break;
+      if (pi_ < pps_.size()) {
+        ++pi_;
+        load_cp();
+      } else {
+        ++ti_;
+        load_pp();
+      }
+    }
+    const int64_t tp = tps_[ti_], pp = pps_[pi_], cp = cps_[ci_];
+    in_mesh_ = mesh(tp, pp, cp, config_.cluster.gpus / (tp * pp * cp));
+    in_vpp_ = false;
+    vi_ = 0;
+    return true;
+  }
+
+  // The mesh's rules; true when its vpp nodes are to be searched.
+  bool mesh(int64_t tp, int64_t pp, int64_t cp, int64_t dp) {
     const ModelSpec& model = config_.model;
-    if (!options_.dp.contains(dp)) return;
-    std::vector<int64_t> vpps;
+    if (!options_.dp.contains(dp)) return false;
+    vpps_.clear();
     for (int64_t vpp = options_.vpp.min; vpp <= std::min(options_.vpp.max, model.layers); ++vpp)
-      if (vpp == 1 || pp > 1) vpps.push_back(vpp);
+      if (vpp == 1 || pp > 1) vpps_.push_back(vpp);
     sp_options_ = tp == 1                          ? std::vector<bool>{false}
                   : options_.sp == SpChoice::kOn  ? std::vector<bool>{true}
                   : options_.sp == SpChoice::kOff ? std::vector<bool>{false}
                                                   : std::vector<bool>{true, false};
     per_mb_ = int64_t(recompute_options_.size() * sp_options_.size());
-    const int64_t per_vpp = int64_t(zero_options_.size()) * int64_t(micro_batches_.size()) * per_mb_;
-    const int64_t per_mesh = int64_t(vpps.size()) * per_vpp;
-    if (per_mesh == 0) return;
+    per_vpp_ = int64_t(zero_options_.size()) * int64_t(micro_batches_.size()) * per_mb_;
+    const int64_t per_mesh = int64_t(vpps_.size()) * per_vpp_;
+    if (per_mesh == 0) return false;
 
     // Structural rules of the mesh (structure.h), in validate()'s order.
-    if (!tp_divides_heads(model, tp)) return collect_.reject(RejectReason::kTpNotDivideHeads, per_mesh);
-    if (!tp_divides_kv_heads(model, tp)) return collect_.reject(RejectReason::kTpNotDivideKvHeads, per_mesh);
-    if (!tp_divides_ffn(model, tp)) return collect_.reject(RejectReason::kTpNotDivideFfn, per_mesh);
-    if (!cp_fits(config_.training.seq, cp)) return collect_.reject(RejectReason::kCpNotDivideSeq, per_mesh);
-
-    for (int64_t vpp : vpps) {
-      Layout& layout = config_.layout;
-      layout = Layout{dp, tp, pp, cp, vpp, 0, 0, 0};
-      if (pp * vpp > model.layers) {
-        collect_.reject(RejectReason::kPpExceedsLayers, per_vpp);
-        continue;
-      }
-      if (!choose_pipeline_split(model.layers, profile_, layout)) {
-        collect_.reject(vpp > 1 ? RejectReason::kVppNotDivideLayers : RejectReason::kPpNotDivideLayers, per_vpp);
-        continue;
-      }
-      for (int64_t zero : zero_options_) {
-        layout.zero = zero;
-        micro_batch_subtree();
-      }
-    }
+    const auto reject = [&](RejectReason reason) {
+      collect_.reject(reason, per_mesh);
+      return false;
+    };
+    if (!tp_divides_heads(model, tp)) return reject(RejectReason::kTpNotDivideHeads);
+    if (!tp_divides_kv_heads(model, tp)) return reject(RejectReason::kTpNotDivideKvHeads);
+    if (!tp_divides_ffn(model, tp)) return reject(RejectReason::kTpNotDivideFfn);
+    if (!cp_fits(config_.training.seq, cp)) return reject(RejectReason::kCpNotDivideSeq);
+    layout_ = Layout{dp, tp, pp, cp, 1, 0, 0, 0};
+    return true;
   }
 
-  // Every micro-batch of the current layout and ZeRO stage, smallest first: once the smallest-memory
-  // member of one is out of memory, every larger micro-batch is too and is counted without memory math.
-  void micro_batch_subtree() {
+  // The current vpp's rules and pipeline split; true when its ZeRO x micro-batch nodes are to be searched.
+  bool enter_vpp() {
+    const ModelSpec& model = config_.model;
+    Layout& layout = config_.layout;
+    layout = layout_;
+    layout.vpp = vpps_[vi_];
+    if (layout.pp * layout.vpp > model.layers) {
+      collect_.reject(RejectReason::kPpExceedsLayers, per_vpp_);
+      return false;
+    }
+    if (!choose_pipeline_split(model.layers, profile_, layout)) {
+      collect_.reject(layout.vpp > 1 ? RejectReason::kVppNotDivideLayers : RejectReason::kPpNotDivideLayers, per_vpp_);
+      return false;
+    }
+    return true;
+  }
+
+  // One micro-batch of the current layout and ZeRO stage. Micro-batches go smallest first: once the
+  // smallest-memory member of one is out of memory, every larger micro-batch is too and is counted
+  // without memory math.
+  void micro_batch(int64_t micro_batch) {
     const TrainingSpec& training = config_.training;
     const Layout& layout = config_.layout;
-    std::optional<RejectReason> subtree_out_of_memory;
-    for (int64_t micro_batch : micro_batches_) {
-      if (!batch_divides(training.global_batch, layout.dp, micro_batch)) {
-        collect_.reject(RejectReason::kBatchNotDivisible, per_mb_);
-        continue;
-      }
-      if (!interleave_fits(profile_, layout.vpp, training.global_batch / (layout.dp * micro_batch), layout.pp)) {
-        collect_.reject(RejectReason::kVppMicrobatches, per_mb_);
-        continue;
-      }
-      if (subtree_out_of_memory) {
-        collect_.reject(*subtree_out_of_memory, per_mb_);
-        continue;
-      }
-      config_.training.micro_batch = micro_batch;
-      for (size_t r = 0; r < recompute_options_.size() && !subtree_out_of_memory; ++r) {
-        config_.training.recompute = recompute_options_[r];
-        for (size_t s = 0; s < sp_options_.size(); ++s) {
-          config_.training.sp = sp_options_[s];
-          const LayoutCandidate candidate = evaluate();
-          if (candidate.verdict == Verdict::kOutOfMemory) {
-            const RejectReason reason = oom_reason(candidate.worst_role);
-            if (r == 0 && s == 0) {
-              // The smallest-memory member of this micro-batch: everything from here on (this
-              // micro-batch's other variants, larger micro-batches) is out of memory too.
-              subtree_out_of_memory = reason;
-              collect_.reject(reason, per_mb_);
-              collect_.keep_rejected(candidate);
-              break;
-            }
-            collect_.reject(reason);
+    if (!batch_divides(training.global_batch, layout.dp, micro_batch)) {
+      collect_.reject(RejectReason::kBatchNotDivisible, per_mb_);
+      return;
+    }
+    if (!interleave_fits(profile_, layout.vpp, training.global_batch / (layout.dp * micro_batch), layout.pp)) {
+      collect_.reject(RejectReason::kVppMicrobatches, per_mb_);
+      return;
+    }
+    if (subtree_out_of_memory_) {
+      collect_.reject(*subtree_out_of_memory_, per_mb_);
+      return;
+    }
+    config_.training.micro_batch = micro_batch;
+    for (size_t r = 0; r < recompute_options_.size() && !subtree_out_of_memory_; ++r) {
+      config_.training.recompute = recompute_options_[r];
+      for (size_t s = 0; s < sp_options_.size(); ++s) {
+        config_.training.sp = sp_options_[s];
+        const LayoutCandidate candidate = evaluate();
+        if (candidate.verdict == Verdict::kOutOfMemory) {
+          const RejectReason reason = oom_reason(candidate.worst_role);
+          if (r == 0 && s == 0) {
+            // The smallest-memory member of this micro-batch: everything from here on (this
+            // micro-batch's other variants, larger micro-batches) is out of memory too.
+            subtree_out_of_memory_ = reason;
+            collect_.reject(reason, per_mb_);
             collect_.keep_rejected(candidate);
-          } else if (!candidate.feasible) {
-            collect_.reject(RejectReason::kOverMemoryLimit);
-            collect_.keep_rejected(candidate);
-          } else {
-            collect_.add(candidate);
+            break;
           }
+          collect_.reject(reason);
+          collect_.keep_rejected(candidate);
+        } else if (!candidate.feasible) {
+          collect_.reject(RejectReason::kOverMemoryLimit);
+          collect_.keep_rejected(candidate);
+        } else {
+          collect_.add(candidate);
         }
       }
     }
@@ -238,6 +320,7 @@ class Search {
     const MemoryPlan plan = plan_memory(config_);
     const RankMemory worst = worst_stage_memory(config_, plan);
     ++result_.memory_evaluations;
+    ++result_.work;
     LayoutCandidate candidate;
     candidate.layout = config_.layout;
     candidate.micro_batch = config_.training.micro_batch;
@@ -264,18 +347,91 @@ class Search {
   std::vector<int64_t> zero_options_;
   std::vector<Recompute> recompute_options_;
   std::vector<int64_t> micro_batches_;
+  // The cursor: tps_[ti_], pps_[pi_], cps_[ci_] (the mesh), vpps_[vi_], zero_options_[zi_], micro_batches_[mi_].
+  std::vector<int64_t> tps_, pps_, cps_, vpps_;
+  size_t ti_ = 0, pi_ = 0, ci_ = 0, vi_ = 0, zi_ = 0, mi_ = 0;
+  bool started_ = false, in_mesh_ = false, in_vpp_ = false;
+  Layout layout_;                 // the current mesh's degrees
   std::vector<bool> sp_options_;  // of the current mesh
   int64_t per_mb_ = 0;            // candidates under one micro-batch of the current mesh
+  int64_t per_vpp_ = 0;           // candidates under one vpp of the current mesh
+  std::optional<RejectReason> subtree_out_of_memory_;  // a smaller micro-batch of this (vpp, ZeRO) was out of memory
 };
 
 }  // namespace
 
-SearchResult search_layouts(const Config& base, const SearchOptions& options) {
+// [SECTION] LayoutSearch: the engine run in slices against a budget
+
+struct LayoutSearch::State {
+  SearchOptions options;
   SearchResult result;
-  result.issues = validate_base(base);
-  if (!result.valid()) return result;
-  Search(base, options, result).run();
-  return result;
+  std::optional<Search> engine;  // absent when the inputs had errors
+  bool done = false;
+};
+
+LayoutSearch::LayoutSearch(const Config& base, const SearchOptions& options) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.options = options;
+  s.result.issues = validate_base(base);
+  if (!s.result.valid()) {
+    s.done = true;
+    return;
+  }
+  s.engine.emplace(base, s.options, s.result);
+}
+
+LayoutSearch::~LayoutSearch() = default;
+LayoutSearch::LayoutSearch(LayoutSearch&&) noexcept = default;
+LayoutSearch& LayoutSearch::operator=(LayoutSearch&&) noexcept = default;
+
+bool LayoutSearch::advance(int64_t work) {
+  State& s = *state_;
+  const int64_t stop = s.result.work + std::max<int64_t>(work, 1);
+  while (!s.done && s.result.work < stop) {
+    if (s.result.work >= s.options.budget) {
+      finish(false);
+      break;
+    }
+    if (!s.engine->step()) finish(true);
+  }
+  return s.done;
+}
+
+bool LayoutSearch::done() const { return state_->done; }
+
+double LayoutSearch::progress() const {
+  const State& s = *state_;
+  if (s.done) return 1.0;
+  // The budget bounds the work too: whichever end is nearer.
+  const double spent = s.options.budget > 0 ? double(s.result.work) / double(s.options.budget) : 0.0;
+  return std::min(std::max(s.engine->mesh_fraction(), spent), 1.0);
+}
+
+const SearchResult& LayoutSearch::result() const { return state_->result; }
+
+SearchResult LayoutSearch::take_result() { return std::move(state_->result); }
+
+void LayoutSearch::finish(bool complete) {
+  State& s = *state_;
+  char visited[16];
+  std::snprintf(visited, sizeof visited, "%.1f", 100.0 * s.engine->mesh_fraction());
+  s.done = true;
+  s.result.complete = complete;
+  if (!complete)
+    s.result.issues.push_back(
+        {IssueCode::kSearchCutShort, Severity::kWarning, "budget",
+         "the search stopped at its budget of " + std::to_string(s.options.budget) +
+             " work units (layout meshes, vpp nodes and micro-batches visited plus memory evaluations) with " +
+             visited +
+             "% of the layout meshes visited: the layouts listed are the best found so far. Pin or bound "
+             "dimensions (tp, pp, max_vpp, ...) or raise the budget for a complete search."});
+}
+
+SearchResult search_layouts(const Config& base, const SearchOptions& options) {
+  LayoutSearch search(base, options);
+  while (!search.advance(kMaxSearchBudget)) {
+  }
+  return search.take_result();
 }
 
 }  // namespace meshfit

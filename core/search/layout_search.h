@@ -8,9 +8,11 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "spec/config.h"
+#include "spec/input_limits.h"
 #include "spec/issue.h"
 #include "memory/memory_model.h"
 #include "perf/perf_model.h"
@@ -37,6 +39,7 @@ struct SearchOptions {
   double memory_limit = 1.0;         // feasible if the worst rank's device bytes <= this * capacity
   int64_t top_k = 10;
   int64_t keep_all_max = 0;          // > 0: also return up to this many evaluated candidates (scatter plots)
+  int64_t budget = kDefaultSearchBudget;  // work units (input_limits.h) after which the search stops, cut short
 };
 
 enum class RejectReason {
@@ -98,11 +101,38 @@ struct SearchResult {
   std::vector<LayoutCandidate> top;     // best first, at most top_k
   std::vector<LayoutCandidate> pareto;  // ascending memory, each faster than all with less memory
   std::vector<LayoutCandidate> all;     // up to keep_all_max evaluated candidates, when asked
+  int64_t work = 0;                 // work units spent (input_limits.h: steps taken + memory evaluations)
+  bool complete = true;             // false: stopped at the budget (a search_cut_short warning says so)
   bool valid() const { return !has_errors(issues); }
 };
 
+// The search as a state machine that runs in slices, so that a page can spread it over frames:
+//   LayoutSearch search(config, options);
+//   while (!search.done()) search.advance(20000);  // one slice per frame; result() grows
 // The base config supplies model, GPU, cluster and training inputs; its layout, micro-batch,
 // recompute and SP are ignored (pin them through the options).
+class LayoutSearch {
+ public:
+  LayoutSearch(const Config& base, const SearchOptions& options);
+  ~LayoutSearch();
+  LayoutSearch(LayoutSearch&&) noexcept;
+  LayoutSearch& operator=(LayoutSearch&&) noexcept;
+  // Spends about `work` more units, one step at a time (a mesh, a vpp node, or one micro-batch:
+  // at most 6 memory evaluations), so it may overshoot by one step; stops for good at
+  // options.budget. Returns done().
+  bool advance(int64_t work);
+  bool done() const;
+  double progress() const;  // 0..1: the larger of the meshes visited and the budget spent
+  const SearchResult& result() const;  // grows as the search advances; final once done()
+  SearchResult take_result();
+
+ private:
+  void finish(bool complete);
+  struct State;                  // options, result and the resumable engine (layout_search.cpp)
+  std::unique_ptr<State> state_;
+};
+
+// Runs a LayoutSearch to its end or its budget.
 SearchResult search_layouts(const Config& base, const SearchOptions& options);
 
 }  // namespace meshfit

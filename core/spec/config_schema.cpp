@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "units.h"
+#include "validate.h"
 
 namespace meshfit {
 
@@ -82,8 +83,8 @@ ConfigField dimension(ConfigField field, bool required) {
 }
 
 ConfigField custom(const char* key, const char* state_key, FieldKind kind, FieldGroup group, const char* help,
-                   json (*get)(const Config&), bool (*set)(Config&, const json&)) {
-  ConfigField field{key, state_key, help, kind, group, {}};
+                   json (*get)(const Config&), bool (*set)(Config&, const json&), const char* allowed = "") {
+  ConfigField field{key, state_key, help, kind, group, allowed};
   field.get = get;
   field.set = set;
   return field;
@@ -96,10 +97,13 @@ struct Giga { static constexpr double value = 1e9; };      // GB/s
 struct GigaBit { static constexpr double value = 1e9 / 8.0; };  // Gb/s -> bytes/s
 template <double GpuSpec::*Member, class Unit>
 ConfigField gpu_figure(const char* key, const char* help) {
-  ConfigField field{key, key, help, FieldKind::kNumber, FieldGroup::kHardware, {}};
+  ConfigField field{key, key, help, FieldKind::kNumber, FieldGroup::kHardware, "a finite number >= 0"};
   field.get = [](const Config& c) -> json { return c.gpu.*Member / Unit::value; };
   field.set = [](Config& c, const json& value) {
-    c.gpu.*Member = value.get<double>() * Unit::value;
+    // No negative or infinite figure reaches the models (1e308 TFLOP/s overflows to inf).
+    const double stored = value.get<double>() * Unit::value;
+    if (!(std::isfinite(stored) && stored >= 0)) return false;
+    c.gpu.*Member = stored;
     return true;
   };
   return field;
@@ -132,9 +136,13 @@ std::vector<ConfigField> make_fields() {
              "GPU memory capacity in GiB (custom GPU, or override a preset)",
              [](const Config& c) -> json { return bytes_to_gib(c.gpu.memory_bytes); },
              [](Config& c, const json& value) {
-               c.gpu.memory_bytes = gib_to_bytes(value.get<double>());
+               // Refused outside (0, 1 PB]: no negative, zero or infinite capacity reaches a report.
+               const double bytes = gib_to_bytes(value.get<double>());
+               if (!(bytes > 0 && bytes <= kMaxGpuMemoryBytes)) return false;
+               c.gpu.memory_bytes = bytes;
                return true;
-             }),
+             },
+             "a positive number of GiB up to 931322 (1 PB)"),
       // GPU figures: set every one for a custom GPU, or override a preset's (units as on datasheets).
       gpu_figure<&GpuSpec::bf16_flops, Tera>("gpu_bf16_tflops", "dense BF16 tensor TFLOP/s (datasheet)"),
       gpu_figure<&GpuSpec::fp8_flops, Tera>("gpu_fp8_tflops", "dense FP8 tensor TFLOP/s (0 = no FP8)"),

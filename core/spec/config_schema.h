@@ -32,12 +32,12 @@ struct ConfigField {
   const char* help;                 // CLI help and docs
   FieldKind kind;
   FieldGroup group;
-  std::string allowed;              // kWord: the accepted words ("none, selective, full")
+  std::string allowed;              // kWord: the accepted words ("none, selective, full"); kNumber: its range, if any
   bool dimension = false;           // model dimension: overriding it makes a preset "+custom"
   bool required_without_preset = false;  // a custom model must give it
   nlohmann::json (*get)(const Config&) = nullptr;
   // Sets a value already checked against `kind` (integers as int64, numbers as double); returns
-  // false when a word is not one of `allowed`.
+  // false when a word is not one of `allowed` or a number is outside the range `allowed` states.
   bool (*set)(Config&, const nlohmann::json&) = nullptr;
 
   std::string flag() const;         // CLI flag name: the key with '-' for '_' ("kv-heads")

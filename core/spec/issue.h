@@ -40,6 +40,13 @@ enum class IssueCode {
   kMalformedInput,          // imported text that does not parse (truncated JSON/TOML, bad quoting, not UTF-8)
   kUnsupportedSetting,      // an imported flag or key that meshfit does not model (offload, MoE, ...)
   kConflictingSettings,     // imported flags or keys that disagree with each other
+  kInvalidText,             // text that is not valid UTF-8 (or not a number where one is required)
+  kInputTooLarge,           // text length, JSON nesting depth or key count over its limit (input_limits.h)
+  kDuplicateKey,            // the same key twice in one JSON object or state
+  kMalformedJson,           // a JSON text that does not parse (the parser's message quoted)
+  kStateVersion,            // a state's v= is not exactly a supported version number
+  kSearchCutShort,          // warning: the search stopped at its work budget before the end
+  kInternalError,           // meshfit itself failed (a caught exception at the JS boundary): a bug
 };
 
 enum class Severity { kError, kWarning };
@@ -83,7 +90,14 @@ template <> struct EnumNames<IssueCode> {
       {IssueCode::kFinetuneUnsupported, "finetune_unsupported", "finetune_unsupported"},
       {IssueCode::kMalformedInput, "malformed_input", "malformed_input"},
       {IssueCode::kUnsupportedSetting, "unsupported_setting", "unsupported_setting"},
-      {IssueCode::kConflictingSettings, "conflicting_settings", "conflicting_settings"}};
+      {IssueCode::kConflictingSettings, "conflicting_settings", "conflicting_settings"},
+      {IssueCode::kInvalidText, "invalid_text", "invalid_text"},
+      {IssueCode::kInputTooLarge, "input_too_large", "input_too_large"},
+      {IssueCode::kDuplicateKey, "duplicate_key", "duplicate_key"},
+      {IssueCode::kMalformedJson, "malformed_json", "malformed_json"},
+      {IssueCode::kStateVersion, "state_version", "state_version"},
+      {IssueCode::kSearchCutShort, "search_cut_short", "search_cut_short"},
+      {IssueCode::kInternalError, "internal_error", "internal_error"}};
 };
 template <> struct EnumNames<Severity> {
   static constexpr EnumName<Severity> table[] = {{Severity::kError, "error", "error"}, {Severity::kWarning, "warning", "warning"}};

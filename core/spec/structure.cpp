@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "spec/checked.h"
+
 namespace meshfit {
 
 bool tp_divides_heads(const ModelSpec& model, int64_t tp) { return tp > 0 && model.heads % tp == 0; }
@@ -17,9 +19,13 @@ std::optional<IssueCode> pipeline_problem(int64_t layers, const Layout& l, const
   const int64_t chunks = l.pp * l.vpp;
   const bool explicit_split = l.pp_first_stage_layers > 0 || l.pp_last_stage_layers > 0;
   if (l.pp_first_stage_layers < 0 || l.pp_last_stage_layers < 0) return IssueCode::kStageLayersInvalid;
+  // Checked: both counts are user input, and a wrapped sum must not pass as a valid split.
+  const std::optional<int64_t> fixed_sum = checked_add(l.pp_first_stage_layers, l.pp_last_stage_layers);
+  if (!fixed_sum || l.pp_first_stage_layers > layers || l.pp_last_stage_layers > layers)
+    return IssueCode::kStageLayersInvalid;
   if (chunks > layers) return IssueCode::kPpExceedsLayers;
   if (explicit_split) {
-    const int64_t fixed = l.pp_first_stage_layers + l.pp_last_stage_layers;
+    const int64_t fixed = *fixed_sum;
     const int64_t rest_chunks = chunks - (l.pp_first_stage_layers > 0) - (l.pp_last_stage_layers > 0);
     if (l.pp == 1) return IssueCode::kStageLayersInvalid;
     if (fixed > layers || (rest_chunks == 0 && fixed != layers) || (rest_chunks > 0 && layers - fixed < rest_chunks))

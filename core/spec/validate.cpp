@@ -8,6 +8,9 @@
 #include <cmath>
 #include <string>
 
+#include "spec/checked.h"
+#include "spec/structure.h"
+
 namespace meshfit {
 
 namespace {
@@ -178,7 +181,9 @@ std::vector<Issue> validate(const Config& config) {
                 "vpp=" + to_string(l.vpp) + " needs pp > 1 (interleaving splits each pipeline rank's layers).");
   if (pp_ok && vpp_ok && layers_ok) {
     const int64_t chunks = l.pp * l.vpp;
-    const int64_t fixed = l.pp_first_stage_layers + l.pp_last_stage_layers;
+    // Checked: the sum of two inputs; an overflow is reported below as "exceeds the model's layers".
+    const std::optional<int64_t> fixed_sum = checked_add(l.pp_first_stage_layers, l.pp_last_stage_layers);
+    const int64_t fixed = fixed_sum.value_or(0);
     const int64_t rest_chunks = chunks - (l.pp_first_stage_layers > 0) - (l.pp_last_stage_layers > 0);
     switch (pipeline_problem(m.layers, l, profile).value_or(IssueCode::kNotPositive)) {
       case IssueCode::kPpExceedsLayers:
@@ -190,6 +195,10 @@ std::vector<Issue> validate(const Config& config) {
         if (l.pp_first_stage_layers < 0 || l.pp_last_stage_layers < 0)
           check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
                       "pp_first_stage_layers and pp_last_stage_layers must be 0 (even split) or positive.");
+        else if (!fixed_sum || l.pp_first_stage_layers > m.layers || l.pp_last_stage_layers > m.layers)
+          check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
+                      "first/last stage layers " + to_string(l.pp_first_stage_layers) + "+" +
+                          to_string(l.pp_last_stage_layers) + " exceed the model's " + to_string(m.layers) + " layers.");
         else if (l.pp == 1)
           check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
                       "pp_first_stage_layers/pp_last_stage_layers need pp > 1.");

@@ -15,6 +15,8 @@
 #include "io/launch_config.h"
 #include "memory/memory_model.h"
 #include "io/serialize.h"
+#include "io/text.h"
+#include "spec/input_limits.h"
 #include "units.h"
 
 namespace {
@@ -52,6 +54,7 @@ void add_input_flags(CLI::App& command, Inputs& in) {
       {"max-micro-batch", "search: largest micro-batch (default 16)"},
       {"memory-limit", "search: feasible if the worst rank uses at most this fraction of capacity (default 1)"},
       {"top", "search: layouts to list (default 10)"},
+      {"budget", "search: work units (meshes visited + memory evaluations) before it stops, cut short (default 2000000)"},
   };
   for (const auto& [flag, help] : search_options) {
     if (!in.search) break;
@@ -76,32 +79,60 @@ void add_input_flags(CLI::App& command, Inputs& in) {
   }
 }
 
-// File first, then flags over it. Returns false (after printing why) if the file is unusable.
-bool gather_config(const Inputs& in, json& object) {
+void print_issues(const json& issues);
+
+// File first, then flags over it. Returns 0, or the exit status after printing why: 1 for an
+// unreadable file, 2 for text that is not a valid config (malformed, too large, not UTF-8).
+int gather_config(const Inputs& in, json& object) {
   object = json::object();
+  std::vector<meshfit::Issue> issues;
   if (!in.config_file.empty()) {
-    std::ifstream file(in.config_file);
+    std::ifstream file(in.config_file, std::ios::binary);
     if (!file) {
       std::cerr << "meshfit: cannot read --config " << in.config_file << "\n";
-      return false;
+      return 1;
     }
-    std::stringstream text;
-    text << file.rdbuf();
-    object = json::parse(text.str(), nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
-    if (object.is_discarded() || !object.is_object()) {
-      std::cerr << "meshfit: --config " << in.config_file << " is not a JSON object\n";
-      return false;
+    // Read at most one byte past the limit: a larger file is refused without reading it all.
+    std::string text(meshfit::kMaxJsonBytes + 1, '\0');
+    file.read(text.data(), std::streamsize(text.size()));
+    text.resize(size_t(file.gcount()));
+    if (std::optional<json> parsed = meshfit::read_input_text(text, "--config " + in.config_file, issues)) {
+      if (parsed->is_object()) {
+        object = std::move(*parsed);
+      } else {
+        issues.push_back({meshfit::IssueCode::kMalformedJson, meshfit::Severity::kError, "config",
+                          "--config " + meshfit::quote_text(in.config_file) + " is not a JSON object of fields."});
+      }
     }
   }
-  if (!in.state.empty() && !object.contains("state")) object["state"] = in.state;
+  const auto check_text = [&](const std::string& key, const std::string& text, size_t limit) {
+    if (text.size() > limit) {
+      issues.push_back({meshfit::IssueCode::kInputTooLarge, meshfit::Severity::kError, key,
+                        key + " is refused: " + std::to_string(text.size()) + " bytes exceed the limit of " +
+                            std::to_string(limit) + " bytes."});
+      return false;
+    }
+    if (!meshfit::is_valid_utf8(text)) {
+      issues.push_back({meshfit::IssueCode::kInvalidText, meshfit::Severity::kError, key,
+                        key + " is not valid UTF-8 text: " + meshfit::quote_text(text) + "."});
+      return false;
+    }
+    return true;
+  };
+  if (!in.state.empty() && !object.contains("state") && check_text("state", in.state, meshfit::kMaxStateBytes))
+    object["state"] = in.state;
   for (const auto& [key, text] : in.values) {
-    if (text.empty()) continue;
+    if (text.empty() || !check_text(key, text, meshfit::kMaxFlagBytes)) continue;
     const meshfit::ConfigField* field = meshfit::find_config_field(key);
     object[key] = field && field->kind == meshfit::FieldKind::kText ? json(text) : meshfit::value_from_text(text);
   }
   for (const auto& [key, value] : in.switches)
     if (value >= 0) object[key] = value == 1;
-  return true;
+  if (!meshfit::has_errors(issues)) return 0;
+  const json out = meshfit::failed_call(issues);
+  if (in.json_output) std::cout << meshfit::write_output_text(out, 2) << "\n";
+  print_issues(out["issues"]);
+  return kExitInvalid;
 }
 
 void print_issues(const json& issues) {
@@ -194,10 +225,11 @@ std::string layout_label(const json& c) {
 
 int run_search(const Inputs& in) {
   json object;
-  if (!gather_config(in, object)) return 1;
+  if (const int status = gather_config(in, object)) return status;
   if (in.print_state) {
     json base = object;
-    for (const char* key : {"max_dp", "max_tp", "max_pp", "max_cp", "max_vpp", "max_micro_batch", "memory_limit", "top"})
+    for (const char* key :
+         {"max_dp", "max_tp", "max_pp", "max_cp", "max_vpp", "max_micro_batch", "memory_limit", "top", "budget"})
       base.erase(key);
     const json encoded = meshfit::run_encode_state(base);
     if (encoded["ok"].get<bool>()) std::cout << encoded["state"].get<std::string>() << "\n";
@@ -205,9 +237,10 @@ int run_search(const Inputs& in) {
   const json out = meshfit::run_search(object, json::object());
   const bool ok = out["ok"].get<bool>();
   if (in.json_output) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << meshfit::write_output_text(out, 2) << "\n";
   } else if (ok) {
-    std::printf("%lld layouts evaluated, %lld feasible\n", out["evaluated"].get<long long>(), out["feasible"].get<long long>());
+    std::printf("%lld layouts evaluated, %lld feasible%s\n", out["evaluated"].get<long long>(),
+                out["feasible"].get<long long>(), out["complete"].get<bool>() ? "" : " (cut short at the budget)");
     if (!out["layouts"].empty() && out["layouts"][0].contains("error_band"))
       std::printf("tokens/s/GPU and MFU below: %s\n", out["layouts"][0]["error_band"]["text"].get<std::string>().c_str());
     for (const auto& [reason, count] : out["rejected"].items())
@@ -230,11 +263,11 @@ int run_search(const Inputs& in) {
 
 int run_estimate(const Inputs& in) {
   json object;
-  if (!gather_config(in, object)) return 1;
+  if (const int status = gather_config(in, object)) return status;
   const json out = meshfit::run_estimate(object);
   const bool ok = out["ok"].get<bool>();
   if (in.print_state && ok) std::cout << out["state"].get<std::string>() << "\n";
-  if (in.json_output) std::cout << out.dump(2) << "\n";
+  if (in.json_output) std::cout << meshfit::write_output_text(out, 2) << "\n";
   else if (ok && !in.print_state) print_table(out);
   if (!in.json_output || !ok) print_issues(out["issues"]);
   return ok ? 0 : kExitInvalid;
@@ -248,7 +281,7 @@ int run_methods(const Inputs& in, const std::string& methods) {
   const json out = meshfit::run_methods(object);
   const bool ok = out["ok"].get<bool>();
   if (in.json_output) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << meshfit::write_output_text(out, 2) << "\n";
   } else if (ok) {
     const json& c = out["config"];
     std::printf("%s on %lld x %s (%s GiB), seq=%lld micro_batch=%lld global_batch=%lld\n\n", c["model"].get<std::string>().c_str(),
@@ -307,7 +340,7 @@ int run_import(const Inputs& in) {
   if (!gather_config(in, overrides)) return 1;
   const json out = meshfit::run_import(format, text, overrides, in.drop_layout);
   const bool ok = out["ok"].get<bool>();
-  if (in.json_output) std::cout << out.dump(2) << "\n";
+  if (in.json_output) std::cout << meshfit::write_output_text(out, 2) << "\n";
   else if (ok && in.print_state) std::cout << out["state"].get<std::string>() << "\n";
   else if (ok) std::cout << out["fields"].dump(2) << "\n";
   if (!in.json_output || !ok) print_issues(out["issues"]);
@@ -333,7 +366,7 @@ int run_export(const Inputs& in) {
   }
   const json out = meshfit::run_export(object, in.format);
   const bool ok = out["ok"].get<bool>();
-  if (in.json_output) std::cout << out.dump(2) << "\n";
+  if (in.json_output) std::cout << meshfit::write_output_text(out, 2) << "\n";
   else if (ok) std::cout << out["text"].get<std::string>();
   if (!in.json_output || !ok) print_issues(out["issues"]);
   return ok ? 0 : kExitInvalid;
@@ -346,7 +379,7 @@ int run_export(const Inputs& in) {
 int run_validate(bool as_json) {
   const json out = meshfit::run_validate();
   if (as_json) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << meshfit::write_output_text(out, 2) << "\n";
     return 0;
   }
   std::printf("%-58s %-13s %9s %9s %8s %5s %-6s %s\n", "run", "metric", "measured", "predicted", "error", "label",
@@ -431,7 +464,7 @@ int main(int argc, char** argv) {
   if (presets->parsed()) {
     const json all = meshfit::run_presets();
     if (presets_json) {
-      std::cout << all.dump(2) << "\n";
+      std::cout << meshfit::write_output_text(all, 2) << "\n";
     } else {
       std::printf("models:\n");
       for (const json& m : all["models"])

@@ -21,6 +21,12 @@ namespace {
 
 using meshfit::ui::AppState;
 
+// Milliseconds of layout search per animation frame, and how often a frame is drawn only to show
+// its progress: drawing the whole page costs more than the slice (tens of ms with software WebGL),
+// so while nothing else changes the page draws a few times a second and answers input in between.
+constexpr double kSearchSliceMs = 8;
+constexpr double kProgressRedrawMs = 1000;
+
 // [SECTION] JavaScript side (functions defined in shell.html's script)
 
 EM_JS(void, js_set_clipboard, (const char* text), { meshfitShell.setClipboard(UTF8ToString(text)); });
@@ -46,6 +52,7 @@ struct Host {
   int64_t mirrored_version = -1;
   std::string clipboard;            // ImGui's clipboard: last copied or pasted text
   int pending_paste_frames = 0;
+  double progress_drawn_ms = 0;     // when a frame last showed a running search's progress
 };
 
 Host& host() {
@@ -226,7 +233,19 @@ void frame(void*) {
   Host& h = host();
   if (h.context_lost) return;
   if (h.dpr != emscripten_get_device_pixel_ratio()) resize_canvas();  // zoom or a move to another screen
-  if (h.frames_to_draw <= 0 && !h.app.dirty) return;                   // idle: nothing changed
+  // A running layout search advances one slice per animation frame (the page answers input in
+  // between); only its progress changed: draw a few times a second.
+  if (meshfit::ui::search_running(h.app)) {
+    if (!meshfit::ui::step_search(h.app, kSearchSliceMs)) {
+      wake();  // done: draw the result
+    } else if (h.frames_to_draw <= 0 && !h.app.dirty) {
+      const double now_ms = emscripten_get_now();
+      if (now_ms - h.progress_drawn_ms < kProgressRedrawMs) return;
+      h.progress_drawn_ms = now_ms;
+      wake(1);
+    }
+  }
+  if (h.frames_to_draw <= 0 && !h.app.dirty) return;  // idle: nothing changed
   --h.frames_to_draw;
   rebuild_fonts_if_needed();
 

@@ -1,0 +1,112 @@
+// json_text.cpp — see json_text.h. A first SAX pass (nlohmann-json's parser is iterative, so depth
+// costs no stack there) enforces the limits and finds duplicate keys; only then is the DOM built,
+// whose copy, compare and dump are recursive.
+#include "io/json_text.h"
+
+#include <set>
+
+#include "spec/input_limits.h"
+#include "io/text.h"
+
+namespace meshfit {
+
+using nlohmann::json;
+
+namespace {
+
+class LimitChecker : public nlohmann::json_sax<json> {
+ public:
+  explicit LimitChecker(const std::string& field, std::vector<Issue>& issues) : field_(field), issues_(issues) {}
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override {
+    keys_.emplace_back();
+    return enter();
+  }
+  bool key(string_t& name) override {
+    if (++key_count_ > kMaxJsonKeys) {
+      too_large("it has more than " + std::to_string(kMaxJsonKeys) + " keys (the limit)");
+      return false;
+    }
+    if (!keys_.back().insert(name).second && duplicates_ < 8) {
+      ++duplicates_;
+      issues_.push_back({IssueCode::kDuplicateKey, Severity::kError, name,
+                         "the key " + quote_text(name) + " appears twice in the same object of " + field_ +
+                             "; give each field once."});
+    }
+    return true;
+  }
+  bool end_object() override {
+    keys_.pop_back();
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override { return enter(); }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& error) override {
+    if (!failed_)
+      issues_.push_back({IssueCode::kMalformedJson, Severity::kError, field_,
+                         field_ + " is not valid JSON: " + quote_text(error.what(), 200) + "."});
+    failed_ = true;
+    return false;
+  }
+  bool failed() const { return failed_; }
+
+ private:
+  bool enter() {
+    if (++depth_ > kMaxJsonDepth) {
+      too_large("it nests deeper than " + std::to_string(kMaxJsonDepth) + " levels (the limit)");
+      return false;
+    }
+    return true;
+  }
+  void too_large(const std::string& why) {
+    failed_ = true;
+    issues_.push_back({IssueCode::kInputTooLarge, Severity::kError, field_, field_ + " is refused: " + why + "."});
+  }
+
+  const std::string& field_;
+  std::vector<Issue>& issues_;
+  std::vector<std::set<std::string>> keys_;
+  int depth_ = 0;
+  size_t key_count_ = 0;
+  int duplicates_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+std::optional<json> parse_json_text(std::string_view text, const std::string& field, std::vector<Issue>& issues) {
+  if (text.size() > kMaxJsonBytes) {
+    issues.push_back({IssueCode::kInputTooLarge, Severity::kError, field,
+                      field + " is refused: " + std::to_string(text.size()) + " bytes exceed the limit of " +
+                          std::to_string(kMaxJsonBytes) + " bytes."});
+    return std::nullopt;
+  }
+  if (!is_valid_utf8(text)) {
+    issues.push_back({IssueCode::kInvalidText, Severity::kError, field,
+                      field + " is not valid UTF-8 text: " + quote_text(text) + "."});
+    return std::nullopt;
+  }
+  LimitChecker checker(field, issues);
+  const bool complete = json::sax_parse(text, &checker, json::input_format_t::json, /*strict=*/true,
+                                        /*ignore_comments=*/true);
+  if (!complete || checker.failed()) return std::nullopt;
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+  if (value.is_discarded()) {  // not expected after the checked pass; stay safe anyway
+    issues.push_back({IssueCode::kMalformedJson, Severity::kError, field, field + " is not valid JSON."});
+    return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace meshfit

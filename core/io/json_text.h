@@ -1,0 +1,24 @@
+// json_text.h — the one way text becomes JSON in meshfit (config files, the JS API, pasted HF
+// config.json): length, UTF-8, nesting depth and key count are checked before a DOM is built, and
+// duplicate keys, which nlohmann-json would silently resolve to the last, are reported.
+// Every problem is an issue; nothing throws.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spec/issue.h"
+
+namespace meshfit {
+
+// The parsed value, or nullopt with issues (input_too_large, invalid_text, malformed_json) naming
+// `field` (e.g. "config", "config.json"). Duplicate keys give a duplicate_key error and a value.
+// Comments (// and /* */) are allowed, as in the CLI's config files and HF exports.
+std::optional<nlohmann::json> parse_json_text(std::string_view text, const std::string& field,
+                                              std::vector<Issue>& issues);
+
+}  // namespace meshfit

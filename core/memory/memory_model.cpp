@@ -457,11 +457,15 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
     // The end of backward: every gradient, no activation left.
     double during = 0, at_end = 0;
     for (int i = 0; i <= int(Component::kWorkspace); ++i) during += c[size_t(i)];
-    at_end = c[size_t(Component::kWeights)] + gradient_bytes + c[size_t(Component::kOptimizerStates)] +
-             c[size_t(Component::kCommBuffers)] + kCublasWorkspaceBytes;
+    // The end of backward is inside the last block's backward: its buffers are the backward ones,
+    // whichever moment won above (using the chosen moment's buffers made memory fall as seq grew).
+    const double comm_at_end = comm.in_backward + in.pp_receive_buffer_bytes;
+    at_end = c[size_t(Component::kWeights)] + gradient_bytes + c[size_t(Component::kOptimizerStates)] + comm_at_end +
+             kCublasWorkspaceBytes;
     if (at_end > during) {
       in.peak_at_backward = true;
       c[size_t(Component::kGradients)] = gradient_bytes;
+      c[size_t(Component::kCommBuffers)] = comm_at_end;
       c[size_t(Component::kActivations)] = c[size_t(Component::kLogitsLoss)] = 0;
       c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes;
     }

@@ -276,7 +276,7 @@ int run_estimate(const Inputs& in) {
 // `meshfit methods`: every distributed fine-tuning method (LLMem's decision, method_select.h).
 int run_methods(const Inputs& in, const std::string& methods) {
   json object;
-  if (!gather_config(in, object)) return 1;
+  if (const int status = gather_config(in, object)) return status;
   if (!methods.empty()) object["methods"] = methods;
   const json out = meshfit::run_methods(object);
   const bool ok = out["ok"].get<bool>();
@@ -337,7 +337,7 @@ int run_import(const Inputs& in) {
     return kExitInvalid;
   }
   json overrides;
-  if (!gather_config(in, overrides)) return 1;
+  if (const int status = gather_config(in, overrides)) return status;
   const json out = meshfit::run_import(format, text, overrides, in.drop_layout);
   const bool ok = out["ok"].get<bool>();
   if (in.json_output) std::cout << meshfit::write_output_text(out, 2) << "\n";
@@ -351,7 +351,7 @@ int run_import(const Inputs& in) {
 // with --fastest, the search's best layout for those inputs.
 int run_export(const Inputs& in) {
   json object;
-  if (!gather_config(in, object)) return 1;
+  if (const int status = gather_config(in, object)) return status;
   if (in.fastest) {
     const json found = meshfit::run_search(object, json::object());
     if (!found["ok"].get<bool>() || found["layouts"].empty()) {

@@ -138,7 +138,7 @@ check "export --format deepspeed: accumulation = global / (dp x micro)" python3 
 import json; d=json.loads(json.load(open('$tmp/dsout.json'))['text']); exit(0 if d['gradient_accumulation_steps']==512//8 else 1)"
 printf '{"hidden_size": 4096,' >"$tmp/truncated.json"
 "$meshfit" import --hf "$tmp/truncated.json" >/dev/null 2>"$tmp/truncated.err"
-check "a truncated config.json exits 2 naming the parse error" sh -c "test $? -eq 2 && grep -q malformed_input '$tmp/truncated.err'"
+check "a truncated config.json exits 2 naming the parse error" sh -c "test $? -eq 2 && grep -q malformed_json '$tmp/truncated.err'"
 "$meshfit" export --format yaml --model llama3-8b >/dev/null 2>&1
 check "an unknown export format exits 2" test $? -eq 2
 

@@ -50,8 +50,11 @@ printf '{"model": "\377"}' >"$tmp/utf8.json"
 expect "invalid UTF-8 in a JSON config" 2 "invalid_text" -- "$meshfit" estimate --config "$tmp/utf8.json"
 
 expect "a budget cuts the search short" 0 "cut short" -- "$meshfit" search --model llama3-8b --gpus 64 --budget 100
-expect "the crafted link stops at the default budget" 0 "search_cut_short" -- timeout 60 "$meshfit" search --state \
+# The crafted link names a custom GPU without compute figures: refused at once, naming them.
+expect "the crafted link is refused at once: its custom GPU has no compute figures" 2 "gpu_bf16_tflops" -- timeout 60 "$meshfit" search --state \
   'v=1&hidden=221760&layers=10000&heads=55440&kv=55440&ffn=3991680&vocab=1000&gpus=2162160&gbs=14414400&seq=4324320&gpu=custom&gpu_memory_gib=900000&framework=deepspeed'
+expect "the crafted link with compute figures stops at the default budget" 0 "search_cut_short" -- timeout 60 "$meshfit" search --state \
+  'v=1&hidden=221760&layers=10000&heads=55440&kv=55440&ffn=3991680&vocab=1000&gpus=2162160&gbs=14414400&seq=4324320&gpu=custom&gpu_memory_gib=900000&gpu_bf16_tflops=989&gpu_hbm_tbps=3.35&framework=deepspeed'
 
 echo "cli robustness: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -489,7 +489,8 @@ TEST_CASE("truncated, mistyped, huge, duplicated, deep and non-UTF-8 input gives
   CHECK(errors > 100);  // truncated JSON and TOML are errors, not silently partial configs
   // Wrong types and huge numbers.
   CHECK_FALSE(import_hf_launch(R"({"hidden_size": "4096", "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 1})").ok());
-  CHECK(has_issue(import_hf_launch(R"({"hidden_size": 1e400})").issues, IssueCode::kMalformedInput));
+  // config.json goes through the strict JSON reader of every JSON input (io/json_text.h): its codes.
+  CHECK(has_issue(import_hf_launch(R"({"hidden_size": 1e400})").issues, IssueCode::kMalformedJson));
   CHECK(has_issue(import_hf_launch(R"({"hidden_size": 18446744073709551615, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 2})").issues,
                   IssueCode::kOutOfRange));
   CHECK(has_issue(import_deepspeed_json(R"({"train_micro_batch_size_per_gpu": 1e30})").issues, IssueCode::kOutOfRange));
@@ -499,13 +500,14 @@ TEST_CASE("truncated, mistyped, huge, duplicated, deep and non-UTF-8 input gives
                   IssueCode::kOutOfRange));
   // Duplicate keys.
   CHECK(has_issue(import_hf_launch(R"({"hidden_size": 64, "hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 2})").issues,
-                  IssueCode::kConflictingSettings, "hidden_size"));
+                  IssueCode::kDuplicateKey, "hidden_size"));
   // Deep nesting, oversize text and invalid UTF-8.
   CHECK(has_issue(import_deepspeed_json(std::string(100000, '[')).issues, IssueCode::kOutOfRange));
   CHECK(has_issue(import_deepspeed_json("{\"a\":" + std::string(100, '[') + std::string(100, ']') + "}").issues, IssueCode::kOutOfRange));
   CHECK(has_issue(import_megatron_args(std::string(kMaxImportBytes + 1, ' ')).issues, IssueCode::kOutOfRange));
   for (const LaunchFormat format : {LaunchFormat::kHfConfig, LaunchFormat::kMegatron, LaunchFormat::kTorchtitan, LaunchFormat::kDeepSpeed}) {
-    CHECK(has_issue(import_launch_config(format, "--num-layers \xff\xfe").issues, IssueCode::kMalformedInput));
+    CHECK(has_issue(import_launch_config(format, "--num-layers \xff\xfe").issues,
+                    format == LaunchFormat::kHfConfig ? IssueCode::kInvalidText : IssueCode::kMalformedInput));
     // Valid UTF-8 that the parsers stop inside of: the messages must stay valid UTF-8.
     CHECK_NOTHROW(issues_to_json(import_launch_config(format, "\xef\xbf\xbd\xef\xbf\xbd\xc3\xa9").issues).dump());
   }

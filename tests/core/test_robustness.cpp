@@ -331,14 +331,24 @@ TEST_CASE("the crafted link of issue 17 finishes within the default budget") {
   check_writable(out);
 }
 
-TEST_CASE("a custom GPU gives a finite step time (it had zero flop/s: NaN times and MFU, found by the fuzzer)") {
+TEST_CASE("a custom GPU with only its memory gives no NaN: no step time, a warning, and a search that names the missing figures") {
+  // It had zero flop/s: NaN times and MFU (found by the fuzzer). The memory answer needs no compute
+  // figure, so it stays; nothing derived from the missing figures is printed.
   const json out = run_estimate(json{{"model", "llama3-8b"}, {"gpu", "custom"}, {"gpu_memory_gib", 79.5}});
   REQUIRE(out["ok"].get<bool>());
-  CHECK(std::isfinite(out["step_time_s"].get<double>()));
-  CHECK(out["mfu"].get<double>() > 0);
+  CHECK(out["step_time_s"].get<double>() == 0);
+  CHECK(out["mfu"].get<double>() == 0);
+  CHECK(out.dump().find("NaN") == std::string::npos);
+  bool warned = false;
+  for (const json& issue : out["issues"]) warned |= issue["severity"] == "warning" && issue["field"] == "gpu";
+  CHECK(warned);
   const json search = run_search(json{{"model", "llama3-8b"}, {"gpu", "custom"}, {"gpu_memory_gib", 79.5}}, {{"top", 1}});
-  REQUIRE(search["ok"].get<bool>());
-  CHECK(search["layouts"][0]["step_time_s"].is_number());
+  CHECK_FALSE(search["ok"].get<bool>());
+  CHECK(search.dump().find("gpu_bf16_tflops") != std::string::npos);
+  const json given = run_search(json{{"model", "llama3-8b"}, {"gpu", "custom"}, {"gpu_memory_gib", 79.5},
+                                     {"gpu_bf16_tflops", 989}, {"gpu_hbm_tbps", 3.35}}, {{"top", 1}});
+  REQUIRE(given["ok"].get<bool>());
+  CHECK(std::isfinite(given["layouts"][0]["step_time_s"].get<double>()));
 }
 
 TEST_CASE("a stray throw is an exception the suite and the JS API catch, not an abort (WASM built with exceptions)") {

@@ -15,7 +15,9 @@ const pageUrl = 'file://' + path.resolve(site, 'meshfit.html');
 const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader', '--use-angle=swiftshader'];
 const crafted = '#v=1&hidden=221760&layers=10000&heads=55440&kv=55440&ffn=3991680&vocab=1000&gpus=2162160' +
-  '&gbs=14414400&seq=4324320&gpu=custom&gpu_memory_gib=900000&framework=deepspeed';
+  '&gbs=14414400&seq=4324320&gpu=custom&gpu_memory_gib=900000&framework=deepspeed' +
+  // The link plus the custom GPU's compute figures: without them the search is refused at once.
+  '&gpu_bf16_tflops=989&gpu_hbm_tbps=3.35';
 
 let browser;
 before(async () => { browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: chromiumArgs }); });

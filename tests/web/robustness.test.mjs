@@ -105,7 +105,8 @@ test('a search budget cuts the crafted link short and says so', () => {
   const started = performance.now();
   const crafted = meshfit.search({
     state: 'v=1&hidden=221760&layers=10000&heads=55440&kv=55440&ffn=3991680&vocab=1000&gpus=2162160&gbs=14414400' +
-           '&seq=4324320&gpu=custom&gpu_memory_gib=900000&framework=deepspeed',
+           '&seq=4324320&gpu=custom&gpu_memory_gib=900000&framework=deepspeed' +
+           '&gpu_bf16_tflops=989&gpu_hbm_tbps=3.35',  // without them the search is refused at once
   }, { budget: 100000 });
   assert.equal(crafted.complete, false);
   assert.ok(performance.now() - started < 10000);

@@ -16,5 +16,8 @@ phase "printing predicted vs measured tables"
   --test-case="*memory_measured*,*framework mechanisms*,finetune_measured*,fine-tuning methods*,throughput validation*,error bands*,*Megatron-LM throughput*,ranking*,memory filter*"
 phase "running the native tests (doctest suite, CLI)"
 (cd "$root/build" && ctest --output-on-failure)
+phase "building and running the native suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/, ~5 minutes)"
+"$root/tests/sanitize.sh" 2>&1 | grep --line-buffered -E 'tests passed|tests failed|Failed|ERROR|runtime error|Sanitizer' ||
+  fail "the sanitizer run failed (rerun tests/sanitize.sh for its full output)."
 phase "running the WebAssembly tests (doctest under node, JS API vs CLI, the page in Chromium; ~2 minutes)"
 (cd "$root/build-wasm" && ctest --output-on-failure)

@@ -69,7 +69,9 @@ TEST_CASE("throughput validation: predicted vs measured tokens/s/GPU per publish
 TEST_CASE("error bands: the band reported beside each prediction is the validation error of its framework and GPU family") {
   const Validation v = validate_all(false);
   std::printf("\nError bands (perf_model.cpp kBands) vs the validation data\n");
-  for (const auto& [key, abs_errors] : v.abs_errors_by_band) {
+  for (const auto& entry : v.abs_errors_by_band) {
+    const auto& key = entry.first;  // no structured binding: clang 14 (WASM) cannot capture one in CAPTURE
+    const auto& abs_errors = entry.second;
     const ErrorBand band = throughput_error_band(key.first, key.second);
     const double median = median_of(abs_errors);
     std::printf("  %-10s %-10s data: %5.2f%% on %3zu runs   table: %s\n", to_string(key.first), key.second.c_str(), 100.0 * median,

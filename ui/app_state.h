@@ -42,7 +42,6 @@ struct AppState {
   std::vector<Issue> issues;           // input_issues + validation
   std::map<std::string, std::string> field_issues;  // field -> first message
   FitAdvice fit;                       // how to make it fit (core's fit_advice), largest micro-batch/seq
-  SearchResult search;                 // all layouts for the GPU count (keep_all for the scatter)
   SearchResult search;                 // all layouts for the GPU count (keep_all for the scatter): the last
                                        // finished search, kept on screen while a new one runs
   std::shared_ptr<LayoutSearch> running_search;  // in progress: advanced a slice per frame (step_search)

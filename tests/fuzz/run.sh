@@ -30,7 +30,8 @@ for target in "${targets[@]}"; do
     status=1
   fi
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
-  echo "   $runs executions, $((runs / seconds)) execs/s, $cov, $result"
+  echo "   $runs executions, $rate execs/s, $cov, $result"
 done
 exit $status

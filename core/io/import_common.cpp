@@ -6,42 +6,12 @@
 #include <cstdlib>
 #include <set>
 
+#include "io/text.h"
 #include "spec/config_schema.h"
 
 namespace meshfit::detail {
 
 using nlohmann::json;
-
-bool valid_utf8(std::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t extra = 0;
-    unsigned min = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      extra = 1, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      extra = 2, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      extra = 3, min = 0x10000;
-    } else {
-      return false;
-    }
-    if (i + extra >= text.size()) return false;
-    unsigned code = c & (0x3F >> extra);
-    for (size_t k = 1; k <= extra; ++k) {
-      const unsigned char next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80) return false;
-      code = (code << 6) | (next & 0x3F);
-    }
-    if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
-    i += extra + 1;
-  }
-  return true;
-}
 
 std::string quote_text(std::string_view text) {
   constexpr size_t kMaxQuoted = 60;
@@ -64,7 +34,7 @@ bool check_import_text(const std::string& text, const char* what, std::vector<Is
                           std::to_string(kMaxImportBytes) + " (1 MiB)."});
     return false;
   }
-  if (!valid_utf8(text)) {
+  if (!is_valid_utf8(text)) {
     issues.push_back({IssueCode::kMalformedInput, Severity::kError, what, std::string(what) + " is not valid UTF-8 text."});
     return false;
   }

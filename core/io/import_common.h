@@ -15,7 +15,6 @@
 
 namespace meshfit::detail {
 
-bool valid_utf8(std::string_view text);
 // Text quoted for a message: at most 60 bytes, control bytes as '?'. Input must be valid UTF-8.
 std::string quote_text(std::string_view text);
 

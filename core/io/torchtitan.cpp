@@ -305,8 +305,7 @@ LaunchImport import_torchtitan_toml(const std::string& text) {
   toml::parse_result parsed = toml::parse(std::string_view(ascii));
   if (!parsed) {
     const toml::parse_error& error = parsed.error();
-    std::string description(error.description());
-    if (!detail::valid_utf8(description)) description = "parse error";
+    const std::string description(error.description());  // from the ASCII copy: valid UTF-8
     out.issues.push_back({IssueCode::kMalformedInput, Severity::kError, "torchtitan_config",
                           "the TOML does not parse at line " + std::to_string(error.source().begin.line) + ", column " +
                               std::to_string(error.source().begin.column) + ": " + description + "."});

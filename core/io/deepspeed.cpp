@@ -8,7 +8,6 @@ namespace meshfit {
 
 using nlohmann::json;
 using detail::FieldWriter;
-using detail::quote_text;
 
 namespace {
 
@@ -121,7 +120,7 @@ void read_zero(const json& config, FieldWriter& w) {
 LaunchImport import_deepspeed_json(const std::string& text) {
   LaunchImport out;
   out.format = LaunchFormat::kDeepSpeed;
-  const auto parsed = detail::parse_json_object(text, "deepspeed_config", out.issues);
+  const auto parsed = parse_json_object(text, "deepspeed_config", out.issues);
   if (!parsed) return out;
   const json& c = *parsed;
   FieldWriter w(out);

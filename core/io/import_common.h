@@ -1,29 +1,20 @@
-// import_common.h — what every importer shares: text limits and UTF-8 checks at the edge, a JSON
-// reader that reports duplicate keys, nesting and parse errors as issues, counts read with range
-// checks, and the field writer that names which flag set which field and reports conflicts.
+// import_common.h — what every importer shares beyond the text checks and the JSON reader of every
+// input (io/json_text.h: check_input_text, parse_json_object): counts read with range checks, and the
+// field writer that names which flag set which field and reports conflicts.
 #pragma once
 
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_text.h"
 #include "io/launch_config.h"
+#include "io/text.h"
 
 namespace meshfit::detail {
-
-// Text quoted for a message: at most 60 bytes, control bytes as '?'. Input must be valid UTF-8.
-std::string quote_text(std::string_view text);
-
-// Size and UTF-8 checks every importer runs first; false (with an issue) when the text is unusable.
-bool check_import_text(const std::string& text, const char* what, std::vector<Issue>& issues);
-
-// Parses a JSON object: duplicate keys are warnings (the last value counts, as in Python's json),
-// nesting deeper than kMaxImportDepth and parse errors are errors. nullopt on errors.
-std::optional<nlohmann::json> parse_json_object(const std::string& text, const char* what, std::vector<Issue>& issues);
 
 // Builds LaunchImport::fields: every write names its source ("--num-layers", "[training] seq_len")
 // so that two sources giving different values become one conflicting_settings issue.

@@ -111,7 +111,7 @@ HfImport import_hf_config(const std::string& text) {
     for (const char* ignored : kIgnoredHfKeys) known |= name == ignored;
     if (!known)
       out.issues.push_back({IssueCode::kUnknownField, Severity::kWarning, name,
-                            "config.json key " + detail::quote_text(name) + " is not known to meshfit; ignored."});
+                            "config.json key " + quote_text(name) + " is not known to meshfit; ignored."});
   }
   std::string key;
   std::vector<Issue>& issues = out.issues;

@@ -3,6 +3,7 @@
 // whose copy, compare and dump are recursive.
 #include "io/json_text.h"
 
+#include <algorithm>
 #include <set>
 
 #include "spec/input_limits.h"
@@ -85,18 +86,23 @@ class LimitChecker : public nlohmann::json_sax<json> {
 
 }  // namespace
 
-std::optional<json> parse_json_text(std::string_view text, const std::string& field, std::vector<Issue>& issues) {
-  if (text.size() > kMaxJsonBytes) {
+bool check_input_text(std::string_view text, const std::string& field, size_t max_bytes, std::vector<Issue>& issues) {
+  if (text.size() > max_bytes) {
     issues.push_back({IssueCode::kInputTooLarge, Severity::kError, field,
                       field + " is refused: " + std::to_string(text.size()) + " bytes exceed the limit of " +
-                          std::to_string(kMaxJsonBytes) + " bytes."});
-    return std::nullopt;
+                          std::to_string(max_bytes) + " bytes."});
+    return false;
   }
   if (!is_valid_utf8(text)) {
     issues.push_back({IssueCode::kInvalidText, Severity::kError, field,
                       field + " is not valid UTF-8 text: " + quote_text(text) + "."});
-    return std::nullopt;
+    return false;
   }
+  return true;
+}
+
+std::optional<json> parse_json_text(std::string_view text, const std::string& field, std::vector<Issue>& issues) {
+  if (!check_input_text(text, field, kMaxJsonBytes, issues)) return std::nullopt;
   LimitChecker checker(field, issues);
   const bool complete = json::sax_parse(text, &checker, json::input_format_t::json, /*strict=*/true,
                                         /*ignore_comments=*/true);
@@ -104,6 +110,19 @@ std::optional<json> parse_json_text(std::string_view text, const std::string& fi
   json value = json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
   if (value.is_discarded()) {  // not expected after the checked pass; stay safe anyway
     issues.push_back({IssueCode::kMalformedJson, Severity::kError, field, field + " is not valid JSON."});
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<json> parse_json_object(std::string_view text, const std::string& field, std::vector<Issue>& issues) {
+  const size_t errors_before = std::count_if(issues.begin(), issues.end(), [](const Issue& i) { return i.severity == Severity::kError; });
+  std::optional<json> value = parse_json_text(text, field, issues);
+  const size_t errors_after = std::count_if(issues.begin(), issues.end(), [](const Issue& i) { return i.severity == Severity::kError; });
+  if (!value || errors_after > errors_before) return std::nullopt;
+  if (!value->is_object()) {
+    issues.push_back({IssueCode::kMalformedJson, Severity::kError, field,
+                      field + " must be a JSON object, got " + value->type_name() + "."});
     return std::nullopt;
   }
   return value;

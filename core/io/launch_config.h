@@ -15,6 +15,7 @@
 
 #include "spec/config.h"
 #include "spec/enum_names.h"
+#include "spec/input_limits.h"
 #include "spec/issue.h"
 
 namespace meshfit {
@@ -28,8 +29,7 @@ template <> struct EnumNames<LaunchFormat> {
                                                      {LaunchFormat::kDeepSpeed, "deepspeed", "DeepSpeed JSON"}};
 };
 
-constexpr std::size_t kMaxImportBytes = std::size_t(1) << 20;  // 1 MiB; real configs and command lines are KBs
-constexpr int kMaxImportDepth = 32;                             // JSON nesting; real configs nest 3 deep
+constexpr std::size_t kMaxImportBytes = kMaxJsonBytes;         // 1 MiB, as any JSON input; real configs and command lines are KBs
 constexpr int64_t kMaxImportCount = int64_t(1) << 40;           // any count above this is out_of_range
 
 struct LaunchImport {

@@ -19,7 +19,6 @@ namespace meshfit {
 
 using nlohmann::json;
 using detail::FieldWriter;
-using detail::quote_text;
 
 namespace {
 
@@ -549,7 +548,7 @@ void read_world_size(const ParsedArgs& args, FieldWriter& w) {
 LaunchImport import_megatron_args(const std::string& command_line) {
   LaunchImport out;
   out.format = LaunchFormat::kMegatron;
-  if (!detail::check_import_text(command_line, "megatron_args", out.issues)) return out;
+  if (!check_input_text(command_line, "megatron_args", kMaxImportBytes, out.issues)) return out;
   std::vector<std::string> words;
   if (!shell_words(command_line, words)) {
     out.issues.push_back({IssueCode::kMalformedInput, Severity::kError, "megatron_args",

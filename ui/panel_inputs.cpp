@@ -290,7 +290,9 @@ bool draw_training(AppState& s) {
   changed |= combo_enum("##allocator", t.allocator);
   changed |= ImGui::Checkbox("FlashAttention", &t.flash);
   changed |= ImGui::Checkbox("sequence parallelism (with tp > 1)", &t.sp);
-  changed |= ImGui::Checkbox("torch.compile", &t.compile);
+  ImGui::TextUnformatted("kernels (compiled = torch.compile)");
+  ImGui::SetNextItemWidth(half);
+  changed |= combo_enum("##kernels", t.kernels);
   ImGui::SameLine();
   changed |= ImGui::Checkbox("AsyncTP", &t.async_tp);
   return changed;

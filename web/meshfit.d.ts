@@ -20,9 +20,12 @@ export interface Config {
   finetune?: 'none' | 'full' | 'lora' | 'qlora'; lora_rank?: number; lora_alpha?: number; lora_targets?: string;
   adapter_dtype?: 'fp32' | 'bf16'; base_dtype?: 'fp32' | 'bf16'; kbit_upcast?: boolean; double_quant?: boolean; optimizer_in_backward?: boolean;
   offload?: 'none' | 'optimizer' | 'params';
-  loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked'; compile?: boolean; async_tp?: boolean;
+  loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked'; async_tp?: boolean;
   allocator?: 'auto' | 'caching' | 'expandable_segments';
+  /** torch.compile is kernels: 'compiled' (read by both the memory and the step-time model). */
   kernels?: 'auto' | 'eager' | 'fused' | 'compiled'; tp_comm_overlap?: boolean; dp_comm_overlap?: boolean;
+  /** @deprecated Still read, with a renamed_field warning: write kernels: 'compiled' instead of compile: true. */
+  compile?: boolean;
   dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;
   pp_first_stage_layers?: number; pp_last_stage_layers?: number;
   notes?: string;

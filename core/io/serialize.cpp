@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "io/text.h"
+#include "meshfit_assert.h"
 #include "spec/config_schema.h"
 #include "spec/input_limits.h"
 #include "spec/preset_table.h"
@@ -189,6 +190,22 @@ class Reader {
     }
   }
 
+  // An older key: a warning saying how to write it now, then its value onto the field that replaced it.
+  void legacy(const LegacyField& old, const json& value, Config& config) {
+    const std::string key = old.key;
+    if (value.is_null()) return;  // null = keep the default, as for a field
+    MESHFIT_ASSERT(old.kind == FieldKind::kBoolean, "legacy fields of other kinds need their check here");
+    if (!value.is_boolean()) {
+      issues_.push_back({IssueCode::kUnknownValue, Severity::kError, key,
+                         key + " must be true or false, got " + describe(value) + "."});
+      return;
+    }
+    issues_.push_back({IssueCode::kRenamedField, Severity::kWarning, key,
+                       key + " is now part of " + old.replaced_by + ": " + old.how + "."});
+    const json replacement = old.translate(value);
+    if (!replacement.is_null()) field(*find_config_field(old.replaced_by), replacement, config);
+  }
+
  private:
   std::vector<Issue>& issues_;
 };
@@ -234,7 +251,11 @@ ParsedConfig parse_config(const json& object) {
     }
   }
 
+  // Older keys first (config_schema.h LegacyField), so that the key replacing one wins when both are given.
+  for (const auto& [key, value] : object.items())
+    if (const LegacyField* legacy = find_legacy_field(key)) read.legacy(*legacy, value, c);
   for (const auto& [key, value] : object.items()) {
+    if (find_legacy_field(key)) continue;
     const ConfigField* row = find_config_field(key);
     if (!row) {
       issues.push_back({IssueCode::kUnknownField, Severity::kError, is_valid_utf8(key) ? key : "config",

@@ -138,7 +138,7 @@ ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_gra
 
 LossKind effective_loss(const FrameworkProfile& profile, const TrainingSpec& training) {
   if (training.loss != LossKind::kAuto) return training.loss;
-  if ((training.compile || training.async_tp) && profile.compiled_loss_when_compiled) return LossKind::kCompiled;
+  if (runs_compiled(training) && profile.compiled_loss_when_compiled) return LossKind::kCompiled;
   return profile.default_loss;
 }
 
@@ -287,7 +287,7 @@ MemoryPlan plan_memory(const Config& config) {
   settings.selective = plan.profile.selective;
   settings.eager_attention_copies = training.framework == Framework::kFsdp;  // torchtitan's llama3 model.py
   settings.sp_saves_gathered_inputs = training.framework == Framework::kFsdp;  // torchtitan's DTensor SP
-  settings.compiled = training.compile || training.async_tp;  // AsyncTP runs under compile (maybe_enable_async_tp)
+  settings.compiled = runs_compiled(training);
   settings.frozen_base_delta_bytes = lora_activation_delta_bytes(
       model, training, double(training.seq) / double(layout.cp) * double(training.micro_batch), layout.tp);
   plan.layer_activations = layer_activations(model, settings);

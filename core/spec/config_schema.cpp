@@ -175,8 +175,7 @@ std::vector<ConfigField> make_fields() {
       boolean<&C::training, &TrainingSpec::fp32_grad_buffer>("fp32_grad_buffer", G::kTraining,
                                                             "fp32 gradient accumulation buffer"),
       word<&C::training, &TrainingSpec::loss>("loss", G::kTraining, "cross-entropy implementation"),
-      boolean<&C::training, &TrainingSpec::compile>("compile", G::kTraining, "torch.compile (blocks and loss)"),
-      boolean<&C::training, &TrainingSpec::async_tp>("async_tp", G::kTraining, "asynchronous TP (needs compile)"),
+      boolean<&C::training, &TrainingSpec::async_tp>("async_tp", G::kTraining, "asynchronous TP (runs under torch.compile)"),
       word<&C::training, &TrainingSpec::finetune>("finetune", G::kTraining,
                                                   "training mode: none (pretraining) or a fine-tuning method"),
       integer<&C::training, &TrainingSpec::lora_rank>("lora_rank", "lora_r", G::kTraining, "LoRA rank r"),
@@ -197,7 +196,7 @@ std::vector<ConfigField> make_fields() {
       number<&C::training, &TrainingSpec::headroom>("headroom", G::kTraining,
                                                     "fraction of capacity flagged as tight (default 0.8)"),
       word<&C::training, &TrainingSpec::kernels>("kernels", G::kTraining,
-                                                 "kernel issue mode for the step time (auto = the framework's)"),
+                                                 "kernel issue mode (auto = the framework's; compiled = torch.compile, read by memory and step time)"),
       boolean<&C::training, &TrainingSpec::tp_comm_overlap>("tp_comm_overlap", G::kTraining,
                                                             "overlap TP collectives with GEMMs (Megatron TE / AsyncTP)"),
       boolean<&C::training, &TrainingSpec::dp_comm_overlap>("dp_comm_overlap", G::kTraining,
@@ -224,6 +223,16 @@ std::vector<ConfigField> make_fields() {
   };
 }
 
+// Keys still read after a rename (LegacyField). `compile` (a boolean for the memory model) and
+// `kernels=compiled` (the step time's kernel mode) were one user choice, torch.compile on or off,
+// held twice and able to disagree; kernels is the one input now and both models read it.
+std::vector<LegacyField> make_legacy_fields() {
+  return {
+      {"compile", FieldKind::kBoolean, "kernels", "write kernels=compiled (true) or leave kernels as it is (false)",
+       [](const json& value) -> json { return value.get<bool>() ? json("compiled") : json(); }},
+  };
+}
+
 }  // namespace
 
 std::string ConfigField::flag() const {
@@ -247,6 +256,17 @@ const ConfigField* find_config_field(const std::string& key) {
 const ConfigField* find_config_field_by_state_key(const std::string& state_key) {
   for (const ConfigField& field : config_fields())
     if (state_key == field.state_key) return &field;
+  return nullptr;
+}
+
+const std::vector<LegacyField>& legacy_config_fields() {
+  static const std::vector<LegacyField> fields = make_legacy_fields();
+  return fields;
+}
+
+const LegacyField* find_legacy_field(const std::string& key) {
+  for (const LegacyField& field : legacy_config_fields())
+    if (key == field.key) return &field;
   return nullptr;
 }
 

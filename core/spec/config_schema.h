@@ -43,9 +43,24 @@ struct ConfigField {
   std::string flag() const;         // CLI flag name: the key with '-' for '_' ("kv-heads")
 };
 
+// A key an older meshfit wrote and still reads, so that saved configs, scripts and shared links keep
+// working after two inputs became one. It is accepted wherever a field is (JSON, URL state, CLI
+// --flag, JS API), gives a renamed_field warning saying how to write it now, and sets the field that
+// replaced it, before the fields, so that the new key wins when both are given.
+struct LegacyField {
+  const char* key;          // JSON key = URL state key; CLI --key (and --no-key: booleans only)
+  FieldKind kind;           // what the old key held; checked like a field of that kind
+  const char* replaced_by;  // the current field's key
+  const char* how;          // the warning's advice, e.g. "write kernels=compiled"
+  // The replacing field's value for a checked old value; null = leave the field as it is.
+  nlohmann::json (*translate)(const nlohmann::json& value) = nullptr;
+};
+
 // In URL-state order: the fields people read first come first.
 const std::vector<ConfigField>& config_fields();
 const ConfigField* find_config_field(const std::string& key);           // by JSON key
 const ConfigField* find_config_field_by_state_key(const std::string& state_key);
+const std::vector<LegacyField>& legacy_config_fields();
+const LegacyField* find_legacy_field(const std::string& key);
 
 }  // namespace meshfit

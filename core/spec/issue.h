@@ -47,6 +47,7 @@ enum class IssueCode {
   kStateVersion,            // a state's v= is not exactly a supported version number
   kSearchCutShort,          // warning: the search stopped at its work budget before the end
   kInternalError,           // meshfit itself failed (a caught exception at the JS boundary): a bug
+  kRenamedField,            // warning: an older key that is still read (config_schema.h LegacyField)
 };
 
 enum class Severity { kError, kWarning };
@@ -97,7 +98,8 @@ template <> struct EnumNames<IssueCode> {
       {IssueCode::kMalformedJson, "malformed_json", "malformed_json"},
       {IssueCode::kStateVersion, "state_version", "state_version"},
       {IssueCode::kSearchCutShort, "search_cut_short", "search_cut_short"},
-      {IssueCode::kInternalError, "internal_error", "internal_error"}};
+      {IssueCode::kInternalError, "internal_error", "internal_error"},
+      {IssueCode::kRenamedField, "renamed_field", "renamed_field"}};
 };
 template <> struct EnumNames<Severity> {
   static constexpr EnumName<Severity> table[] = {{Severity::kError, "error", "error"}, {Severity::kWarning, "warning", "warning"}};

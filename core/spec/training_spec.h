@@ -36,9 +36,11 @@ enum class AdapterDtype { kFp32, kBf16 };  // PEFT autocast_adapter_dtype=True u
 enum class Offload { kNone, kOptimizer, kParams };
 enum class Recompute { kNone, kSelective, kFull };         // selective = attention core (Korthikanti)
 enum class Framework { kMegatron, kFsdp, kDeepSpeed };     // memory-layout profile
-// How the layer's kernels are issued (step time only; perf_model.cpp kKernelProfiles): the framework's
-// default, PyTorch eager ops (torchtitan without compile, nanotron, HF/DeepSpeed models), fused
-// kernels (Megatron-LM with Transformer Engine), or torch.compile (torchtitan --compile).
+// How the layer's kernels are issued: the framework's default, PyTorch eager ops (torchtitan without
+// compile, nanotron, HF/DeepSpeed models), fused kernels (Megatron-LM with Transformer Engine), or
+// torch.compile (torchtitan compile.enable). The one input for "is torch.compile on": the step time
+// reads its kernel profile (perf_model.cpp framework_perf), the memory model its compiled loss and
+// activations (runs_compiled below).
 enum class Kernels { kAuto, kEager, kFused, kCompiled };
 
 template <> struct EnumNames<Precision> {
@@ -118,7 +120,6 @@ struct TrainingSpec {
   Framework framework = Framework::kMegatron;
   bool fp32_grad_buffer = true;            // Megatron/DeepSpeed: accumulate gradients in fp32
   LossKind loss = LossKind::kAuto;         // cross-entropy implementation
-  bool compile = false;                    // torch.compile of the blocks (and the loss) (torchtitan compile.enable)
   bool async_tp = false;                   // torchtitan enable_async_tensor_parallel (runs under compile)
   // Fine-tuning (finetune.h; FINETUNE_NOTES.md).
   FinetuneMethod finetune = FinetuneMethod::kNone;
@@ -133,10 +134,17 @@ struct TrainingSpec {
   Offload offload = Offload::kNone;
   AllocatorMode allocator = AllocatorMode::kAuto;  // PYTORCH_ALLOC_CONF expandable_segments or not
   double headroom = 0.8;                   // "tight" at or above this fraction of capacity (Fujii 2024)
-  Kernels kernels = Kernels::kAuto;        // kernel issue mode (step time only)
+  Kernels kernels = Kernels::kAuto;        // kernel issue mode; compiled = torch.compile (torchtitan compile.enable),
+                                           // which both models read (runs_compiled); the old `compile` key maps here
   bool tp_comm_overlap = false;            // Megatron --tp-comm-overlap / torchtitan AsyncTP
   bool dp_comm_overlap = true;             // Megatron --overlap-grad-reduce/--overlap-param-gather (on in
                                            // Megatron-Bridge/NeMo recipes), DeepSpeed overlap_comm; FSDP2 always
 };
+
+// Whether the blocks run under torch.compile, for the memory model: kernels=compiled, or AsyncTP,
+// which torchtitan applies only under compile (maybe_enable_async_tp).
+inline bool runs_compiled(const TrainingSpec& training) {
+  return training.kernels == Kernels::kCompiled || training.async_tp;
+}
 
 }  // namespace meshfit

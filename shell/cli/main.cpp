@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "spec/config_schema.h"
+#include "io/json_text.h"
 #include "io/launch_config.h"
 #include "memory/memory_model.h"
 #include "io/serialize.h"
@@ -77,6 +78,18 @@ void add_input_flags(CLI::App& command, Inputs& in) {
     command.add_flag_callback(flag, [target] { *target = 1; }, help);
     command.add_flag_callback("--no-" + field.flag(), [target] { *target = 0; }, "no " + help);
   }
+  // Older boolean keys still read (config_schema.h LegacyField): --compile in scripts keeps working,
+  // with parse_config's renamed_field warning.
+  for (const meshfit::LegacyField& legacy : meshfit::legacy_config_fields()) {
+    std::string flag = legacy.key;
+    for (char& ch : flag)
+      if (ch == '_') ch = '-';
+    in.switches[legacy.key] = -1;
+    int* target = &in.switches[legacy.key];
+    const std::string help = std::string("(old spelling) ") + legacy.how;
+    command.add_flag_callback("--" + flag, [target] { *target = 1; }, help);
+    command.add_flag_callback("--no-" + flag, [target] { *target = 0; }, help);
+  }
 }
 
 void print_issues(const json& issues);
@@ -96,33 +109,14 @@ int gather_config(const Inputs& in, json& object) {
     std::string text(meshfit::kMaxJsonBytes + 1, '\0');
     file.read(text.data(), std::streamsize(text.size()));
     text.resize(size_t(file.gcount()));
-    if (std::optional<json> parsed = meshfit::read_input_text(text, "--config " + in.config_file, issues)) {
-      if (parsed->is_object()) {
-        object = std::move(*parsed);
-      } else {
-        issues.push_back({meshfit::IssueCode::kMalformedJson, meshfit::Severity::kError, "config",
-                          "--config " + meshfit::quote_text(in.config_file) + " is not a JSON object of fields."});
-      }
-    }
+    if (std::optional<json> parsed = meshfit::parse_json_object(text, "--config " + in.config_file, issues))
+      object = std::move(*parsed);
   }
-  const auto check_text = [&](const std::string& key, const std::string& text, size_t limit) {
-    if (text.size() > limit) {
-      issues.push_back({meshfit::IssueCode::kInputTooLarge, meshfit::Severity::kError, key,
-                        key + " is refused: " + std::to_string(text.size()) + " bytes exceed the limit of " +
-                            std::to_string(limit) + " bytes."});
-      return false;
-    }
-    if (!meshfit::is_valid_utf8(text)) {
-      issues.push_back({meshfit::IssueCode::kInvalidText, meshfit::Severity::kError, key,
-                        key + " is not valid UTF-8 text: " + meshfit::quote_text(text) + "."});
-      return false;
-    }
-    return true;
-  };
-  if (!in.state.empty() && !object.contains("state") && check_text("state", in.state, meshfit::kMaxStateBytes))
+  if (!in.state.empty() && !object.contains("state") &&
+      meshfit::check_input_text(in.state, "state", meshfit::kMaxStateBytes, issues))
     object["state"] = in.state;
   for (const auto& [key, text] : in.values) {
-    if (text.empty() || !check_text(key, text, meshfit::kMaxFlagBytes)) continue;
+    if (text.empty() || !meshfit::check_input_text(text, key, meshfit::kMaxFlagBytes, issues)) continue;
     const meshfit::ConfigField* field = meshfit::find_config_field(key);
     object[key] = field && field->kind == meshfit::FieldKind::kText ? json(text) : meshfit::value_from_text(text);
   }

@@ -17,6 +17,7 @@
 #include "io/serialize.h"
 #include "spec/structure.h"
 #include "io/url_state.h"
+#include "perf/perf_model.h"
 #include "spec/validate.h"
 
 using namespace meshfit;
@@ -89,6 +90,14 @@ TEST_CASE("web/meshfit.d.ts declares every schema field with its type, and nothi
     }
     ++checked;
   }
+  for (const LegacyField& legacy : legacy_config_fields()) {  // older keys the API still reads: declared, deprecated
+    CAPTURE(legacy.key);
+    REQUIRE(declared.count(legacy.key) == 1);
+    CHECK(declared.at(legacy.key) == "boolean");
+    CHECK(dts.find("@deprecated Still read, with a renamed_field warning: write " + std::string(legacy.replaced_by)) !=
+          std::string::npos);
+    declared.erase(legacy.key);
+  }
   CHECK(declared.empty());  // no field in the .d.ts that the schema lacks
   CHECK(checked == int(config_fields().size()));
 }
@@ -144,6 +153,46 @@ TEST_CASE("config_to_json round-trips every field through parse_config, and the 
   const ParsedConfig decoded = decode_state(encode_state(config));
   REQUIRE(decoded.issues.empty());
   CHECK(config_to_json(decoded.config) == resolved);
+}
+
+TEST_CASE("torch.compile is one input: the old compile key reads as kernels=compiled, with a renamed_field warning") {
+  // Before, compile (memory) and kernels=compiled (step time) could disagree on the same run.
+  const json base = {{"model", "llama3-8b"}, {"gpus", 8}, {"framework", "fsdp"}};
+  json old_spelling = base, new_spelling = base;
+  old_spelling["compile"] = true;
+  new_spelling["kernels"] = "compiled";
+  const ParsedConfig old_parsed = parse_config(old_spelling), new_parsed = parse_config(new_spelling);
+  REQUIRE(new_parsed.issues.empty());
+  REQUIRE(old_parsed.issues.size() == 1);
+  CHECK(old_parsed.issues[0].code == IssueCode::kRenamedField);
+  CHECK(old_parsed.issues[0].severity == Severity::kWarning);
+  CHECK(old_parsed.issues[0].message.find("kernels=compiled") != std::string::npos);
+  CHECK(config_to_json(old_parsed.config) == config_to_json(new_parsed.config));
+  CHECK(config_to_json(old_parsed.config)["kernels"] == "compiled");
+  CHECK_FALSE(config_to_json(old_parsed.config).contains("compile"));  // never written again
+  // A shared link with the old key: same config, same warning.
+  const ParsedConfig linked = decode_state("v=1&model=llama3-8b&gpus=8&framework=fsdp&compile=true");
+  CHECK(config_to_json(linked.config) == config_to_json(new_parsed.config));
+  CHECK(std::count_if(linked.issues.begin(), linked.issues.end(),
+                      [](const Issue& i) { return i.code == IssueCode::kRenamedField; }) == 1);
+  // Both models read the one input: compiled activations and loss, and the compiled kernel profile.
+  const MemoryReport eager_memory = estimate_memory(parse_config(base).config);
+  const MemoryReport compiled_memory = estimate_memory(new_parsed.config);
+  REQUIRE(eager_memory.valid());
+  REQUIRE(compiled_memory.valid());
+  CHECK(compiled_memory.ranks[0].bytes(Component::kActivations) < eager_memory.ranks[0].bytes(Component::kActivations));
+  CHECK(framework_perf(Framework::kFsdp, new_parsed.config.training.kernels, true).host_ops_per_layer <
+        framework_perf(Framework::kFsdp, Kernels::kAuto, true).host_ops_per_layer);
+  // compile=false changes nothing; a kernels given beside the old key wins; a non-boolean is refused.
+  json off = base;
+  off["compile"] = false;
+  CHECK(config_to_json(parse_config(off).config) == config_to_json(parse_config(base).config));
+  json both = old_spelling;
+  both["kernels"] = "eager";
+  CHECK(parse_config(both).config.training.kernels == Kernels::kEager);
+  json wrong = base;
+  wrong["compile"] = "yes";
+  CHECK(has_errors(parse_config(wrong).issues));
 }
 
 TEST_CASE("a config without zero gets its framework's default stage (FSDP: full sharding)") {

@@ -321,16 +321,16 @@ TEST_CASE("cross-entropy kinds order the last stage's logit bytes: chunked < com
   CHECK(std::is_sorted(bytes.begin(), bytes.end()));
   config.training.loss = LossKind::kAuto;
   CHECK(estimate_memory(config).ranks[0].intermediates.bytes_per_logit == 12);  // torchtitan eager
-  config.training.compile = true;  // compile.components includes the loss
+  config.training.kernels = Kernels::kCompiled;  // compile.components includes the loss
   CHECK(estimate_memory(config).ranks[0].intermediates.bytes_per_logit == 4);
 }
 
 TEST_CASE("torch.compile lowers activations without recompute; CP ring buffers grow with the CP degree") {
   Config config = torchtitan_config("llama3-8b", 8, 1, 1);
   const double eager = estimate_memory(config).ranks[0].bytes(Component::kActivations);
-  config.training.compile = true;
+  config.training.kernels = Kernels::kCompiled;
   CHECK(estimate_memory(config).ranks[0].bytes(Component::kActivations) < eager);
-  config.training.compile = false;
+  config.training.kernels = Kernels::kAuto;
   config.training.seq = 32768;
   std::vector<double> ring_full_sequence;
   for (long long cp : {2, 4, 8}) {

@@ -121,7 +121,8 @@ StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, 
     const double nf4 = training.double_quant ? kNf4BytesPerParam : kNf4NoDoubleQuantBytesPerParam;
     // A LoRA base loaded in fp32 stays fp32 under FSDP mixed precision (sharded fp32, gathered
     // bf16); DeepSpeed's bf16 mode casts the module to bf16 (engine.py _configure_distributed_model).
-    const bool fp32_base = training.base_dtype == AdapterDtype::kFp32 && training.framework != Framework::kDeepSpeed;
+    const bool fp32_base = training.base_dtype == AdapterDtype::kFp32 &&
+                           !framework_profile(training.framework).casts_base_to_bf16;
     const double unquantized_bytes = (qlora && training.kbit_upcast) || (!qlora && fp32_base) ? 4.0 : 2.0;
     s.frozen_parameters = quantized + unquantized;
     s.quantized_parameters = quantized;

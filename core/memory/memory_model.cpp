@@ -25,7 +25,13 @@ const FrameworkProfile kProfiles[] = {
       p.source = "Megatron-LM (mcore DDP contiguous buffers, --use-distributed-optimizer)";
       p.zero_stages = {"off (plain DDP)", "on (ZeRO-1)", nullptr, nullptr};  // --use-distributed-optimizer
       p.default_zero = 1;
+      // theoretical_memory_usage.py: 18 B/param, or 6 + 12/d with the distributed optimizer. The
+      // fp32 main-grad buffer (4) is not sharded; without it gradients are bf16 (2), not sharded.
+      p.states.optimizer_sharded_from_zero = 1;
+      p.states.fp32_grads_from_zero = 0;
+      p.states.bf16_grads_dropped_from_zero = 0;
       p.even_middle_split = true;            // arguments.py: layers split evenly over the middle stages
+      p.offloads_model_states = false;       // no CPU offload of model states modelled for Megatron-LM
       p.interleave_needs_pp_multiple = true; // interleaved 1F1B: num_microbatches % pp == 0
       p.vocab_pad_multiple = 128;            // --make-vocab-size-divisible-by 128 (times tp)
       p.default_loss = LossKind::kVocabParallel;  // tensor_parallel/cross_entropy.py
@@ -43,6 +49,13 @@ const FrameworkProfile kProfiles[] = {
       p.zero_stages = {"0 (DDP)", nullptr, "2 (reshard_after_forward=False)", "3 (full sharding)"};
       p.default_zero = 3;
       p.weights_sharded_from_zero = 2;
+      // FSDP2: the fp32 parameters are the master copy; fp32 gradients; 16/(dp*cp) B/param sharded
+      // (torchtitan docs). zero 0 = DDP: everything replicated.
+      p.states.weight_bytes = 4;
+      p.states.master_bytes = 0;
+      p.states.optimizer_sharded_from_zero = 2;
+      p.states.fp32_grads_always = true;
+      p.states.fp32_grads_sharded_from_zero = 2;
       p.grad_reduce_in_fp32 = true;
       p.vocab_pad_multiple = 1;
       p.default_loss = LossKind::kEager;               // components/loss.py cross_entropy_loss
@@ -58,6 +71,11 @@ const FrameworkProfile kProfiles[] = {
       p.pp_buffers_per_microbatch = true;  // torch.distributed.pipelining schedules
       p.expandable_segments = true;        // run_train.sh PYTORCH_ALLOC_CONF="expandable_segments:True"
       p.selective = SelectiveKind::kAlternateMatmuls;  // torchtitan ac_mode selective, op
+      p.eager_attention_copies = true;     // torchtitan's llama3 model.py
+      p.sp_saves_gathered_inputs = true;   // torchtitan's DTensor SP
+      p.gathers_whole_blocks = true;       // fully_shard per transformer block, and [norm, output]
+      p.grad_buckets = GradBuckets::kPerBlock;
+      p.comm_buffers = CommBufferScheme::kFsdpUnits;
       return p;
     }(),
     [] {
@@ -67,10 +85,24 @@ const FrameworkProfile kProfiles[] = {
       p.zero_stages = {"0 (off)", "1", "2", "3"};
       p.default_zero = 1;
       p.weights_sharded_from_zero = 3;
+      // ZeRO paper (Rajbhandari 2020) stage 0: 2 + 2 + 12. Stage 1 follows
+      // estimate_zero2_model_states_mem_needs: 4*P + 16*P/N (bf16 weights and gradients
+      // replicated; fp32 gradients, master and moments partitioned). Stage 2 keeps only its
+      // gradient partition (stage_1_and_2.py frees other grads after each reduce bucket; the
+      // Polaris log's 13.83 GiB at rest = 2 + 12/dp B/param). Stage 3 follows
+      // estimate_zero3_model_states_mem_needs: 18*P/N (+ the largest module, in comm buffers).
+      p.states.optimizer_sharded_from_zero = 1;
+      p.states.fp32_grads_from_zero = 1;
+      p.states.fp32_grads_sharded_from_zero = 1;
+      p.states.bf16_grads_dropped_from_zero = 3;
+      p.states.bf16_grads_sharded_from_zero = 2;
       p.grad_reduce_in_bf16 = true;
       p.vocab_pad_multiple = 128;
       p.default_loss = LossKind::kVocabParallel;  // Megatron's vocab-parallel cross-entropy
       p.fp8_weight_cache_bytes = 2;               // Transformer Engine, as Megatron
+      p.grad_buckets = GradBuckets::kDeepSpeed;
+      p.casts_base_to_bf16 = true;
+      p.comm_buffers = CommBufferScheme::kDeepSpeedBuckets;
       return p;
     }(),
 };
@@ -85,44 +117,19 @@ const FrameworkProfile& framework_profile(Framework framework) {
 }
 
 ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_grad_buffer, Precision precision) {
+  const FrameworkProfile& profile = framework_profile(framework);
+  const ModelStateBytes& bytes = profile.states;
   ModelStateRule rule;
-  switch (framework) {
-    case Framework::kMegatron:
-      // theoretical_memory_usage.py: 18 B/param, or 6 + 12/d with the distributed optimizer.
-      // The fp32 main-grad buffer (4) is not sharded; without it gradients are bf16 (2).
-      rule.weight_bytes = 2;
-      rule.grad_fp32_bytes = fp32_grad_buffer ? 4 : 0;
-      rule.grad_bytes = fp32_grad_buffer ? 0 : 2;
-      rule.master_bytes = 4;
-      rule.master_sharded = rule.moments_sharded = zero >= 1;
-      break;
-    case Framework::kDeepSpeed:
-      // ZeRO paper (Rajbhandari 2020) stage 0: 2 + 2 + 12. Stage 1 follows
-      // estimate_zero2_model_states_mem_needs: 4*P + 16*P/N (bf16 weights and gradients
-      // replicated; fp32 gradients, master and moments partitioned). Stage 2 keeps only its
-      // gradient partition (stage_1_and_2.py frees other grads after each reduce bucket; the
-      // Polaris log's 13.83 GiB at rest = 2 + 12/dp B/param). Stage 3 follows
-      // estimate_zero3_model_states_mem_needs: 18*P/N (+ the largest module, in comm buffers).
-      rule.weight_bytes = 2;
-      rule.weights_sharded = zero >= 3;
-      rule.grad_bytes = (zero >= 3 && fp32_grad_buffer) ? 0 : 2;
-      rule.grads_sharded = zero >= 2;  // stage 2 frees .grad outside the rank's partition after each bucket
-      rule.grad_fp32_bytes = (zero >= 1 && fp32_grad_buffer) ? 4 : 0;
-      rule.grads_fp32_sharded = zero >= 1;
-      rule.master_bytes = 4;
-      rule.master_sharded = rule.moments_sharded = zero >= 1;
-      break;
-    case Framework::kFsdp:
-      // FSDP2: the fp32 parameters are the master copy; fp32 gradients; 16/(dp*cp) B/param
-      // sharded (torchtitan docs). zero 0 = DDP: everything replicated.
-      rule.weight_bytes = 4;
-      rule.weights_sharded = zero >= 2;
-      rule.grad_fp32_bytes = 4;
-      rule.grads_fp32_sharded = zero >= 2;
-      rule.master_bytes = 0;
-      rule.moments_sharded = zero >= 2;
-      break;
-  }
+  rule.weight_bytes = bytes.weight_bytes;
+  rule.weights_sharded = profile.weights_sharded(zero);
+  const bool fp32_grads = bytes.fp32_grads_always || (fp32_grad_buffer && zero >= bytes.fp32_grads_from_zero);
+  rule.grad_fp32_bytes = fp32_grads ? 4 : 0;
+  rule.grads_fp32_sharded = zero >= bytes.fp32_grads_sharded_from_zero;
+  const bool bf16_grads = !bytes.fp32_grads_always && !(fp32_grad_buffer && zero >= bytes.bf16_grads_dropped_from_zero);
+  rule.grad_bytes = bf16_grads ? 2 : 0;
+  rule.grads_sharded = zero >= bytes.bf16_grads_sharded_from_zero;
+  rule.master_bytes = bytes.master_bytes;
+  rule.master_sharded = rule.moments_sharded = zero >= bytes.optimizer_sharded_from_zero;
   if (precision == Precision::kPureBf16) {
     // Pure bf16: the bf16 weights are the only copy (no master), gradients are bf16 like the
     // params they belong to, sharded as the framework shards gradients (FRAMEWORK_NOTES §4.1;
@@ -209,10 +216,11 @@ CommBuffers comm_buffer_bytes(const Config& config, const RankIntermediates& ran
   const double trained = frozen_base ? rank.trainable_parameters : rank.parameters;
   const double trained_layer = frozen_base && rank.layers > 0 ? rank.trainable_parameters / double(rank.layers) : layer;
   const double gathered_bytes = config.training.finetune == FinetuneMethod::kQlora ? kNf4BytesPerParam : 2.0;
-  switch (config.training.framework) {
-    case Framework::kMegatron:
+  const FrameworkProfile& profile = framework_profile(config.training.framework);
+  switch (profile.comm_buffers) {
+    case CommBufferScheme::kInPlace:
       return both(0);  // mcore DDP reduces and gathers in place in its contiguous buffers
-    case Framework::kDeepSpeed:
+    case CommBufferScheme::kDeepSpeedBuckets:
       if (zero >= 3) {
         // estimate_zero3: 4 * largest layer (its 16-bit params + grads unsharded; frozen: params
         // only), plus the prefetch bucket and the reduce bucket (at most the trainable parameters).
@@ -221,11 +229,11 @@ CommBuffers comm_buffer_bytes(const Config& config, const RankIntermediates& ran
                     2.0 * std::min(trained, kDeepSpeedReduceBucketElements));
       }
       return both(2.0 * std::min(trained, kDeepSpeedReduceBucketElements));  // one 16-bit reduce bucket
-    case Framework::kFsdp: {
+    case CommBufferScheme::kFsdpUnits: {
       // DDP bucket copies of the fp32 gradients, only when there is a DDP group (torchtitan wraps
       // with DDP only when dp_replicate > 1; at one rank there is nothing to reduce).
       if (zero == 0)
-        return both(framework_profile(Framework::kFsdp).ddp_bucket_copy && effective_dp(config) * config.layout.cp > 1
+        return both(profile.ddp_bucket_copy && effective_dp(config) * config.layout.cp > 1
                         ? 4.0 * trained
                         : 0.0);
       if (rank.unsharded_parameter_bytes > 0) {
@@ -285,8 +293,8 @@ MemoryPlan plan_memory(const Config& config) {
   settings.flash = training.flash;
   settings.recompute = training.recompute;
   settings.selective = plan.profile.selective;
-  settings.eager_attention_copies = training.framework == Framework::kFsdp;  // torchtitan's llama3 model.py
-  settings.sp_saves_gathered_inputs = training.framework == Framework::kFsdp;  // torchtitan's DTensor SP
+  settings.eager_attention_copies = plan.profile.eager_attention_copies;
+  settings.sp_saves_gathered_inputs = plan.profile.sp_saves_gathered_inputs;
   settings.compiled = runs_compiled(training);
   settings.frozen_base_delta_bytes = lora_activation_delta_bytes(
       model, training, double(training.seq) / double(layout.cp) * double(training.micro_batch), layout.tp);
@@ -351,7 +359,7 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   // after every activation is freed, so it never joins the peak.
   const double largest_projection =
       double(model.hidden) * double(std::max(model.ffn, model.hidden)) / double(layout.tp);
-  in.largest_unit_parameters = training.framework == Framework::kFsdp
+  in.largest_unit_parameters = plan.profile.gathers_whole_blocks
                                    ? std::max(plan.layer_parameters, in.lm_head_parameters)
                                    : std::max({largest_projection, in.embedding_parameters, in.lm_head_parameters});
   in.weight_bytes_per_param = plan.weight_bytes_per_param;

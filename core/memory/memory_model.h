@@ -62,6 +62,22 @@ struct ModelStateRule {
   bool moments_sharded = false;                                    // optimizer moments
 };
 
+enum class GradBuckets { kMegatronDdp, kDeepSpeed, kPerBlock };
+enum class CommBufferScheme { kInPlace, kDeepSpeedBuckets, kFsdpUnits };
+
+// Bytes per parameter a framework keeps for its model states, and from which ZeRO stage each is
+// sharded over the data-parallel group (stage 4 = never): the data behind model_state_rule.
+struct ModelStateBytes {
+  double weight_bytes = 2;                 // 2 = bf16 weights beside an fp32 master; 4 = fp32 params (FSDP2)
+  double master_bytes = 4;                 // fp32 master copy beside the weights (0: the params are the master)
+  int64_t optimizer_sharded_from_zero = 1; // master copy and moments
+  bool fp32_grads_always = false;          // gradients take the fp32 params' dtype, whatever fp32_grad_buffer says
+  int64_t fp32_grads_from_zero = 0;        // with fp32_grad_buffer: the fp32 gradient copy exists from this stage
+  int64_t fp32_grads_sharded_from_zero = 4;
+  int64_t bf16_grads_dropped_from_zero = 0;  // with fp32 gradients: no 16-bit gradient kept from this stage
+  int64_t bf16_grads_sharded_from_zero = 4;
+};
+
 // Everything that differs between frameworks, as one record: read by the memory and performance
 // models, by validate(), the layout search and the page's choosers (never re-stated as branches).
 struct FrameworkProfile {
@@ -70,6 +86,7 @@ struct FrameworkProfile {
   std::array<const char*, 4> zero_stages{};  // meaning of each ZeRO stage offered; nullptr = not offered
   int64_t default_zero = 1;          // the stage a config gets when it names none
   int64_t weights_sharded_from_zero = 4;  // weights gathered per micro-batch from this stage (4 = never)
+  ModelStateBytes states;            // bytes per parameter of weights, gradients, master and moments
   bool even_middle_split = false;    // pipeline chunks between first and last must hold equal layers
   bool interleave_needs_pp_multiple = false;  // vpp > 1 needs micro-batches per step % pp == 0
   bool grad_reduce_in_bf16 = false;  // gradients reduced in bf16 whatever the buffer (DeepSpeed)
@@ -101,6 +118,20 @@ struct FrameworkProfile {
   bool pp_buffers_per_microbatch = false;
   bool expandable_segments = false;  // the launcher sets PYTORCH_ALLOC_CONF=expandable_segments:True
   SelectiveKind selective = SelectiveKind::kAttentionCore;  // meaning of recompute=selective
+  bool eager_attention_copies = false;   // the model's attention makes eager q/k/v copies (torchtitan llama3 model.py)
+  bool sp_saves_gathered_inputs = false; // SP saves the all-gathered block inputs (torchtitan's DTensor SP)
+  // The largest unit gathered at once under sharding: one transformer block (or the head), as FSDP2
+  // wraps per block; false = the largest single module (DeepSpeed ZeRO-3 fetches by module).
+  bool gathers_whole_blocks = false;
+  bool offloads_model_states = true;   // CPU offload of optimizer/params exists (ZeRO-Offload, FSDP CPUOffload)
+  bool casts_base_to_bf16 = false;     // bf16 mode casts the whole module, a frozen fp32 base included
+                                       // (DeepSpeed engine.py _configure_distributed_model)
+  // How gradients are bucketed for the DP reduce (step time): Megatron's DDP buckets (40M elements,
+  // at least 1M per rank), DeepSpeed's reduce bucket, or one bucket per block (FSDP2).
+  GradBuckets grad_buckets = GradBuckets::kMegatronDdp;
+  // Communication buffers beside the model states (memory_model.cpp comm_buffers): reduced in place
+  // in contiguous buffers (mcore DDP), DeepSpeed's reduce/prefetch buckets, or FSDP2's gathered units.
+  CommBufferScheme comm_buffers = CommBufferScheme::kInPlace;
 
   bool offers_zero(int64_t zero) const { return zero >= 0 && zero <= 3 && zero_stages[size_t(zero)] != nullptr; }
   bool weights_sharded(int64_t zero) const { return zero >= weights_sharded_from_zero; }

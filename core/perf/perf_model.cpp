@@ -531,12 +531,15 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
     const double grad_element_bytes = profile.grad_reduce_in_fp32 ? 4.0 : reduce_bytes;
     const double grad_bytes = stage_trained * grad_element_bytes;
     double bucket_bytes = grad_bytes;
-    if (training.framework == Framework::kMegatron)
-      bucket_bytes = std::max(kMegatronBucketElements, 1e6 * double(shard_ranks)) * grad_element_bytes;
-    else if (training.framework == Framework::kDeepSpeed)
-      bucket_bytes = kDeepSpeedBucketElements * grad_element_bytes;
-    else
-      bucket_bytes = stage_trained / std::max<double>(1.0, double(first_stage.placement.layers)) * grad_element_bytes;  // FSDP2: one block
+    switch (profile.grad_buckets) {
+      case GradBuckets::kMegatronDdp:
+        bucket_bytes = std::max(kMegatronBucketElements, 1e6 * double(shard_ranks)) * grad_element_bytes;
+        break;
+      case GradBuckets::kDeepSpeed: bucket_bytes = kDeepSpeedBucketElements * grad_element_bytes; break;
+      case GradBuckets::kPerBlock:
+        bucket_bytes = stage_trained / std::max<double>(1.0, double(first_stage.placement.layers)) * grad_element_bytes;
+        break;
+    }
     bucket_bytes = std::min(bucket_bytes, grad_bytes);
     const double buckets = std::ceil(grad_bytes / bucket_bytes);
     const double grad_sync = buckets * (sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, bucket_bytes)

@@ -114,9 +114,9 @@ std::vector<Issue> validate(const Config& config) {
     check.error(IssueCode::kFinetuneUnsupported, "offload",
                 "offload=params needs sharded parameters (ZeRO-3 offload_param / FSDP CPUOffload); zero=" +
                     to_string(l.zero) + " with " + enum_label(t.framework) + " keeps them whole on every rank.");
-  if (t.offload != Offload::kNone && t.framework == Framework::kMegatron)
+  if (t.offload != Offload::kNone && !profile.offloads_model_states)
     check.error(IssueCode::kFinetuneUnsupported, "offload",
-                "offload needs DeepSpeed or FSDP; Megatron-LM has no CPU offload of model states here.");
+                "offload needs DeepSpeed or FSDP; " + enum_label(t.framework) + " has no CPU offload of model states here.");
 
   // [SECTION] Layout
   const bool tp_ok = check.count("tp", l.tp, kMaxGpus);

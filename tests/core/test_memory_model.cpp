@@ -168,6 +168,35 @@ TEST_CASE("uneven pipeline split places the explicit first/last stage layers") {
   CHECK(report.ranks[1].intermediates.layers == 8);  // 112 layers over 14 middle stages
 }
 
+// Bytes per parameter of the model states at `shard` data-parallel ranks, from the profile's rule.
+static double state_bytes_per_param(Framework framework, int64_t zero, bool fp32_grad_buffer, double shard) {
+  const ModelStateRule r = model_state_rule(framework, zero, fp32_grad_buffer);
+  const auto part = [shard](double bytes, bool sharded) { return sharded ? bytes / shard : bytes; };
+  return part(r.weight_bytes, r.weights_sharded) + part(r.grad_bytes, r.grads_sharded) +
+         part(r.grad_fp32_bytes, r.grads_fp32_sharded) + part(r.master_bytes, r.master_sharded) +
+         part(optimizer_moment_bytes(Optimizer::kAdamW), r.moments_sharded);
+}
+
+TEST_CASE("the framework profiles' model-state data gives each framework's published bytes per parameter") {
+  const double n = 16;
+  // Megatron-LM theoretical_memory_usage.py: 18, or 6 + 12/d with the distributed optimizer;
+  // without the fp32 main-grad buffer the gradient is bf16 (2 instead of 4).
+  CHECK(state_bytes_per_param(Framework::kMegatron, 0, true, n) == doctest::Approx(18));
+  CHECK(state_bytes_per_param(Framework::kMegatron, 1, true, n) == doctest::Approx(6 + 12 / n));
+  CHECK(state_bytes_per_param(Framework::kMegatron, 1, false, n) == doctest::Approx(4 + 12 / n));
+  // DeepSpeed (Rajbhandari 2020; estimate_zero2/zero3_model_states_mem_needs): stage 0 2 + 2 + 12,
+  // stage 1 4 + 16/N, stage 2 2 + 18/N (the bf16 gradient partition kept), stage 3 18/N.
+  CHECK(state_bytes_per_param(Framework::kDeepSpeed, 0, true, n) == doctest::Approx(16));
+  CHECK(state_bytes_per_param(Framework::kDeepSpeed, 1, true, n) == doctest::Approx(4 + 16 / n));
+  CHECK(state_bytes_per_param(Framework::kDeepSpeed, 2, true, n) == doctest::Approx(2 + 18 / n));
+  CHECK(state_bytes_per_param(Framework::kDeepSpeed, 3, true, n) == doctest::Approx(18 / n));
+  // FSDP2 (torchtitan docs): fp32 params are the master, fp32 grads: 16 under DDP, 16/N sharded,
+  // whatever fp32_grad_buffer says.
+  CHECK(state_bytes_per_param(Framework::kFsdp, 0, true, n) == doctest::Approx(16));
+  CHECK(state_bytes_per_param(Framework::kFsdp, 3, true, n) == doctest::Approx(16 / n));
+  CHECK(state_bytes_per_param(Framework::kFsdp, 3, false, n) == doctest::Approx(16 / n));
+}
+
 TEST_CASE("framework byte counts per parameter (MEMORY_NOTES §13.3)") {
   const double shard = 16;
   SUBCASE("Megatron distributed optimizer: 2 + 4 + 12/d") {

@@ -3,10 +3,13 @@
 // serialisers (estimate_to_json, layout_candidate_to_json), so an export reads like `--json`.
 #include <algorithm>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "app.h"
 #include "panels.h"
 #include "io/serialize.h"
+#include "spec/config_schema.h"
 
 namespace meshfit::ui {
 
@@ -16,6 +19,19 @@ namespace meshfit::ui {
 std::string link_text(const AppState& s) {
   if (s.local_file && s.public_url.empty()) return " (state `" + s.state + "`)";
   return " ([open]({{url}}))";
+}
+
+// The run's non-empty free-text fields (FieldGroup::kRun), one "key: text" each, newlines flattened.
+static std::vector<std::pair<std::string, std::string>> run_texts(const Config& config) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const ConfigField& field : config_fields()) {
+    if (field.group != FieldGroup::kRun) continue;
+    std::string text = field.get(config).get<std::string>();
+    if (text.empty()) continue;
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    out.emplace_back(field.key, text);
+  }
+  return out;
 }
 
 std::string markdown_report(const AppState& s) {
@@ -31,6 +47,7 @@ std::string markdown_report(const AppState& s) {
                 (long long)c.training.seq, (long long)c.training.global_batch, (long long)c.training.micro_batch,
                 to_string(c.training.recompute), to_string(c.training.framework), link_text(s).c_str());
   out += line;
+  for (const auto& run_text : run_texts(c)) out += "> " + run_text.first + ": " + run_text.second + "\n\n";
   out += std::string("| rank (") + unit_label(s) + ") |";
   for (int i = 0; i < kComponentCount; ++i) out += std::string(" ") + component_label(Component(i)) + " |";
   out += " device | % of capacity |\n|---|";
@@ -198,6 +215,8 @@ void draw_header(AppState& s) {
   ImGui::TextUnformatted("meshfit");
   flow("will it fit? per-rank training memory and the fastest layout");
   ImGui::TextDisabled("will it fit? per-rank training memory and the fastest layout");
+  for (const auto& run_text : run_texts(s.config))
+    ImGui::TextWrapped("%s: %s", run_text.first.c_str(), run_text.second.c_str());
   if (ImGui::Button("Copy link")) {
     s.outbox.clipboard = "{{url}}";
     s.status = s.local_file && s.public_url.empty()

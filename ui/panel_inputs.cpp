@@ -12,6 +12,7 @@
 #include "panels.h"  // imgui.h, before its std::string helpers
 #include "imgui_internal.h"  // GetActiveID: a field being typed in is not overwritten
 #include "misc/cpp/imgui_stdlib.h"
+#include "spec/config_schema.h"
 #include "spec/structure.h"
 #include "units.h"
 
@@ -355,6 +356,26 @@ bool draw_layout(AppState& s) {
   return changed;
 }
 
+// The run's free-text fields (FieldGroup::kRun: notes, ...) straight from the schema, through its
+// accessors: a new one appears here without UI code. validate() checks what is typed (UTF-8, length).
+bool draw_run(AppState& s) {
+  ImGui::SeparatorText("Run");
+  bool changed = false;
+  for (const ConfigField& field : config_fields()) {
+    if (field.group != FieldGroup::kRun) continue;
+    ImGui::TextUnformatted(field.help);
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    std::string text = field.get(s.config).get<std::string>();
+    if (ImGui::InputText((std::string("##") + field.key).c_str(), &text)) {
+      field.set(s.config, text);
+      changed = true;
+    }
+    record_rect(s, field.key);
+    field_issue(s, field.key);
+  }
+  return changed;
+}
+
 }  // namespace
 
 bool draw_inputs(AppState& s) {
@@ -369,6 +390,7 @@ bool draw_inputs(AppState& s) {
   changed |= ImGui::SliderScalar("##headroom", ImGuiDataType_Double, &s.config.training.headroom, &headroom_min,
                                  &headroom_max, "%.2f");
   field_issue(s, "headroom");
+  changed |= draw_run(s);
   return changed;
 }
 

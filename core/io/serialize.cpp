@@ -182,8 +182,9 @@ class Reader {
         if (!value.is_string() || !row.set(config, value)) unknown_word(key, value, row.allowed);
         return;
       case FieldKind::kText:
-        if (value.is_string()) row.set(config, value);
-        else issues_.push_back({IssueCode::kUnknownValue, Severity::kError, key, key + " must be text, got " + describe(value) + "."});
+        if (value.is_string()) {
+          if (check_text_field(row, value.get_ref<const std::string&>(), issues_)) row.set(config, value);
+        } else issues_.push_back({IssueCode::kUnknownValue, Severity::kError, key, key + " must be text, got " + describe(value) + "."});
         return;
       case FieldKind::kPreset:
         return;  // applied before every other field (parse_config)

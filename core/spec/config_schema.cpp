@@ -4,6 +4,9 @@
 
 #include <type_traits>
 
+#include "io/json_text.h"
+#include "spec/input_limits.h"
+
 #include "units.h"
 #include "validate.h"
 
@@ -14,6 +17,8 @@ using nlohmann::json;
 namespace {
 
 // [SECTION] Row builders: one template per kind, over (Config::*part).*member.
+
+const std::string kTextFieldAllowed = "UTF-8 text of at most " + std::to_string(kMaxTextFieldBytes) + " bytes";
 
 template <auto Part, auto Member>
 auto& member_of(Config& c) { return (c.*Part).*Member; }
@@ -45,9 +50,12 @@ ConfigField number(const char* key, FieldGroup group, const char* help) {
   return plain<Part, Member>(key, key, FieldKind::kNumber, group, help);
 }
 
+// Free text: checked by check_text_field (UTF-8, at most kMaxTextFieldBytes) wherever it is read.
 template <auto Part, auto Member>
 ConfigField text(const char* key, FieldGroup group, const char* help) {
-  return plain<Part, Member>(key, key, FieldKind::kText, group, help);
+  ConfigField field = plain<Part, Member>(key, key, FieldKind::kText, group, help);
+  field.allowed = kTextFieldAllowed;
+  return field;
 }
 
 template <auto Part, auto Member>
@@ -66,7 +74,7 @@ ConfigField word(const char* key, FieldGroup group, const char* help) {
 // Free text held directly by Config (no section).
 template <auto Member>
 ConfigField text(const char* key, FieldGroup group, const char* help) {
-  ConfigField field{key, key, help, FieldKind::kText, group, {}};
+  ConfigField field{key, key, help, FieldKind::kText, group, kTextFieldAllowed};
   field.get = [](const Config& c) -> json { return c.*Member; };
   field.set = [](Config& c, const json& value) {
     c.*Member = value.get<std::string>();
@@ -257,6 +265,11 @@ const ConfigField* find_config_field_by_state_key(const std::string& state_key) 
   for (const ConfigField& field : config_fields())
     if (state_key == field.state_key) return &field;
   return nullptr;
+}
+
+bool check_text_field(const ConfigField& field, const std::string& text, std::vector<Issue>& issues) {
+  MESHFIT_ASSERT(field.kind == FieldKind::kText, "check_text_field on a field that is not text");
+  return check_input_text(text, field.key, kMaxTextFieldBytes, issues);
 }
 
 const std::vector<LegacyField>& legacy_config_fields() {

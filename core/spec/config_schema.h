@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "spec/config.h"
+#include "spec/issue.h"
 
 namespace meshfit {
 
@@ -21,9 +22,11 @@ enum class FieldKind {
   kBoolean,  // true/false; CLI --flag / --no-flag
   kWord,     // one of `allowed` (an enum's name table)
   kPreset,   // a preset id or "custom" (model, gpu): applied before every other field
-  kText,     // free text, never parsed as a number
+  kText,     // free text, never parsed as a number: UTF-8, at most kMaxTextFieldBytes (check_text_field)
 };
 
+// kRun: free text about the run (notes, ...): the page lists these fields under "Run" and shows the
+// non-empty ones in its header and its Markdown report, so a new one needs no UI code.
 enum class FieldGroup { kModel, kHardware, kTraining, kLayout, kRun };
 
 struct ConfigField {
@@ -60,6 +63,9 @@ struct LegacyField {
 const std::vector<ConfigField>& config_fields();
 const ConfigField* find_config_field(const std::string& key);           // by JSON key
 const ConfigField* find_config_field_by_state_key(const std::string& state_key);
+// A free-text field's value: valid UTF-8 and at most kMaxTextFieldBytes (input_limits.h), else an
+// invalid_text / input_too_large issue naming the field. parse_config and validate both call it.
+bool check_text_field(const ConfigField& field, const std::string& text, std::vector<Issue>& issues);
 const std::vector<LegacyField>& legacy_config_fields();
 const LegacyField* find_legacy_field(const std::string& key);
 

@@ -14,6 +14,7 @@ constexpr int kMaxJsonDepth = 32;                  // nesting of objects/arrays 
 constexpr size_t kMaxJsonKeys = 10000;             // object keys in one JSON text
 constexpr size_t kMaxStateKeys = 64;               // key=value pairs in one state (the schema has 36 fields)
 constexpr size_t kMaxFlagBytes = 1024;             // one command-line flag value
+constexpr size_t kMaxTextFieldBytes = 1024;        // a free-text config field (notes, lora_targets): UTF-8, at most this
 
 constexpr int64_t kMaxSearchVpp = 64;              // largest vpp a search pin or bound may ask (default range: kMaxVpp, structure.h)
 constexpr int64_t kMaxTop = 10000;                 // layouts listed by a search

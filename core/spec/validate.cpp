@@ -9,6 +9,7 @@
 #include <string>
 
 #include "spec/checked.h"
+#include "spec/config_schema.h"
 #include "spec/structure.h"
 
 namespace meshfit {
@@ -45,204 +46,255 @@ class Checker {
   std::vector<Issue>& issues_;
 };
 
-}  // namespace
+// Which inputs passed their own checks, so that later rules only combine usable values.
+struct Usable {
+  bool hidden = false, layers = false, heads = false, kv = false, ffn = false;
+  bool gpus = false, per_node = false, seq = false, gbs = false, mbs = false;
+  bool tp = false, pp = false, cp = false, vpp = false, dp = true, degrees = false;
+};
 
-// Long on purpose: one rule after another in dependency order, read as a list (the conditions of the
-// layout rules are structure.h's; the messages are here).
-std::vector<Issue> validate(const Config& config) {
-  std::vector<Issue> issues;
-  Checker check(issues);
+// The rules in dependency order, one function per section (the conditions of the layout rules are
+// structure.h's; the messages are here). Each reads the config and what earlier sections found usable.
+struct Rules {
+  Rules(const Config& checked_config, Checker& checker) : config(checked_config), check(checker) {}
+  const Config& config;
+  Checker& check;
   const ModelSpec& m = config.model;
   const TrainingSpec& t = config.training;
   const Layout& l = config.layout;
   const ClusterSpec& c = config.cluster;
-  const FrameworkProfile& profile = framework_profile(t.framework);
+  const FrameworkProfile& profile = framework_profile(config.training.framework);
+  Usable ok;
 
-  // [SECTION] Model
-  const bool hidden_ok = check.count("hidden", m.hidden, kMaxHidden);
-  const bool layers_ok = check.count("layers", m.layers, kMaxLayers);
-  const bool heads_ok = check.count("heads", m.heads, kMaxHeads);
-  const bool kv_ok = check.count("kv_heads", m.kv_heads, kMaxHeads);
-  const bool ffn_ok = check.count("ffn", m.ffn, kMaxFfn);
-  check.count("vocab", m.vocab, kMaxVocab);
-  if (hidden_ok && heads_ok && m.hidden % m.heads != 0)
-    check.error(IssueCode::kHeadsNotDivideHidden, "heads",
-                "heads=" + to_string(m.heads) + " does not divide hidden=" + to_string(m.hidden) +
-                    " (each head needs a whole head dimension).");
-  if (heads_ok && kv_ok && m.heads % m.kv_heads != 0)
-    check.error(IssueCode::kKvHeadsNotDivideHeads, "kv_heads",
-                "kv_heads=" + to_string(m.kv_heads) + " does not divide heads=" + to_string(m.heads) +
-                    " (grouped-query attention needs whole groups).");
-
-  // [SECTION] Hardware
-  if (!(config.gpu.memory_bytes > 0) || !std::isfinite(config.gpu.memory_bytes))
-    check.error(IssueCode::kNotPositive, "gpu_memory_gib", "gpu_memory_gib must be a positive number.");
-  else if (config.gpu.memory_bytes > kMaxGpuMemoryBytes)
-    check.error(IssueCode::kOutOfRange, "gpu_memory_gib", "gpu_memory_gib exceeds the supported maximum of 1 PB.");
-  const bool gpus_ok = check.count("gpus", c.gpus, kMaxGpus);
-  const bool per_node_ok = check.count("gpus_per_node", c.gpus_per_node, kMaxGpus);
-  if (gpus_ok && per_node_ok && c.gpus > c.gpus_per_node && c.gpus % c.gpus_per_node != 0)
-    check.warning(IssueCode::kGpusPerNodeMismatch, "gpus",
-                  "gpus=" + to_string(c.gpus) + " is not a multiple of gpus_per_node=" +
-                      to_string(c.gpus_per_node) + ": the last node is partly used.");
-
-  // [SECTION] Training
-  const bool seq_ok = check.count("seq", t.seq, kMaxSeq);
-  const bool gbs_ok = check.count("global_batch", t.global_batch, kMaxBatch);
-  const bool mbs_ok = check.count("micro_batch", t.micro_batch, kMaxBatch);
-  if (!(t.headroom > 0.0 && t.headroom <= 1.0))
-    check.error(IssueCode::kThresholdOutOfRange, "headroom",
-                "headroom must be a fraction in (0, 1], got " + to_string(t.headroom) + ".");
-  if (t.precision == Precision::kFp8 && config.gpu.fp8_flops <= 0 && config.gpu.id != "custom")
-    check.error(IssueCode::kPrecisionUnsupported, "precision",
-                "precision fp8 needs FP8 tensor cores; " + config.gpu.name + " has none.");
-
-  // [SECTION] Fine-tuning (finetune.h)
-  if (has_adapters(t)) {
-    check.count("lora_rank", t.lora_rank, kMaxHidden);
-    if (parse_lora_targets(t.lora_targets) == 0)
-      check.error(IssueCode::kUnknownValue, "lora_targets",
-                  "lora_targets \"" + t.lora_targets +
-                      "\" is not all-linear, attention or a comma list of q, k, v, o, gate, up, down.");
-  }
-  // bitsandbytes Linear4bit has no tensor-parallel form (FINETUNE_NOTES §2; PEFT docs shard a
-  // 4-bit base with FSDP/ZeRO-3 and quant_storage only).
-  if (t.finetune == FinetuneMethod::kQlora && l.tp > 1)
-    check.error(IssueCode::kFinetuneUnsupported, "tp",
-                "finetune=qlora with tp=" + to_string(l.tp) + ": bitsandbytes 4-bit layers cannot be split by tensor parallelism; use tp=1 with FSDP or ZeRO-3.");
-  if (t.offload == Offload::kParams && !profile.weights_sharded(l.zero))
-    check.error(IssueCode::kFinetuneUnsupported, "offload",
-                "offload=params needs sharded parameters (ZeRO-3 offload_param / FSDP CPUOffload); zero=" +
-                    to_string(l.zero) + " with " + enum_label(t.framework) + " keeps them whole on every rank.");
-  if (t.offload != Offload::kNone && !profile.offloads_model_states)
-    check.error(IssueCode::kFinetuneUnsupported, "offload",
-                "offload needs DeepSpeed or FSDP; " + enum_label(t.framework) + " has no CPU offload of model states here.");
-
-  // [SECTION] Layout
-  const bool tp_ok = check.count("tp", l.tp, kMaxGpus);
-  const bool pp_ok = check.count("pp", l.pp, kMaxGpus);
-  const bool cp_ok = check.count("cp", l.cp, kMaxGpus);
-  const bool vpp_ok = check.count("vpp", l.vpp, kMaxLayers);
-  bool dp_ok = true;
-  if (l.dp != 0) dp_ok = check.count("dp", l.dp, kMaxGpus);
-  if (l.zero < 0 || l.zero > 3) {
-    check.error(IssueCode::kOutOfRange, "zero", "zero must be 0, 1, 2 or 3, got " + to_string(l.zero) + ".");
-  } else if (!profile.offers_zero(l.zero)) {
-    std::string offered, others;
-    for (int64_t zero : zero_choices(t.framework))
-      offered += (offered.empty() ? "" : ", ") + to_string(zero) + " = " + profile.zero_stages[size_t(zero)];
-    for (const auto& entry : EnumNames<Framework>::table)
-      if (framework_profile(entry.value).offers_zero(l.zero)) others += (others.empty() ? "" : " or ") + std::string(entry.key);
-    check.error(IssueCode::kZeroUnsupported, "zero",
-                "zero=" + to_string(l.zero) + " is not offered by " + enum_label(t.framework) + " (" + offered +
-                    "); choose framework " + others + " for stage " + to_string(l.zero) + ".");
+  void model() {
+    ok.hidden = check.count("hidden", m.hidden, kMaxHidden);
+    ok.layers = check.count("layers", m.layers, kMaxLayers);
+    ok.heads = check.count("heads", m.heads, kMaxHeads);
+    ok.kv = check.count("kv_heads", m.kv_heads, kMaxHeads);
+    ok.ffn = check.count("ffn", m.ffn, kMaxFfn);
+    check.count("vocab", m.vocab, kMaxVocab);
+    if (ok.hidden && ok.heads && m.hidden % m.heads != 0)
+      check.error(IssueCode::kHeadsNotDivideHidden, "heads",
+                  "heads=" + to_string(m.heads) + " does not divide hidden=" + to_string(m.hidden) +
+                      " (each head needs a whole head dimension).");
+    if (ok.heads && ok.kv && m.heads % m.kv_heads != 0)
+      check.error(IssueCode::kKvHeadsNotDivideHeads, "kv_heads",
+                  "kv_heads=" + to_string(m.kv_heads) + " does not divide heads=" + to_string(m.heads) +
+                      " (grouped-query attention needs whole groups).");
   }
 
-  bool degrees_ok = tp_ok && pp_ok && cp_ok && dp_ok && gpus_ok;
-  if (degrees_ok) {
-    // Each degree is <= 2^22, so the product could pass int64: compare in double first.
-    const double product = double(l.tp) * double(l.pp) * double(l.cp);
-    const int64_t model_parallel = product > double(c.gpus) ? c.gpus + 1 : l.tp * l.pp * l.cp;
-    if (model_parallel > c.gpus) {
-      degrees_ok = false;
-      check.error(IssueCode::kLayoutProductMismatch, "gpus",
-                  "tp*pp*cp = " + to_string(l.tp) + "*" + to_string(l.pp) + "*" + to_string(l.cp) + " = " +
-                      to_string(int64_t(product)) + " exceeds gpus=" + to_string(c.gpus) + ".");
-    } else if (l.dp == 0 && c.gpus % model_parallel != 0) {
-      degrees_ok = false;
-      check.error(IssueCode::kLayoutProductMismatch, "gpus",
-                  "gpus=" + to_string(c.gpus) + " is not divisible by tp*pp*cp = " + to_string(model_parallel) +
-                      ", so no whole data-parallel degree exists.");
-    } else if (l.dp != 0 && l.dp * model_parallel != c.gpus) {
-      degrees_ok = false;
-      check.error(IssueCode::kLayoutProductMismatch, "dp",
-                  "dp*tp*pp*cp = " + to_string(l.dp) + "*" + to_string(l.tp) + "*" + to_string(l.pp) + "*" +
-                      to_string(l.cp) + " = " + to_string(l.dp * model_parallel) + " does not equal gpus=" +
-                      to_string(c.gpus) + ".");
+  void hardware() {
+    if (!(config.gpu.memory_bytes > 0) || !std::isfinite(config.gpu.memory_bytes))
+      check.error(IssueCode::kNotPositive, "gpu_memory_gib", "gpu_memory_gib must be a positive number.");
+    else if (config.gpu.memory_bytes > kMaxGpuMemoryBytes)
+      check.error(IssueCode::kOutOfRange, "gpu_memory_gib", "gpu_memory_gib exceeds the supported maximum of 1 PB.");
+    ok.gpus = check.count("gpus", c.gpus, kMaxGpus);
+    ok.per_node = check.count("gpus_per_node", c.gpus_per_node, kMaxGpus);
+    if (ok.gpus && ok.per_node && c.gpus > c.gpus_per_node && c.gpus % c.gpus_per_node != 0)
+      check.warning(IssueCode::kGpusPerNodeMismatch, "gpus",
+                    "gpus=" + to_string(c.gpus) + " is not a multiple of gpus_per_node=" +
+                        to_string(c.gpus_per_node) + ": the last node is partly used.");
+  }
+
+  void training() {
+    ok.seq = check.count("seq", t.seq, kMaxSeq);
+    ok.gbs = check.count("global_batch", t.global_batch, kMaxBatch);
+    ok.mbs = check.count("micro_batch", t.micro_batch, kMaxBatch);
+    if (!(t.headroom > 0.0 && t.headroom <= 1.0))
+      check.error(IssueCode::kThresholdOutOfRange, "headroom",
+                  "headroom must be a fraction in (0, 1], got " + to_string(t.headroom) + ".");
+    if (t.precision == Precision::kFp8 && config.gpu.fp8_flops <= 0 && config.gpu.id != "custom")
+      check.error(IssueCode::kPrecisionUnsupported, "precision",
+                  "precision fp8 needs FP8 tensor cores; " + config.gpu.name + " has none.");
+  }
+
+  // Fine-tuning (finetune.h) and offload.
+  void finetune() {
+    if (has_adapters(t)) {
+      check.count("lora_rank", t.lora_rank, kMaxHidden);
+      if (parse_lora_targets(t.lora_targets) == 0)
+        check.error(IssueCode::kUnknownValue, "lora_targets",
+                    "lora_targets \"" + t.lora_targets +
+                        "\" is not all-linear, attention or a comma list of q, k, v, o, gate, up, down.");
     }
+    // bitsandbytes Linear4bit has no tensor-parallel form (FINETUNE_NOTES §2; PEFT docs shard a
+    // 4-bit base with FSDP/ZeRO-3 and quant_storage only).
+    if (t.finetune == FinetuneMethod::kQlora && l.tp > 1)
+      check.error(IssueCode::kFinetuneUnsupported, "tp",
+                  "finetune=qlora with tp=" + to_string(l.tp) + ": bitsandbytes 4-bit layers cannot be split by tensor parallelism; use tp=1 with FSDP or ZeRO-3.");
+    if (t.offload == Offload::kParams && !profile.weights_sharded(l.zero))
+      check.error(IssueCode::kFinetuneUnsupported, "offload",
+                  "offload=params needs sharded parameters (ZeRO-3 offload_param / FSDP CPUOffload); zero=" +
+                      to_string(l.zero) + " with " + enum_label(t.framework) + " keeps them whole on every rank.");
+    if (t.offload != Offload::kNone && !profile.offloads_model_states)
+      check.error(IssueCode::kFinetuneUnsupported, "offload",
+                  std::string("offload needs DeepSpeed or FSDP; ") + enum_label(t.framework) + " has no CPU offload of model states here.");
   }
-  if (tp_ok && heads_ok && !tp_divides_heads(m, l.tp))
-    check.error(IssueCode::kTpNotDivideHeads, "tp",
-                "tp=" + to_string(l.tp) + " does not divide " + to_string(m.heads) + " attention heads.");
-  if (tp_ok && kv_ok && !tp_divides_kv_heads(m, l.tp))
-    check.error(IssueCode::kTpNotDivideKvHeads, "tp",
-                "tp=" + to_string(l.tp) + " does not divide " + to_string(m.kv_heads) + " key/value heads.");
-  if (tp_ok && ffn_ok && !tp_divides_ffn(m, l.tp))
-    check.error(IssueCode::kTpNotDivideFfn, "tp",
-                "tp=" + to_string(l.tp) + " does not divide ffn=" + to_string(m.ffn) + ".");
-  if (cp_ok && seq_ok && !cp_fits(t.seq, l.cp))
-    check.error(IssueCode::kCpNotDivideSeq, "cp",
-                "seq=" + to_string(t.seq) + " is not divisible by 2*cp = " + to_string(2 * l.cp) +
-                    " (context parallelism splits the sequence into 2*cp load-balanced chunks).");
 
-  // Pipeline split: the rule in structure.cpp, the message here.
-  if (pp_ok && vpp_ok && l.vpp > 1 && l.pp == 1)
-    check.error(IssueCode::kVppWithoutPp, "vpp",
-                "vpp=" + to_string(l.vpp) + " needs pp > 1 (interleaving splits each pipeline rank's layers).");
-  if (pp_ok && vpp_ok && layers_ok) {
-    const int64_t chunks = l.pp * l.vpp;
-    // Checked: the sum of two inputs; an overflow is reported below as "exceeds the model's layers".
-    const std::optional<int64_t> fixed_sum = checked_add(l.pp_first_stage_layers, l.pp_last_stage_layers);
-    const int64_t fixed = fixed_sum.value_or(0);
-    const int64_t rest_chunks = chunks - (l.pp_first_stage_layers > 0) - (l.pp_last_stage_layers > 0);
-    switch (pipeline_problem(m.layers, l, profile).value_or(IssueCode::kNotPositive)) {
-      case IssueCode::kPpExceedsLayers:
-        check.error(IssueCode::kPpExceedsLayers, l.vpp > 1 ? "vpp" : "pp",
-                    "pp*vpp = " + to_string(chunks) + " pipeline chunks exceed " + to_string(m.layers) +
-                        " layers: some stage would hold no layer.");
-        break;
-      case IssueCode::kStageLayersInvalid:
-        if (l.pp_first_stage_layers < 0 || l.pp_last_stage_layers < 0)
-          check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
-                      "pp_first_stage_layers and pp_last_stage_layers must be 0 (even split) or positive.");
-        else if (!fixed_sum || l.pp_first_stage_layers > m.layers || l.pp_last_stage_layers > m.layers)
-          check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
-                      "first/last stage layers " + to_string(l.pp_first_stage_layers) + "+" +
-                          to_string(l.pp_last_stage_layers) + " exceed the model's " + to_string(m.layers) + " layers.");
-        else if (l.pp == 1)
-          check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
-                      "pp_first_stage_layers/pp_last_stage_layers need pp > 1.");
-        else
-          check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
-                      "first/last stage layers " + to_string(l.pp_first_stage_layers) + "+" +
-                          to_string(l.pp_last_stage_layers) + " leave " + to_string(m.layers - fixed) + " layers for " +
-                          to_string(rest_chunks) + " other pipeline chunks (each needs at least one).");
-        break;
-      case IssueCode::kPpNotDivideLayers:
-        if (fixed > 0)
-          check.error(IssueCode::kPpNotDivideLayers, "pp",
-                      "the " + to_string(m.layers - fixed) + " layers between the first and last stage do not split "
-                      "evenly over " + to_string(rest_chunks) + " pipeline chunks (Megatron-LM requires it).");
-        else
-          check.error(IssueCode::kPpNotDivideLayers, "pp",
-                      "pp=" + to_string(l.pp) + " does not divide " + to_string(m.layers) +
-                          " layers (Megatron-LM requires an even split; set pp_first_stage_layers/pp_last_stage_layers "
-                          "for an uneven one).");
-        break;
-      case IssueCode::kVppNotDivideLayers:
-        check.error(IssueCode::kVppNotDivideLayers, "vpp",
-                    "pp*vpp = " + to_string(l.pp) + "*" + to_string(l.vpp) + " = " + to_string(chunks) +
-                        " does not divide " + to_string(m.layers) + " layers (the interleaved schedule needs equal chunks).");
-        break;
-      default:
-        break;
+  // Each degree on its own, and the ZeRO stage against the framework profile.
+  void degrees() {
+    ok.tp = check.count("tp", l.tp, kMaxGpus);
+    ok.pp = check.count("pp", l.pp, kMaxGpus);
+    ok.cp = check.count("cp", l.cp, kMaxGpus);
+    ok.vpp = check.count("vpp", l.vpp, kMaxLayers);
+    if (l.dp != 0) ok.dp = check.count("dp", l.dp, kMaxGpus);
+    if (l.zero < 0 || l.zero > 3) {
+      check.error(IssueCode::kOutOfRange, "zero", "zero must be 0, 1, 2 or 3, got " + to_string(l.zero) + ".");
+    } else if (!profile.offers_zero(l.zero)) {
+      std::string offered, others;
+      for (int64_t zero : zero_choices(t.framework))
+        offered += (offered.empty() ? "" : ", ") + to_string(zero) + " = " + profile.zero_stages[size_t(zero)];
+      for (const auto& entry : EnumNames<Framework>::table)
+        if (framework_profile(entry.value).offers_zero(l.zero)) others += (others.empty() ? "" : " or ") + std::string(entry.key);
+      check.error(IssueCode::kZeroUnsupported, "zero",
+                  "zero=" + to_string(l.zero) + " is not offered by " + enum_label(t.framework) + " (" + offered +
+                      "); choose framework " + others + " for stage " + to_string(l.zero) + ".");
     }
   }
 
-  // Batch.
-  if (gbs_ok && mbs_ok && degrees_ok) {
-    const int64_t dp = effective_dp(config);
-    if (dp > 0 && !batch_divides(t.global_batch, dp, t.micro_batch)) {
-      check.error(IssueCode::kBatchNotDivisible, "global_batch",
-                  "global_batch=" + to_string(t.global_batch) + " is not divisible by dp*micro_batch = " +
-                      to_string(dp) + "*" + to_string(t.micro_batch) + " = " + to_string(dp * t.micro_batch) + ".");
-    } else if (dp > 0 && pp_ok && vpp_ok && !interleave_fits(profile, l.vpp, t.global_batch / (dp * t.micro_batch), l.pp)) {
-      check.error(IssueCode::kVppMicrobatches, "global_batch",
-                  "the interleaved schedule needs micro-batches per step (" +
-                      to_string(t.global_batch / (dp * t.micro_batch)) + ") divisible by pp=" + to_string(l.pp) +
-                      " (Megatron-LM).");
+  // The degrees together: their product against the GPU count.
+  void degree_product() {
+    ok.degrees = ok.tp && ok.pp && ok.cp && ok.dp && ok.gpus;
+    if (ok.degrees) {
+      // Each degree is <= 2^22, so the product could pass int64: compare in double first.
+      const double product = double(l.tp) * double(l.pp) * double(l.cp);
+      const int64_t model_parallel = product > double(c.gpus) ? c.gpus + 1 : l.tp * l.pp * l.cp;
+      if (model_parallel > c.gpus) {
+        ok.degrees = false;
+        check.error(IssueCode::kLayoutProductMismatch, "gpus",
+                    "tp*pp*cp = " + to_string(l.tp) + "*" + to_string(l.pp) + "*" + to_string(l.cp) + " = " +
+                        to_string(int64_t(product)) + " exceeds gpus=" + to_string(c.gpus) + ".");
+      } else if (l.dp == 0 && c.gpus % model_parallel != 0) {
+        ok.degrees = false;
+        check.error(IssueCode::kLayoutProductMismatch, "gpus",
+                    "gpus=" + to_string(c.gpus) + " is not divisible by tp*pp*cp = " + to_string(model_parallel) +
+                        ", so no whole data-parallel degree exists.");
+      } else if (l.dp != 0 && l.dp * model_parallel != c.gpus) {
+        ok.degrees = false;
+        check.error(IssueCode::kLayoutProductMismatch, "dp",
+                    "dp*tp*pp*cp = " + to_string(l.dp) + "*" + to_string(l.tp) + "*" + to_string(l.pp) + "*" +
+                        to_string(l.cp) + " = " + to_string(l.dp * model_parallel) + " does not equal gpus=" +
+                        to_string(c.gpus) + ".");
+      }
     }
   }
+
+  // What tp and cp must divide.
+  void divisibility() {
+    if (ok.tp && ok.heads && !tp_divides_heads(m, l.tp))
+      check.error(IssueCode::kTpNotDivideHeads, "tp",
+                  "tp=" + to_string(l.tp) + " does not divide " + to_string(m.heads) + " attention heads.");
+    if (ok.tp && ok.kv && !tp_divides_kv_heads(m, l.tp))
+      check.error(IssueCode::kTpNotDivideKvHeads, "tp",
+                  "tp=" + to_string(l.tp) + " does not divide " + to_string(m.kv_heads) + " key/value heads.");
+    if (ok.tp && ok.ffn && !tp_divides_ffn(m, l.tp))
+      check.error(IssueCode::kTpNotDivideFfn, "tp",
+                  "tp=" + to_string(l.tp) + " does not divide ffn=" + to_string(m.ffn) + ".");
+    if (ok.cp && ok.seq && !cp_fits(t.seq, l.cp))
+      check.error(IssueCode::kCpNotDivideSeq, "cp",
+                  "seq=" + to_string(t.seq) + " is not divisible by 2*cp = " + to_string(2 * l.cp) +
+                      " (context parallelism splits the sequence into 2*cp load-balanced chunks).");
+  }
+
+  // Pipeline split: the rule in structure.cpp (pipeline_problem), the message here.
+  void pipeline() {
+    if (ok.pp && ok.vpp && l.vpp > 1 && l.pp == 1)
+      check.error(IssueCode::kVppWithoutPp, "vpp",
+                  "vpp=" + to_string(l.vpp) + " needs pp > 1 (interleaving splits each pipeline rank's layers).");
+    if (ok.pp && ok.vpp && ok.layers) {
+      const int64_t chunks = l.pp * l.vpp;
+      // Checked: the sum of two inputs; an overflow is reported below as "exceeds the model's layers".
+      const std::optional<int64_t> fixed_sum = checked_add(l.pp_first_stage_layers, l.pp_last_stage_layers);
+      const int64_t fixed = fixed_sum.value_or(0);
+      const int64_t rest_chunks = chunks - (l.pp_first_stage_layers > 0) - (l.pp_last_stage_layers > 0);
+      switch (pipeline_problem(m.layers, l, profile).value_or(IssueCode::kNotPositive)) {
+        case IssueCode::kPpExceedsLayers:
+          check.error(IssueCode::kPpExceedsLayers, l.vpp > 1 ? "vpp" : "pp",
+                      "pp*vpp = " + to_string(chunks) + " pipeline chunks exceed " + to_string(m.layers) +
+                          " layers: some stage would hold no layer.");
+          break;
+        case IssueCode::kStageLayersInvalid:
+          if (l.pp_first_stage_layers < 0 || l.pp_last_stage_layers < 0)
+            check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
+                        "pp_first_stage_layers and pp_last_stage_layers must be 0 (even split) or positive.");
+          else if (!fixed_sum || l.pp_first_stage_layers > m.layers || l.pp_last_stage_layers > m.layers)
+            check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
+                        "first/last stage layers " + to_string(l.pp_first_stage_layers) + "+" +
+                            to_string(l.pp_last_stage_layers) + " exceed the model's " + to_string(m.layers) + " layers.");
+          else if (l.pp == 1)
+            check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
+                        "pp_first_stage_layers/pp_last_stage_layers need pp > 1.");
+          else
+            check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
+                        "first/last stage layers " + to_string(l.pp_first_stage_layers) + "+" +
+                            to_string(l.pp_last_stage_layers) + " leave " + to_string(m.layers - fixed) + " layers for " +
+                            to_string(rest_chunks) + " other pipeline chunks (each needs at least one).");
+          break;
+        case IssueCode::kPpNotDivideLayers:
+          if (fixed > 0)
+            check.error(IssueCode::kPpNotDivideLayers, "pp",
+                        "the " + to_string(m.layers - fixed) + " layers between the first and last stage do not split "
+                        "evenly over " + to_string(rest_chunks) + " pipeline chunks (Megatron-LM requires it).");
+          else
+            check.error(IssueCode::kPpNotDivideLayers, "pp",
+                        "pp=" + to_string(l.pp) + " does not divide " + to_string(m.layers) +
+                            " layers (Megatron-LM requires an even split; set pp_first_stage_layers/pp_last_stage_layers "
+                            "for an uneven one).");
+          break;
+        case IssueCode::kVppNotDivideLayers:
+          check.error(IssueCode::kVppNotDivideLayers, "vpp",
+                      "pp*vpp = " + to_string(l.pp) + "*" + to_string(l.vpp) + " = " + to_string(chunks) +
+                          " does not divide " + to_string(m.layers) + " layers (the interleaved schedule needs equal chunks).");
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  // Batch: micro-batches per step, and what the interleaved schedule needs of them.
+  void batch() {
+    if (ok.gbs && ok.mbs && ok.degrees) {
+      const int64_t dp = effective_dp(config);
+      if (dp > 0 && !batch_divides(t.global_batch, dp, t.micro_batch)) {
+        check.error(IssueCode::kBatchNotDivisible, "global_batch",
+                    "global_batch=" + to_string(t.global_batch) + " is not divisible by dp*micro_batch = " +
+                        to_string(dp) + "*" + to_string(t.micro_batch) + " = " + to_string(dp * t.micro_batch) + ".");
+      } else if (dp > 0 && ok.pp && ok.vpp && !interleave_fits(profile, l.vpp, t.global_batch / (dp * t.micro_batch), l.pp)) {
+        check.error(IssueCode::kVppMicrobatches, "global_batch",
+                    "the interleaved schedule needs micro-batches per step (" +
+                        to_string(t.global_batch / (dp * t.micro_batch)) + ") divisible by pp=" + to_string(l.pp) +
+                        " (Megatron-LM).");
+      }
+    }
+  }
+
+  // Free text (notes and every other kText field): the schema's one check (check_text_field), here
+  // too because the page edits a Config in place, where no parser ran.
+  void text() {
+    std::vector<Issue> found;
+    for (const ConfigField& field : config_fields())
+      if (field.kind == FieldKind::kText) check_text_field(field, field.get(config).get<std::string>(), found);
+    for (const Issue& issue : found) check.error(issue.code, issue.field, issue.message);
+  }
+};
+
+}  // namespace
+
+std::vector<Issue> validate(const Config& config) {
+  std::vector<Issue> issues;
+  Checker check(issues);
+  Rules rules(config, check);
+  rules.model();
+  rules.hardware();
+  rules.training();
+  rules.finetune();
+  rules.degrees();
+  rules.degree_product();
+  rules.divisibility();
+  rules.pipeline();
+  rules.batch();
+  rules.text();
   return issues;
 }
 

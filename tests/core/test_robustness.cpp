@@ -8,6 +8,7 @@
 
 #include "api.h"
 #include "spec/checked.h"
+#include "spec/config_schema.h"
 #include "fixtures.h"
 #include "io/import_export.h"
 #include "io/json_text.h"
@@ -252,6 +253,25 @@ TEST_CASE("a state over the size or pair limit is refused with the limit named")
   std::string many = "v=1";
   for (size_t i = 0; i <= kMaxStateKeys; ++i) many += "&k" + std::to_string(i) + "=1";
   CHECK(has_code(decode_state(many).issues, IssueCode::kInputTooLarge));
+}
+
+TEST_CASE("free-text fields are UTF-8 and at most kMaxTextFieldBytes, from text and from a Config edited in place") {
+  const std::string longest(kMaxTextFieldBytes, 'x');
+  CHECK_FALSE(has_errors(parse_config(json{{"model", "llama3-8b"}, {"notes", longest}}).issues));
+  const ParsedConfig too_long = parse_config(json{{"model", "llama3-8b"}, {"notes", longest + "x"}});
+  CHECK(has_code(too_long.issues, IssueCode::kInputTooLarge));
+  CHECK(too_long.config.notes.empty());  // refused, not cut
+  // The page sets Config fields directly: validate() applies the same check.
+  Config config = default_config();
+  config.notes = longest + "x";
+  CHECK(has_code(validate(config), IssueCode::kInputTooLarge));
+  config.notes = "caf\xC3";  // a cut UTF-8 sequence
+  CHECK(has_code(validate(config), IssueCode::kInvalidText));
+  config.notes = "caf\xC3\xA9, 8 nodes";
+  CHECK_FALSE(has_errors(validate(config)));
+  // Every text row of the schema states the limit it is held to.
+  for (const ConfigField& field : config_fields())
+    if (field.kind == FieldKind::kText) CHECK(field.allowed.find(std::to_string(kMaxTextFieldBytes)) != std::string::npos);
 }
 
 TEST_CASE("gpu_memory_gib of 1e308, -80, 0 or NaN text is refused, never a null or negative capacity") {

@@ -28,7 +28,7 @@ export interface Config {
   compile?: boolean;
   dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;
   pp_first_stage_layers?: number; pp_last_stage_layers?: number;
-  notes?: string;
+  name?: string; notes?: string;
   /** A URL state merged under the other fields. */
   state?: string;
 }

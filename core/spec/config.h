@@ -17,6 +17,7 @@ struct Config {
   ClusterSpec cluster;
   TrainingSpec training;
   Layout layout;
+  std::string name;   // the run's name, e.g. "llama3-70b 64xH100 sweep": page header, Markdown, links, --json
   std::string notes;  // free text about the run, carried in links, exports and --json
 };
 

@@ -227,6 +227,7 @@ std::vector<ConfigField> make_fields() {
       integer<&C::layout, &Layout::pp_last_stage_layers>("pp_last_stage_layers", "pp_last_stage_layers", G::kLayout,
                                                          "layers on the last pipeline stage (uneven split)"),
       // Run.
+      text<&C::name>("name", G::kRun, "name of the run (shown in the page header and Markdown)"),
       text<&C::notes>("notes", G::kRun, "free text about the run (kept in links and exports)"),
   };
 }

@@ -102,6 +102,17 @@ check "FSDP defaults to zero=3" json_has "$tmp/fsdp.json" "d['ok'] and d['config
 check "--notes is carried in the state as text" grep -q "notes=123" "$tmp/notes.state"
 "$meshfit" estimate --state "$(cat "$tmp/notes.state")" --json >"$tmp/notes.json"
 check "notes come back as a string" json_has "$tmp/notes.json" "d['config']['notes']=='123'"
+# A run name (one schema row): --name through the state and --json, UTF-8 kept, over 1 KiB refused.
+"$meshfit" estimate --model llama3-8b --name "Llama 3 — 8 GPUs" --print-state >"$tmp/name.state"
+"$meshfit" estimate --state "$(cat "$tmp/name.state")" --json >"$tmp/name.json"
+check "--name comes back through the state" json_has "$tmp/name.json" "d['config']['name']=='Llama 3 \u2014 8 GPUs'"
+"$meshfit" estimate --model llama3-8b --name "$(head -c 1025 /dev/zero | tr '\0' x)" --json >"$tmp/long_name.json"
+check "a name over 1 KiB is refused with input_too_large" json_has "$tmp/long_name.json" \
+  "not d['ok'] and any(i['code']=='input_too_large' and i['field']=='name' for i in d['issues'])"
+# The old --compile flag still reads, as kernels=compiled with a renamed_field warning.
+"$meshfit" estimate --model llama3-8b --framework fsdp --compile --json >"$tmp/compile.json"
+check "--compile reads as kernels=compiled" json_has "$tmp/compile.json" \
+  "d['ok'] and d['config']['kernels']=='compiled' and any(i['code']=='renamed_field' for i in d['issues'])"
 # Launch configs: a Megatron-LM command line -> import -> search -> export --format megatron.
 data="$(dirname "$0")/../data/launch"
 args=$(grep -v '^#' "$data/gpt3-175b.megatron.sh")

@@ -155,6 +155,23 @@ TEST_CASE("config_to_json round-trips every field through parse_config, and the 
   CHECK(config_to_json(decoded.config) == resolved);
 }
 
+TEST_CASE("the run name (one schema row) goes through JSON, the URL state and the CLI's flag list") {
+  Config config = preset_config("llama3-8b", 8);
+  config.name = "Llama 3 \xE2\x80\x94 8 GPUs & 50% MFU?";  // UTF-8 and URL-reserved characters
+  const json resolved = config_to_json(config);
+  CHECK(resolved["name"] == config.name);
+  CHECK(parse_config(resolved).config.name == config.name);
+  const std::string state = encode_state(config);
+  CHECK(state.find("name=") != std::string::npos);
+  CHECK(decode_state(state).config.name == config.name);
+  CHECK(config_to_json(default_config()).value("name", "?") == "");  // empty by default
+  const ConfigField* row = find_config_field("name");
+  REQUIRE(row != nullptr);
+  CHECK(row->kind == FieldKind::kText);
+  CHECK(row->group == FieldGroup::kRun);  // listed by the page's Run inputs, header and Markdown
+  CHECK(row->flag() == "name");
+}
+
 TEST_CASE("torch.compile is one input: the old compile key reads as kernels=compiled, with a renamed_field warning") {
   // Before, compile (memory) and kernels=compiled (step time) could disagree on the same run.
   const json base = {{"model", "llama3-8b"}, {"gpus", 8}, {"framework", "fsdp"}};

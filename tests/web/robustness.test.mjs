@@ -112,3 +112,17 @@ test('a search budget cuts the crafted link short and says so', () => {
   assert.ok(performance.now() - started < 10000);
   assert.equal(meshfit.search({ model: 'llama3-8b', gpus: 8 }).complete, true);
 });
+
+test('free text: a run name round-trips through the API and the state; over 1 KiB is refused; compile is an old spelling', () => {
+  const name = 'Llama 3 — 8 GPUs & 50% MFU?';
+  const result = meshfit.estimate({ model: 'llama3-8b', gpus: 8, name });
+  assert.equal(result.ok, true, JSON.stringify(result.issues));
+  assert.equal(result.config.name, name);
+  const state = meshfit.encodeState({ model: 'llama3-8b', gpus: 8, name });
+  assert.equal(meshfit.decodeState(state.state ?? state).config.name, name);
+  refused(meshfit.estimate({ model: 'llama3-8b', name: 'x'.repeat(1025) }), 'input_too_large');
+  const old = meshfit.estimate({ model: 'llama3-8b', gpus: 8, framework: 'fsdp', compile: true });
+  assert.equal(old.ok, true);
+  assert.equal(old.config.kernels, 'compiled');
+  assert.ok(codes(old).includes('renamed_field'));
+});

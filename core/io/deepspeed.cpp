@@ -189,15 +189,10 @@ LaunchImport import_deepspeed_json(const std::string& text) {
 namespace detail {
 
 LaunchExport export_deepspeed(const Config& c) {
-  LaunchExport out;
-  out.format = LaunchFormat::kDeepSpeed;
-  const auto warn = [&](const char* field, const std::string& message) {
-    out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, field, message});
-  };
+  LaunchExport out = begin_export(LaunchFormat::kDeepSpeed, c, Framework::kDeepSpeed, "DeepSpeed's memory differs.");
+  const auto warn = [&out](const std::string& field, const std::string& message) { warn_unsupported(out, field, message); };
   const Layout& l = c.layout;
   const TrainingSpec& t = c.training;
-  if (t.framework != Framework::kDeepSpeed)
-    warn("framework", std::string("the config is for ") + enum_label(t.framework) + "; DeepSpeed's memory differs.");
   nlohmann::ordered_json config;
   config["train_batch_size"] = t.global_batch;
   config["train_micro_batch_size_per_gpu"] = t.micro_batch;

@@ -12,6 +12,19 @@ namespace meshfit::detail {
 
 using nlohmann::json;
 
+LaunchExport begin_export(LaunchFormat format, const Config& config, Framework launches, const char* consequence) {
+  LaunchExport out;
+  out.format = format;
+  if (config.training.framework != launches)
+    warn_unsupported(out, "framework",
+                     std::string("the config is for ") + enum_label(config.training.framework) + "; " + consequence);
+  return out;
+}
+
+void warn_unsupported(LaunchExport& out, const std::string& field, const std::string& message) {
+  out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, field, message});
+}
+
 void FieldWriter::set(const char* key, const json& value, const std::string& source) {
   MESHFIT_ASSERT(find_config_field(key) != nullptr, "importer writes a key that is not in the config schema");
   const auto previous = source_of_.find(key);

@@ -16,6 +16,12 @@
 
 namespace meshfit::detail {
 
+// The start of every export: an empty result for `format`, with a warning when the config was made
+// for another framework than the one the format launches: "the config is for X; " + `consequence`.
+LaunchExport begin_export(LaunchFormat format, const Config& config, Framework launches, const char* consequence);
+// A setting the export's format cannot carry (unsupported_setting warning on `field`).
+void warn_unsupported(LaunchExport& out, const std::string& field, const std::string& message);
+
 // Builds LaunchImport::fields: every write names its source ("--num-layers", "[training] seq_len")
 // so that two sources giving different values become one conflicting_settings issue.
 class FieldWriter {

@@ -581,11 +581,9 @@ LaunchImport import_megatron_args(const std::string& command_line) {
 namespace detail {
 
 LaunchExport export_megatron(const Config& c) {
-  LaunchExport out;
-  out.format = LaunchFormat::kMegatron;
-  const auto warn = [&](const std::string& field, const std::string& message) {
-    out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, field, message});
-  };
+  LaunchExport out = begin_export(LaunchFormat::kMegatron, c, Framework::kMegatron,
+                                  "these flags run the same layout under Megatron-LM, whose memory differs.");
+  const auto warn = [&out](const std::string& field, const std::string& message) { warn_unsupported(out, field, message); };
   std::vector<std::string>& a = out.args;
   const auto flag = [&](const char* name) { a.emplace_back(name); };
   const auto value = [&](const char* name, int64_t number) {
@@ -599,9 +597,6 @@ LaunchExport export_megatron(const Config& c) {
   const ModelSpec& m = c.model;
   const Layout& l = c.layout;
   const TrainingSpec& t = c.training;
-  if (t.framework != Framework::kMegatron)
-    warn("framework", std::string("the config is for ") + enum_label(t.framework) +
-                          "; these flags run the same layout under Megatron-LM, whose memory differs.");
 
   // Launcher: the world size is torchrun's, not pretrain_gpt.py's.
   const int64_t per_node = c.cluster.gpus >= c.cluster.gpus_per_node ? c.cluster.gpus_per_node : c.cluster.gpus;

@@ -323,16 +323,11 @@ LaunchImport import_torchtitan_toml(const std::string& text) {
 namespace detail {
 
 LaunchExport export_torchtitan(const Config& c) {
-  LaunchExport out;
-  out.format = LaunchFormat::kTorchtitan;
-  const auto warn = [&](const char* field, const std::string& message) {
-    out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, field, message});
-  };
+  LaunchExport out = begin_export(LaunchFormat::kTorchtitan, c, Framework::kFsdp, "torchtitan (FSDP2) memory differs.");
+  const auto warn = [&out](const std::string& field, const std::string& message) { warn_unsupported(out, field, message); };
   const Layout& l = c.layout;
   const TrainingSpec& t = c.training;
   const int64_t dp = effective_dp(c);
-  if (t.framework != Framework::kFsdp)
-    warn("framework", std::string("the config is for ") + enum_label(t.framework) + "; torchtitan (FSDP2) memory differs.");
   toml::table model;
   const TorchtitanFlavor* flavor = nullptr;
   for (const TorchtitanFlavor& f : kFlavors) {

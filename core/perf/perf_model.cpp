@@ -402,115 +402,199 @@ double model_flops_per_token(const ModelSpec& model, int64_t seq) {
 
 // [SECTION] Step time
 
-// Long on purpose: the step's terms in the order of the formula (links, TP, CP, ZeRO-3, stages,
-// bubble, DP, optimizer), each with its source; the per-layer compute lives in layer_compute().
-StepReport predict_step(const Config& config, const MemoryPlan& plan) {
-  const ModelSpec& model = config.model;
+namespace {
+
+// What every pipeline stage's time is built from, computed once per config (the search calls
+// predict_step per candidate): links, the per-layer compute, TP and CP time per layer, the head.
+struct StepTerms {
+  StepTerms(const Config& step_config, const MemoryPlan& step_plan, const FrameworkPerf& framework)
+      : config(step_config), plan(step_plan), perf(framework), layer(layer_compute(step_config, step_plan, framework)),
+        dims(dims_of(step_config)) {}
+  const Config& config;
+  const MemoryPlan& plan;
+  FrameworkPerf perf;
+  LayerCompute layer;
+  Dims dims;
+  Link dp_link{}, zero3_link{}, pp_link{};
+  bool tp_crosses_nodes = false, dp_crosses_nodes = false;
+  double tp_layer_s = 0;     // TP collectives of one layer, exposed
+  double cp_layer_s = 0;     // CP ring traffic of one layer, exposed
+  bool sharded_weights = false;
+  int64_t shard_ranks = 1;
+  double reduce_bytes = 2;   // bytes per gradient element in the reduce
+  double head_fwd_s = 0;
+  FinetuneWork work;
+};
+
+StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const TrainingSpec& training = config.training;
   const Layout& layout = config.layout;
-  const GpuSpec& gpu = config.gpu;
   const FrameworkPerf perf = framework_perf(training.framework, training.kernels, training.dp_comm_overlap);
-  StepReport report;
-
-  const Dims dims = dims_of(config);  // plain names (C++17 lambdas cannot capture structured bindings)
-  const double t = dims.t, h = dims.h, a = dims.a, k = dims.k, seq = dims.seq, tokens = dims.tokens, t_sp = dims.t_sp;
+  StepTerms terms(config, plan, perf);
+  const Dims& dims = terms.dims;  // plain names (C++17 lambdas cannot capture structured bindings)
+  const double t = dims.t, h = dims.h, a = dims.a, k = dims.k, tokens = dims.tokens, t_sp = dims.t_sp;
   const double d = h / a;
-  const double bf16_peak = gpu.bf16_flops;
   const bool sequence_parallel = t_sp > 1.0;
-
-  const LayerCompute layer = layer_compute(config, plan, perf);
-  const Rates& rate = layer.rate;
-  report.gemm_efficiency = layer.gemm_efficiency;
-  report.host_bound_fraction = layer.host_bound_fraction;
-  report.memory_bound_bytes_per_s = rate.hbm_bytes_per_s;
-  const double matmul_fwd_s = layer.matmul_fwd_s;
-  const double attention_total_s = layer.attention_total_s;
-  const double layer_fwd_s = layer.forward_s;
-  const double layer_bwd_s = layer.backward_s;
-  const double recompute_s = layer.recompute_s;
+  const Rates& rate = terms.layer.rate;
 
   // Communication links (Megatron rank order tp, cp, dp, pp).
   const int64_t dp = plan.dp;
   const Link tp_link = link_for_group(config, 1, layout.tp);
   const Link cp_link = link_for_group(config, layout.tp, layout.cp);
-  const Link dp_link = link_for_group(config, layout.tp * layout.cp, dp);
-  Link zero3_link = dp_link;
-  zero3_link.busbw_max *= perf.zero3_bandwidth_fraction;
-  const Link pp_link = link_for_group(config, layout.tp * layout.cp * dp, 2);
-  report.tp_crosses_nodes = layout.tp > 1 && tp_link.crosses_nodes;
-  report.dp_crosses_nodes = dp * layout.cp > 1 && dp_link.crosses_nodes;
+  terms.dp_link = link_for_group(config, layout.tp * layout.cp, dp);
+  terms.zero3_link = terms.dp_link;
+  terms.zero3_link.busbw_max *= perf.zero3_bandwidth_fraction;
+  terms.pp_link = link_for_group(config, layout.tp * layout.cp * dp, 2);
+  terms.tp_crosses_nodes = layout.tp > 1 && tp_link.crosses_nodes;
+  terms.dp_crosses_nodes = dp * layout.cp > 1 && terms.dp_link.crosses_nodes;
 
   // TP: 2 all-reduce equivalents forward, 2 backward, 2 more in a full-recompute forward (with SP:
   // all-gather + reduce-scatter pairs, the same volume). Overlapped with the GEMMs only with
   // Megatron --tp-comm-overlap / torchtitan AsyncTP (hidden up to the GEMM time it splits).
   const double tp_collectives = 4.0 + (training.recompute == Recompute::kFull ? 2.0 : 0.0);
   const double tp_message = tokens * h * 2.0;
-  double tp_layer_s = sequence_parallel ? tp_collectives * 2.0 * gather_or_scatter_s(tp_link, layout.tp, tp_message)
-                                        : tp_collectives * all_reduce_s(tp_link, layout.tp, tp_message);
+  terms.tp_layer_s = sequence_parallel ? tp_collectives * 2.0 * gather_or_scatter_s(tp_link, layout.tp, tp_message)
+                                       : tp_collectives * all_reduce_s(tp_link, layout.tp, tp_message);
   if (training.tp_comm_overlap && layout.tp > 1)
-    tp_layer_s = std::max(0.0, tp_layer_s - 0.9 * (3.0 + (training.recompute == Recompute::kFull ? 1.0 : 0.0)) * matmul_fwd_s);
+    terms.tp_layer_s = std::max(0.0, terms.tp_layer_s - 0.9 * (3.0 + (training.recompute == Recompute::kFull ? 1.0 : 0.0)) *
+                                                            terms.layer.matmul_fwd_s);
   // CP ring: c-1 hops of this rank's K and V forward, ~2x backward (K, V and their gradients),
   // hidden behind the attention compute up to cp_overlap.
   const double kv_bytes = 2.0 * tokens * k * d * 2.0;
   const double cp_traffic_s = layout.cp > 1 ? 3.0 * double(layout.cp - 1) * send_s(cp_link, kv_bytes) : 0.0;
-  const double cp_layer_s = std::max(0.0, cp_traffic_s - perf.cp_overlap * attention_total_s);
+  terms.cp_layer_s = std::max(0.0, cp_traffic_s - perf.cp_overlap * terms.layer.attention_total_s);
 
   // ZeRO-3 / FSDP gather and scatter every micro-batch, one layer's parameters per message.
   const FrameworkProfile& profile = plan.profile;
-  const bool sharded_weights = profile.weights_sharded(layout.zero);
-  const int64_t shard_ranks = plan.optimizer_shard_ranks;
-  const double reduce_bytes = profile.grad_reduce_in_bf16 ? 2.0 : (training.fp32_grad_buffer ? 4.0 : 2.0);
-  const double head_fwd_s = gemm_s(tokens, double(plan.padded_vocab) / t, h, rate.bf16_gemm_flops, rate.hbm_stream, 2.0);
-  const FinetuneWork work = finetune_work(config, tokens);  // trainable share of gradient traffic and step
+  terms.sharded_weights = profile.weights_sharded(layout.zero);
+  terms.shard_ranks = plan.optimizer_shard_ranks;
+  terms.reduce_bytes = profile.grad_reduce_in_bf16 ? 2.0 : (training.fp32_grad_buffer ? 4.0 : 2.0);
+  terms.head_fwd_s = gemm_s(tokens, double(plan.padded_vocab) / t, h, rate.bf16_gemm_flops, rate.hbm_stream, 2.0);
+  terms.work = finetune_work(config, tokens);  // trainable share of gradient traffic and step
+  return terms;
+}
 
-  const auto stage_time = [&](int64_t stage_index) {
-    const StageShape shape = stage_shape(config, plan, stage_index);
-    const StagePlacement& stage = shape.placement;
-    StageTime st;
-    const double layers = double(stage.layers);
-    st.forward = layers * layer_fwd_s;
-    st.backward = layers * (layer_bwd_s + recompute_s);
-    if (stage.has_lm_head) {
-      const double logits_s = tokens * double(plan.padded_vocab) / t * kLogitsElementBytes / rate.hbm_bytes_per_s;
-      st.forward += head_fwd_s + logits_s / 2.0;
-      st.backward += (has_adapters(training) ? 1.0 : 2.0) * head_fwd_s + logits_s / 2.0;  // frozen head: dX only
-    }
-    // Per micro-batch host work (embedding, loss, schedule); hidden unless it exceeds the device work.
-    const double host_microbatch_s = perf.host_ops_per_microbatch * perf.host_op_s;
-    st.forward += std::max(0.0, host_microbatch_s - 0.5 * st.forward);
-    // Gradient accumulation without GEMM fusion: read the new gradient, read and write the buffer.
-    if (!perf.fused_grad_accumulation && !sharded_weights)
-      st.backward += shape.parameters * (2.0 + 2.0 * (training.fp32_grad_buffer ? 4.0 : 2.0)) / rate.hbm_bytes_per_s;
-    st.compute = st.forward + st.backward;
-    st.tp = layers * tp_layer_s;
-    st.cp = layers * cp_layer_s;
-    if (layout.pp > 1) {
-      // Each chunk boundary: activations forward, their gradients backward (scattered over tp with SP).
-      const double activation_bytes = tokens * h * 2.0 / t_sp;
-      st.p2p = 2.0 * double(layout.vpp) * send_s(pp_link, activation_bytes);
-    }
-    if (sharded_weights && training.offload == Offload::kParams) {
-      // ZeRO-Infinity offload_param / FSDP CPUOffload: each micro-batch copies the rank's 16-bit
-      // shard host->device for forward and again for backward over PCIe, hidden behind compute
-      // as the gathers are.
-      const double pcie_s = 2.0 * 2.0 * shape.parameters / double(shard_ranks) / kPcieBytesPerS;
-      st.zero3 += std::max(0.0, pcie_s - perf.zero3_overlap * st.compute);
-    }
-    if (sharded_weights && stage.layers > 0) {
-      const double layer_params = shape.parameters / layers;
-      const double layer_trained = layer_params * work.trainable_fraction;  // gradients reduced: trainable ones only
-      const bool gather_again = layout.zero == 3;  // FULL_SHARD re-gathers for backward
-      const double traffic = layers * (gather_or_scatter_s(zero3_link, shard_ranks, layer_params * 2.0) * (gather_again ? 2.0 : 1.0) +
-                                       gather_or_scatter_s(zero3_link, shard_ranks, layer_trained * reduce_bytes));
-      st.zero3 += std::max(0.0, traffic - perf.zero3_overlap * st.compute);
-    }
-    return st;
-  };
+// One micro-batch on one pipeline stage: its layers, the head if it holds it, host work, gradient
+// accumulation, TP/CP per layer, pipeline sends, and ZeRO-3 gathers (and offload copies).
+StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
+  const Config& config = terms.config;
+  const MemoryPlan& plan = terms.plan;
+  const TrainingSpec& training = config.training;
+  const Layout& layout = config.layout;
+  const FrameworkPerf& perf = terms.perf;
+  const Rates& rate = terms.layer.rate;
+  const double tokens = terms.dims.tokens, t = terms.dims.t, h = terms.dims.h, t_sp = terms.dims.t_sp;
+  const StageShape shape = stage_shape(config, plan, stage_index);
+  const StagePlacement& stage = shape.placement;
+  StageTime st;
+  const double layers = double(stage.layers);
+  st.forward = layers * terms.layer.forward_s;
+  st.backward = layers * (terms.layer.backward_s + terms.layer.recompute_s);
+  if (stage.has_lm_head) {
+    const double logits_s = tokens * double(plan.padded_vocab) / t * kLogitsElementBytes / rate.hbm_bytes_per_s;
+    st.forward += terms.head_fwd_s + logits_s / 2.0;
+    st.backward += (has_adapters(training) ? 1.0 : 2.0) * terms.head_fwd_s + logits_s / 2.0;  // frozen head: dX only
+  }
+  // Per micro-batch host work (embedding, loss, schedule); hidden unless it exceeds the device work.
+  const double host_microbatch_s = perf.host_ops_per_microbatch * perf.host_op_s;
+  st.forward += std::max(0.0, host_microbatch_s - 0.5 * st.forward);
+  // Gradient accumulation without GEMM fusion: read the new gradient, read and write the buffer.
+  if (!perf.fused_grad_accumulation && !terms.sharded_weights)
+    st.backward += shape.parameters * (2.0 + 2.0 * (training.fp32_grad_buffer ? 4.0 : 2.0)) / rate.hbm_bytes_per_s;
+  st.compute = st.forward + st.backward;
+  st.tp = layers * terms.tp_layer_s;
+  st.cp = layers * terms.cp_layer_s;
+  if (layout.pp > 1) {
+    // Each chunk boundary: activations forward, their gradients backward (scattered over tp with SP).
+    const double activation_bytes = tokens * h * 2.0 / t_sp;
+    st.p2p = 2.0 * double(layout.vpp) * send_s(terms.pp_link, activation_bytes);
+  }
+  if (terms.sharded_weights && training.offload == Offload::kParams) {
+    // ZeRO-Infinity offload_param / FSDP CPUOffload: each micro-batch copies the rank's 16-bit
+    // shard host->device for forward and again for backward over PCIe, hidden behind compute
+    // as the gathers are.
+    const double pcie_s = 2.0 * 2.0 * shape.parameters / double(terms.shard_ranks) / kPcieBytesPerS;
+    st.zero3 += std::max(0.0, pcie_s - perf.zero3_overlap * st.compute);
+  }
+  if (terms.sharded_weights && stage.layers > 0) {
+    const double layer_params = shape.parameters / layers;
+    const double layer_trained = layer_params * terms.work.trainable_fraction;  // gradients reduced: trainable ones only
+    const bool gather_again = layout.zero == 3;  // FULL_SHARD re-gathers for backward
+    const double traffic =
+        layers * (gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_params * 2.0) * (gather_again ? 2.0 : 1.0) +
+                  gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_trained * terms.reduce_bytes));
+    st.zero3 += std::max(0.0, traffic - perf.zero3_overlap * st.compute);
+  }
+  return st;
+}
 
-  StageTime slowest = stage_time(0);
+// DP once per step (not ZeRO-3): gradient reduce-scatter (sharded optimizer) or all-reduce in
+// buckets, hidden behind the last micro-batch's backward up to dp_overlap; the parameter
+// all-gather of a sharded optimizer behind the next forward up to param_gather_overlap.
+// `stage_trained`: the first stage's trained parameters; `stage_layers`: its layers.
+double dp_sync_exposed_s(const StepTerms& terms, const StageTime& slowest, double stage_trained, int64_t stage_layers) {
+  const FrameworkProfile& profile = terms.plan.profile;
+  const int64_t shard_ranks = terms.shard_ranks;
+  if (terms.sharded_weights || shard_ranks <= 1) return 0;
+  const bool sharded_optimizer = terms.config.layout.zero >= 1;
+  const double grad_element_bytes = profile.grad_reduce_in_fp32 ? 4.0 : terms.reduce_bytes;
+  const double grad_bytes = stage_trained * grad_element_bytes;
+  double bucket_bytes = grad_bytes;
+  switch (profile.grad_buckets) {
+    case GradBuckets::kMegatronDdp:
+      bucket_bytes = std::max(kMegatronBucketElements, 1e6 * double(shard_ranks)) * grad_element_bytes;
+      break;
+    case GradBuckets::kDeepSpeed: bucket_bytes = kDeepSpeedBucketElements * grad_element_bytes; break;
+    case GradBuckets::kPerBlock:
+      bucket_bytes = stage_trained / std::max<double>(1.0, double(stage_layers)) * grad_element_bytes;
+      break;
+  }
+  bucket_bytes = std::min(bucket_bytes, grad_bytes);
+  const double buckets = std::ceil(grad_bytes / bucket_bytes);
+  const Link& dp_link = terms.dp_link;
+  const double grad_sync = buckets * (sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, bucket_bytes)
+                                                        : all_reduce_s(dp_link, shard_ranks, bucket_bytes));
+  const double gather_bucket = bucket_bytes / grad_element_bytes * 2.0;
+  const double param_gather = sharded_optimizer ? buckets * gather_or_scatter_s(dp_link, shard_ranks, gather_bucket) : 0.0;
+  return std::max(0.0, grad_sync - terms.perf.dp_overlap * slowest.backward) +
+         std::max(0.0, param_gather - terms.perf.param_gather_overlap * slowest.forward);
+}
+
+// Optimizer step: reads and writes the sharded states, reads gradients, writes weights; gradient
+// clipping reads the gradients once more. Under ZeRO-Offload the step runs on the CPU instead.
+double optimizer_step_s(const StepTerms& terms, double stage_trained) {
+  const MemoryPlan& plan = terms.plan;
+  const Layout& layout = terms.config.layout;
+  const double optimizer_bytes = stage_trained * (2.0 * plan.optimizer_bytes_per_param + 2.0 * plan.grad_bytes_per_param +
+                                                 plan.weight_bytes_per_param);
+  if (terms.config.training.offload == Offload::kNone) return optimizer_bytes / terms.layer.rate.hbm_bytes_per_s;
+  // ZeRO-Offload: the rank's gradient partition goes device->host (2 B) and its updated 16-bit
+  // parameters come back (2 B) over PCIe each step; the step runs on the CPU (Ren et al. 2021,
+  // ZeRO-Offload §4; DeepSpeed stage_1_and_2.py / stage3.py offload_optimizer).
+  const double rank_trained = stage_trained / (layout.zero >= 1 ? double(terms.shard_ranks) : 1.0);
+  return 4.0 * rank_trained / kPcieBytesPerS + 16.0 * 2.0 * rank_trained / kHostOptimizerBytesPerS;
+}
+
+}  // namespace
+
+// The step's terms in the order of the formula: per-config terms (step_terms), the slowest stage's
+// micro-batch (stage_time), bubble, DP sync, optimizer; then the rates.
+StepReport predict_step(const Config& config, const MemoryPlan& plan) {
+  const TrainingSpec& training = config.training;
+  const Layout& layout = config.layout;
+  const StepTerms terms = step_terms(config, plan);
+  const LayerCompute& layer = terms.layer;
+  StepReport report;
+  report.gemm_efficiency = layer.gemm_efficiency;
+  report.host_bound_fraction = layer.host_bound_fraction;
+  report.memory_bound_bytes_per_s = layer.rate.hbm_bytes_per_s;
+  report.tp_crosses_nodes = terms.tp_crosses_nodes;
+  report.dp_crosses_nodes = terms.dp_crosses_nodes;
+
+  StageTime slowest = stage_time(terms, 0);
   for (int64_t stage : {int64_t(1), layout.pp - 1}) {
     if (stage <= 0 || stage >= layout.pp) continue;
-    const StageTime candidate = stage_time(stage);
+    const StageTime candidate = stage_time(terms, stage);
     if (candidate.total() > slowest.total()) slowest = candidate;
   }
 
@@ -519,40 +603,10 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   report.microbatch_time_s = slowest.total();
   report.bubble_fraction = bubble_slots / m;
 
-  // DP once per step (not ZeRO-3): gradient reduce-scatter (sharded optimizer) or all-reduce in
-  // buckets, hidden behind the last micro-batch's backward up to dp_overlap; the parameter
-  // all-gather of a sharded optimizer behind the next forward up to param_gather_overlap.
-  double dp_exposed = 0;
   const StageShape first_stage = stage_shape(config, plan, 0);
   const double stage_params = first_stage.parameters;  // the first stage (embedding; at pp=1 the head too)
-  const double stage_trained = stage_params * work.trainable_fraction;  // frozen weights: no gradient, no step
-  if (!sharded_weights && shard_ranks > 1) {
-    const bool sharded_optimizer = layout.zero >= 1;
-    const double grad_element_bytes = profile.grad_reduce_in_fp32 ? 4.0 : reduce_bytes;
-    const double grad_bytes = stage_trained * grad_element_bytes;
-    double bucket_bytes = grad_bytes;
-    switch (profile.grad_buckets) {
-      case GradBuckets::kMegatronDdp:
-        bucket_bytes = std::max(kMegatronBucketElements, 1e6 * double(shard_ranks)) * grad_element_bytes;
-        break;
-      case GradBuckets::kDeepSpeed: bucket_bytes = kDeepSpeedBucketElements * grad_element_bytes; break;
-      case GradBuckets::kPerBlock:
-        bucket_bytes = stage_trained / std::max<double>(1.0, double(first_stage.placement.layers)) * grad_element_bytes;
-        break;
-    }
-    bucket_bytes = std::min(bucket_bytes, grad_bytes);
-    const double buckets = std::ceil(grad_bytes / bucket_bytes);
-    const double grad_sync = buckets * (sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, bucket_bytes)
-                                                          : all_reduce_s(dp_link, shard_ranks, bucket_bytes));
-    const double gather_bucket = bucket_bytes / grad_element_bytes * 2.0;
-    const double param_gather = sharded_optimizer ? buckets * gather_or_scatter_s(dp_link, shard_ranks, gather_bucket) : 0.0;
-    dp_exposed = std::max(0.0, grad_sync - perf.dp_overlap * slowest.backward) +
-                 std::max(0.0, param_gather - perf.param_gather_overlap * slowest.forward);
-  }
-  // Optimizer step: reads and writes the sharded states, reads gradients, writes weights; gradient
-  // clipping reads the gradients once more.
-  const double optimizer_bytes = stage_trained * (2.0 * plan.optimizer_bytes_per_param + 2.0 * plan.grad_bytes_per_param +
-                                                 plan.weight_bytes_per_param);
+  const double stage_trained = stage_params * terms.work.trainable_fraction;  // frozen weights: no gradient, no step
+  const double dp_exposed = dp_sync_exposed_s(terms, slowest, stage_trained, first_stage.placement.layers);
 
   StepBreakdown& b = report.breakdown;
   b.compute_s = m * slowest.compute;
@@ -561,27 +615,21 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   b.pp_p2p_s = m * slowest.p2p;
   b.pp_bubble_s = bubble_slots * slowest.total();
   b.dp_comm_s = dp_exposed + m * slowest.zero3;
-  b.optimizer_s = optimizer_bytes / rate.hbm_bytes_per_s;
-  if (training.offload != Offload::kNone) {
-    // ZeRO-Offload: the rank's gradient partition goes device->host (2 B) and its updated 16-bit
-    // parameters come back (2 B) over PCIe each step; the step runs on the CPU (Ren et al. 2021,
-    // ZeRO-Offload §4; DeepSpeed stage_1_and_2.py / stage3.py offload_optimizer).
-    const double rank_trained = stage_trained / (layout.zero >= 1 ? double(shard_ranks) : 1.0);
-    b.optimizer_s = 4.0 * rank_trained / kPcieBytesPerS + 16.0 * 2.0 * rank_trained / kHostOptimizerBytesPerS;
-  }
+  b.optimizer_s = optimizer_step_s(terms, stage_trained);
   report.step_time_s = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.pp_p2p_s + b.pp_bubble_s + b.dp_comm_s + b.optimizer_s;
 
   const double gpus = double(config.cluster.gpus);
-  const double tokens_per_step = double(training.global_batch) * seq;
+  const double tokens_per_step = double(training.global_batch) * terms.dims.seq;
   report.tokens_per_s_per_gpu = tokens_per_step / report.step_time_s / gpus;
-  report.model_flops_per_token = model_flops_per_token(model, training.seq);
+  report.model_flops_per_token = model_flops_per_token(config.model, training.seq);
   report.tflops_per_gpu = report.model_flops_per_token * report.tokens_per_s_per_gpu / 1e12;
-  report.mfu = report.model_flops_per_token * report.tokens_per_s_per_gpu / bf16_peak;
+  report.mfu = report.model_flops_per_token * report.tokens_per_s_per_gpu / config.gpu.bf16_flops;
   // HFU adds the recomputed FLOPs, per layer, relative to the layer's model FLOPs (PaLM count:
   // 3x forward, full s x s attention).
-  const double layer_model_flops = 3.0 * (layer.matmul_fwd_flops + 4.0 * tokens * seq * h / t);
+  const double layer_model_flops =
+      3.0 * (layer.matmul_fwd_flops + 4.0 * terms.dims.tokens * terms.dims.seq * terms.dims.h / terms.dims.t);
   report.hfu = report.mfu * (1.0 + layer.recompute_flops / layer_model_flops);
-  report.error_band = throughput_error_band(training.framework, gpu.family);
+  report.error_band = throughput_error_band(training.framework, config.gpu.family);
   return report;
 }
 

@@ -327,16 +327,16 @@ StageShape stage_shape(const Config& config, const MemoryPlan& plan, int64_t sta
   return shape;
 }
 
-// One component after another in Component order, each with its source; the per-config constants
-// come precomputed in `plan` (the search calls this per candidate).
-RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t stage_index, bool with_chunks) {
+namespace {
+
+// The stage's role, interleaved chunks and the intermediates every formula below reads (parameters,
+// bytes per parameter, activations, gathered unit, PP buffers, bytes per logit).
+void describe_stage(const Config& config, const MemoryPlan& plan, const StageShape& shape, bool with_chunks,
+                    RankMemory& rank) {
   const ModelSpec& model = config.model;
   const TrainingSpec& training = config.training;
   const Layout& layout = config.layout;
-  const StageShape shape = stage_shape(config, plan, stage_index);
   const StagePlacement& stage = shape.placement;
-
-  RankMemory rank;
   rank.role = role_name(stage.stage, layout.pp);
   rank.pp_stage = stage.stage;
   if (with_chunks) {
@@ -391,11 +391,26 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
     }
   }
 
+}
+
+// Buffers of one moment of the step, not kept: the logits and loss at the end of a forward, one
+// layer's backward temporaries, SP's gathered input; sets logits_elements and cp_ring_bytes.
+struct StageTransients {
   double logits = 0;
+  double backward_temporaries = 0;
+  double sp_gather = 0;
+};
+
+StageTransients stage_transients(const Config& config, const MemoryPlan& plan, const StagePlacement& stage,
+                                 RankIntermediates& in) {
+  const ModelSpec& model = config.model;
+  const TrainingSpec& training = config.training;
+  const Layout& layout = config.layout;
+  StageTransients out;
   if (stage.has_lm_head) {
     in.logits_elements = double(training.seq) / double(layout.cp) * double(training.micro_batch) *
                          double(plan.padded_vocab) / double(layout.tp);
-    logits = in.logits_elements * in.bytes_per_logit;
+    out.logits = in.logits_elements * in.bytes_per_logit;
   }
 
   // Backward temporaries of one layer: the f-wide gradients (SwiGLU: d(gate), d(up), d(product);
@@ -404,9 +419,9 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   const double sb = double(training.seq) / double(layout.cp) * double(training.micro_batch);
   const double f_grads = model.mlp == MlpKind::kSwiGlu ? 3.0 : 2.0;
   const double t_sp = sequence_parallel ? double(layout.tp) : 1.0;
-  const double backward_temporaries =
+  out.backward_temporaries =
       f_grads * 2.0 * sb * double(model.ffn) / double(layout.tp) + 2.0 * 2.0 * sb * double(model.hidden) / t_sp;
-  const double sp_gather = sequence_parallel ? 2.0 * sb * double(model.hidden) : 0.0;
+  out.sp_gather = sequence_parallel ? 2.0 * sb * double(model.hidden) : 0.0;
   // Context parallelism, ring attention backward of one layer (overheads.h
   // kRingAttentionFp32GradBuffers): the all-gathered K and V of the whole sequence, bf16, plus five
   // local-sized fp32 gradient buffers. Transient: joins the backward moment only.
@@ -419,24 +434,15 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
                        kRingAttentionFp32GradBuffers * 4.0 * local_tokens * double(model.hidden) / double(layout.tp);
   }
 
-  // Model states, pretraining or fine-tuning, from the one hook (finetune.h).
-  const StageStateBytes states = stage_state_bytes(config, plan, shape);
-  in.trainable_parameters = states.trainable_parameters;
-  in.frozen_parameters = states.frozen_parameters;
-  in.quantized_parameters = states.quantized_parameters;
-  in.dequantized_transient_bytes = states.transient_bytes;
-  rank.host_bytes = states.host;
-  // A stage peaks either at the end of a forward (logits and loss buffers live) or inside a
-  // layer's backward (recomputed layer + gradient temporaries live); never both at once, since
-  // the loss buffers are freed before any layer's backward runs.
-  const CommBuffers comm = comm_buffer_bytes(config, in);
-  const double forward_end_extra = logits + comm.at_loss;
-  const double backward_extra =
-      in.activations.recompute_working_bytes + backward_temporaries + in.cp_ring_bytes + comm.in_backward;
-  in.peak_at_backward = backward_extra >= forward_end_extra;
-  in.logits_bytes = logits;
-  in.backward_working_bytes = backward_extra - comm.in_backward;
+  return out;
+}
 
+// The components at the peak moment, in Component order, each with its source.
+void place_components(const Config& config, const MemoryPlan& plan, const StagePlacement& stage,
+                      const StageStateBytes& states, const CommBuffers& comm, const StageTransients& transients,
+                      RankMemory& rank) {
+  const TrainingSpec& training = config.training;
+  RankIntermediates& in = rank.intermediates;
   auto& c = rank.component_bytes;
   // FP8 weight caches cover the GEMM weights of the transformer layers (the embedding is a lookup;
   // Megatron's output layer is not a TE module).
@@ -457,10 +463,10 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   c[size_t(Component::kPagedOptimizer)] = states.paged_optimizer;
   c[size_t(Component::kActivations)] =
       in.activations.total - (in.peak_at_backward ? 0.0 : in.activations.recompute_working_bytes);
-  c[size_t(Component::kLogitsLoss)] = in.peak_at_backward ? 0.0 : logits;
+  c[size_t(Component::kLogitsLoss)] = in.peak_at_backward ? 0.0 : transients.logits;
   c[size_t(Component::kCommBuffers)] = (in.peak_at_backward ? comm.in_backward : comm.at_loss) + in.pp_receive_buffer_bytes;
-  c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes + sp_gather + states.transient_bytes +
-                                     (in.peak_at_backward ? backward_temporaries + in.cp_ring_bytes : 0.0);
+  c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes + transients.sp_gather + states.transient_bytes +
+                                     (in.peak_at_backward ? transients.backward_temporaries + in.cp_ring_bytes : 0.0);
   if (in.gradients_built_during_backward) {
     // The end of backward: every gradient, no activation left.
     double during = 0, at_end = 0;
@@ -478,6 +484,13 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
       c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes;
     }
   }
+}
+
+// Fragmentation over the dynamic part, the fixed overheads, the three totals and LLMem's sections.
+void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBytes& states, RankMemory& rank) {
+  const TrainingSpec& training = config.training;
+  RankIntermediates& in = rank.intermediates;
+  auto& c = rank.component_bytes;
   const double dynamic = c[size_t(Component::kActivations)] + c[size_t(Component::kLogitsLoss)] +
                          c[size_t(Component::kCommBuffers)] + c[size_t(Component::kWorkspace)];
   const bool expandable = training.allocator == AllocatorMode::kAuto
@@ -499,6 +512,40 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
                             (c[size_t(Component::kActivations)] > 0 ? in.activations.head_input_bytes : 0.0) +
                             c[size_t(Component::kLogitsLoss)];
   in.body_section_bytes = rank.peak_allocated_bytes - in.output_section_bytes;
+}
+
+}  // namespace
+
+// The stage's shape and intermediates, its transient buffers, its model states, the peak moment
+// (end of forward or inside a backward), the components and the totals. The per-config constants
+// come precomputed in `plan` (the search calls this per candidate).
+RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t stage_index, bool with_chunks) {
+  const StageShape shape = stage_shape(config, plan, stage_index);
+  const StagePlacement& stage = shape.placement;
+  RankMemory rank;
+  describe_stage(config, plan, shape, with_chunks, rank);
+  RankIntermediates& in = rank.intermediates;
+  const StageTransients transients = stage_transients(config, plan, stage, in);
+  // Model states, pretraining or fine-tuning, from the one hook (finetune.h).
+  const StageStateBytes states = stage_state_bytes(config, plan, shape);
+  in.trainable_parameters = states.trainable_parameters;
+  in.frozen_parameters = states.frozen_parameters;
+  in.quantized_parameters = states.quantized_parameters;
+  in.dequantized_transient_bytes = states.transient_bytes;
+  rank.host_bytes = states.host;
+  // A stage peaks either at the end of a forward (logits and loss buffers live) or inside a
+  // layer's backward (recomputed layer + gradient temporaries live); never both at once, since
+  // the loss buffers are freed before any layer's backward runs.
+  const CommBuffers comm = comm_buffer_bytes(config, in);
+  const double forward_end_extra = transients.logits + comm.at_loss;
+  const double backward_extra =
+      in.activations.recompute_working_bytes + transients.backward_temporaries + in.cp_ring_bytes + comm.in_backward;
+  in.peak_at_backward = backward_extra >= forward_end_extra;
+  in.logits_bytes = transients.logits;
+  in.backward_working_bytes = backward_extra - comm.in_backward;
+
+  place_components(config, plan, stage, states, comm, transients, rank);
+  sum_totals(config, plan, states, rank);
   return rank;
 }
 

@@ -354,7 +354,7 @@ TEST_CASE("cross-entropy kinds order the last stage's logit bytes: chunked < com
   CHECK(estimate_memory(config).ranks[0].intermediates.bytes_per_logit == 4);
 }
 
-TEST_CASE("torch.compile lowers activations without recompute; CP ring buffers grow with the CP degree") {
+TEST_CASE("torch.compile lowers activations without recompute, and CP ring buffers grow with the CP degree") {
   Config config = torchtitan_config("llama3-8b", 8, 1, 1);
   const double eager = estimate_memory(config).ranks[0].bytes(Component::kActivations);
   config.training.kernels = Kernels::kCompiled;
@@ -372,7 +372,7 @@ TEST_CASE("torch.compile lowers activations without recompute; CP ring buffers g
   CHECK(std::is_sorted(ring_full_sequence.begin(), ring_full_sequence.end()));
 }
 
-TEST_CASE("torch pipelining: a receive buffer per micro-batch on non-first stages; the last stage keeps its logits") {
+TEST_CASE("torch pipelining: a receive buffer per micro-batch on non-first stages, and the last stage keeps its logits") {
   Config config = torchtitan_config("llama3.1-70b", 256, 8, 8);
   config.training.global_batch = 128;  // dp 4: 32 micro-batches of 1
   const MemoryReport report = estimate_memory(config);
@@ -412,7 +412,7 @@ void print_worst(const char* title, const MemoryReport& report) {
 }
 }  // namespace
 
-TEST_CASE("framework mechanisms: the issue's reference estimates (70B FSDP2 + PP; 3B fine-tune on 24 GB)") {
+TEST_CASE("framework mechanisms: the issue's reference estimates (70B FSDP2 + PP, 3B fine-tune on 24 GB)") {
   SUBCASE("Llama 3.1 70B on 256 H100, FSDP2 dp4 tp8 pp8, 1F1B, 32 micro-batches of 1, full recompute, seq 8192") {
     Config config = preset_config("llama3.1-70b", 256, 8, 8);
     config.gpu = *find_gpu_preset("h100-sxm");

@@ -188,7 +188,7 @@ TEST_CASE("JSON text over the length or key-count limit is refused with the limi
   CHECK(has_code(issues, IssueCode::kInputTooLarge));
 }
 
-TEST_CASE("malformed JSON gives malformed_json with the parser's message; duplicate keys give duplicate_key") {
+TEST_CASE("malformed JSON gives malformed_json with the parser's message, and duplicate keys give duplicate_key") {
   std::vector<Issue> issues;
   CHECK_FALSE(parse_json_text("{\"a\":", "config", issues));
   REQUIRE(issues.size() == 1);

@@ -12,6 +12,11 @@ namespace meshfit::detail {
 
 using nlohmann::json;
 
+bool begin_import(LaunchImport& out, LaunchFormat format, const std::string& text, const char* field) {
+  out.format = format;
+  return check_input_text(text, field, kMaxImportBytes, out.issues);
+}
+
 LaunchExport begin_export(LaunchFormat format, const Config& config, Framework launches, const char* consequence) {
   LaunchExport out;
   out.format = format;

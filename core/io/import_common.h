@@ -16,6 +16,10 @@
 
 namespace meshfit::detail {
 
+// The start of every import: `out` for `format`, and the text checks (size, UTF-8) under `field`;
+// false when the text is unusable (the issue is in out.issues).
+bool begin_import(LaunchImport& out, LaunchFormat format, const std::string& text, const char* field);
+
 // The start of every export: an empty result for `format`, with a warning when the config was made
 // for another framework than the one the format launches: "the config is for X; " + `consequence`.
 LaunchExport begin_export(LaunchFormat format, const Config& config, Framework launches, const char* consequence);

@@ -547,8 +547,7 @@ void read_world_size(const ParsedArgs& args, FieldWriter& w) {
 
 LaunchImport import_megatron_args(const std::string& command_line) {
   LaunchImport out;
-  out.format = LaunchFormat::kMegatron;
-  if (!check_input_text(command_line, "megatron_args", kMaxImportBytes, out.issues)) return out;
+  if (!detail::begin_import(out, LaunchFormat::kMegatron, command_line, "megatron_args")) return out;
   std::vector<std::string> words;
   if (!shell_words(command_line, words)) {
     out.issues.push_back({IssueCode::kMalformedInput, Severity::kError, "megatron_args",

@@ -256,16 +256,22 @@ const std::vector<ConfigField>& config_fields() {
   return fields;
 }
 
-const ConfigField* find_config_field(const std::string& key) {
-  for (const ConfigField& field : config_fields())
-    if (key == field.key) return &field;
+namespace {
+
+// The row whose `column` is `key`, or nullptr (the tables are short: a scan).
+template <class Row>
+const Row* find_row(const std::vector<Row>& rows, const char* Row::*column, const std::string& key) {
+  for (const Row& row : rows)
+    if (key == row.*column) return &row;
   return nullptr;
 }
 
+}  // namespace
+
+const ConfigField* find_config_field(const std::string& key) { return find_row(config_fields(), &ConfigField::key, key); }
+
 const ConfigField* find_config_field_by_state_key(const std::string& state_key) {
-  for (const ConfigField& field : config_fields())
-    if (state_key == field.state_key) return &field;
-  return nullptr;
+  return find_row(config_fields(), &ConfigField::state_key, state_key);
 }
 
 bool check_text_field(const ConfigField& field, const std::string& text, std::vector<Issue>& issues) {
@@ -279,9 +285,7 @@ const std::vector<LegacyField>& legacy_config_fields() {
 }
 
 const LegacyField* find_legacy_field(const std::string& key) {
-  for (const LegacyField& field : legacy_config_fields())
-    if (key == field.key) return &field;
-  return nullptr;
+  return find_row(legacy_config_fields(), &LegacyField::key, key);
 }
 
 }  // namespace meshfit

@@ -16,6 +16,8 @@ double exposed_comm_fraction(const LayoutCandidate& c) {
   return (b.tp_comm_s + b.cp_comm_s + b.pp_p2p_s + b.dp_comm_s) / c.step.step_time_s;
 }
 
+// (~105 lines: one ImGui table, its columns, sort, filter and row actions; ImGui's table API
+// reads best as one block between BeginTable and EndTable.)
 bool draw_layout_table(AppState& s) {
   const std::vector<LayoutCandidate>& top = s.search.top;
   const double capacity = s.config.gpu.memory_bytes;

@@ -80,6 +80,7 @@ std::string string_or(const json& config, const char* key, const std::string& fa
 
 }  // namespace
 
+// Not a hot path (once per paste): config.json's keys in the order transformers documents them.
 HfImport import_hf_config(const std::string& text) {
   HfImport out;
   out.model.name = "custom";

@@ -29,6 +29,7 @@ std::string_view trimmed(std::string_view text) {
 
 }  // namespace
 
+// Not a hot path (once per paste): one block of tell-tale signs per format.
 std::optional<LaunchFormat> detect_launch_format(const std::string& text) {
   const std::string_view head = trimmed(text);
   if (head.empty()) return std::nullopt;

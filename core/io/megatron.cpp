@@ -579,6 +579,7 @@ LaunchImport import_megatron_args(const std::string& command_line) {
 
 namespace detail {
 
+// Not a hot path (once per export): the flags in pretrain_gpt.py's argument groups, in order.
 LaunchExport export_megatron(const Config& c) {
   LaunchExport out = begin_export(LaunchFormat::kMegatron, c, Framework::kMegatron,
                                   "these flags run the same layout under Megatron-LM, whose memory differs.");

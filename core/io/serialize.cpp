@@ -214,6 +214,8 @@ class Reader {
 
 }  // namespace
 
+// Not a hot path (once per input): presets, older keys, fields, then the defaults that depend on
+// other fields (framework profile, fine-tuning), in that order.
 ParsedConfig parse_config(const json& object) {
   ParsedConfig parsed;
   parsed.config = default_config();

@@ -159,6 +159,7 @@ void read_model(const TomlReader& r, FieldWriter& w) {
   w.set("precision", enum_key(fp8 ? Precision::kFp8 : Precision::kBf16), "[model] converters");
 }
 
+// Not a hot path (once per import): [parallelism] keys in torchtitan's order, each with its checks.
 void read_parallelism(const TomlReader& r, FieldWriter& w, LaunchImport& out) {
   const int64_t tp = r.count("parallelism", "tensor_parallel_degree").value_or(1);
   const int64_t pp = r.count("parallelism", "pipeline_parallel_degree").value_or(1);
@@ -321,6 +322,7 @@ LaunchImport import_torchtitan_toml(const std::string& text) {
 
 namespace detail {
 
+// Not a hot path (once per export): the TOML sections in torchtitan's job_config order.
 LaunchExport export_torchtitan(const Config& c) {
   LaunchExport out = begin_export(LaunchFormat::kTorchtitan, c, Framework::kFsdp, "torchtitan (FSDP2) memory differs.");
   const auto warn = [&out](const std::string& field, const std::string& message) { warn_unsupported(out, field, message); };

@@ -86,6 +86,8 @@ LayerFinetuneParameters layer_finetune_parameters(const ModelSpec& model, const 
 
 // [SECTION] Model states
 
+// (~85 lines: pretraining, full fine-tuning, LoRA and QLoRA states side by side, so that each
+// method's bytes per parameter read against the others'; FINETUNE_NOTES sections in order.)
 StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, const StageShape& shape) {
   const TrainingSpec& training = config.training;
   const ModelStateRule rule = model_state_rule(training.framework, config.layout.zero, training.fp32_grad_buffer, training.precision);

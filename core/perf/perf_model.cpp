@@ -307,6 +307,8 @@ struct LayerCompute {
 
 // One layer on one rank for one micro-batch, from its kernels: four GEMMs by shape, the attention
 // kernel, the memory-bound kernels, launch floors, and the host's dispatch of the layer's ops.
+// (~85 lines: the kernels in the order the layer runs them, each one term with its source; split,
+// the dozen shape terms would travel between the parts.)
 LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const FrameworkPerf& perf) {
   const ModelSpec& model = config.model;
   const TrainingSpec& training = config.training;

@@ -119,6 +119,7 @@ ConfigField gpu_figure(const char* key, const char* help) {
 
 // [SECTION] The table
 
+// One row per field: a table, not logic (its length is the number of inputs).
 std::vector<ConfigField> make_fields() {
   using G = FieldGroup;
   using C = Config;

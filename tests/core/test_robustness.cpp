@@ -262,7 +262,8 @@ TEST_CASE("free-text fields are UTF-8 and at most kMaxTextFieldBytes, from text 
   CHECK(has_code(too_long.issues, IssueCode::kInputTooLarge));
   CHECK(too_long.config.notes.empty());  // refused, not cut
   // The page sets Config fields directly: validate() applies the same check.
-  Config config = default_config();
+  Config config = parse_config(json{{"model", "llama3-8b"}, {"gpus", 8}}).config;
+  REQUIRE(validate(config).empty());
   config.notes = longest + "x";
   CHECK(has_code(validate(config), IssueCode::kInputTooLarge));
   config.notes = "caf\xC3";  // a cut UTF-8 sequence

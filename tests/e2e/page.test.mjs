@@ -222,6 +222,20 @@ test('a lost WebGL context is restored and the page keeps working', async () => 
 // The three ways the page once lost inputs on the way to the core (issue 10): it kept a copy of the
 // config with fewer fields than the schema. Each compares the page with the CLI on the same state.
 
+test('a run name in the link is kept, shown in the header and quoted in the Markdown (one schema row, no UI code)', async () => {
+  const state = 'v=1&model=llama3-8b&gpus=16&tp=2&name=' + encodeURIComponent('Llama 3 — 16 GPUs');
+  const { context, page, errors } = await openPage('#' + state);
+  const m = await mirror(page);
+  assert.equal(m.ok, true);
+  assert.equal(m.config.name, 'Llama 3 — 16 GPUs');
+  await clickWidget(page, 'copy_markdown');
+  const markdown = await page.evaluate(() => meshfitShell.lastClipboard());
+  assert.ok(markdown.includes('> name: Llama 3 — 16 GPUs'), markdown.slice(0, 400));
+  assert.ok((await hash(page)).includes('name='), 'the page keeps the name in its link');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a link with an uneven pipeline split and fp32_grad_buffer=false keeps every field', async () => {
   const state = 'v=1&model=llama3.1-405b&gpus=2048&seq=8192&gbs=2048&fp32_grad_buffer=false&tp=8&pp=16' +
                 '&pp_first_stage_layers=7&pp_last_stage_layers=7';

@@ -75,6 +75,8 @@ std::string make_mirror(const AppState& s) {
                                  {"device_bytes", rank.device_bytes}});
   }
   mirror["layout_note"] = s.layout_note;
+  mirror["import_message"] = s.hf_message;  // under the Paste config box: what was imported, or why not
+  mirror["hf_fetching"] = s.hf_fetch.waiting;
   mirror["local_file"] = s.local_file;
   mirror["public_url"] = s.public_url;
   json fit = {{"largest_micro_batch", s.fit.largest_micro_batch}, {"largest_seq", s.fit.largest_seq}, {"suggestions", json::array()}};
@@ -127,6 +129,18 @@ bool step_search(AppState& s, double budget_ms) {
   s.mirror = make_mirror(s);
   ++s.mirror_version;
   return s.running_search != nullptr;
+}
+
+void fetched_hf_config(AppState& s, int status, const std::string& body) {
+  if (!s.hf_fetch.waiting) return;  // no request of ours is in flight
+  s.hf_fetch.status = status;
+  s.hf_fetch.body = body;
+  s.hf_fetch.arrived = true;
+}
+
+void refresh_mirror(AppState& s) {
+  s.mirror = make_mirror(s);
+  ++s.mirror_version;
 }
 
 void cancel_search(AppState& s) {

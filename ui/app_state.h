@@ -23,6 +23,8 @@ struct Rect {
 // What the app asks the shell to do after a frame.
 struct Outbox {
   std::string clipboard;               // copy this text
+  std::string fetch_url;               // fetch this (only a checked Hugging Face config.json URL); the
+                                       // answer comes back through fetched_hf_config (app.h)
   std::string download_name, download_text, download_mime;
   bool open_docs = false;
 };
@@ -61,6 +63,14 @@ struct AppState {
   int selected_candidate = -1;         // index into search.top when it matches the config's layout
   std::string hf_text;                 // the paste-HF-config box
   std::string hf_message;
+  struct HfFetch {                     // "Fetch config.json" by Hugging Face model id
+    std::string id;                    // what is typed
+    std::string fetched_id;            // the id of the request in flight (the field may change meanwhile)
+    bool waiting = false;              // asked the shell, no answer yet
+    bool arrived = false;              // an answer to import on the next frame
+    int status = 0;                    // HTTP status; 0: no answer (offline, blocked)
+    std::string body;
+  } hf_fetch;
   std::string status;                  // a short line after copy/export
   std::map<std::string, Rect> widget_rects;  // named widgets for the mirror
 

@@ -1,6 +1,5 @@
-// panel_header.cpp — the header (verdict of the worst rank, copy/export buttons, units, theme) and
-// the exports it offers: Markdown for issues, CSV of the ranks, and JSON through the CLI's own
-// serialisers (estimate_to_json, layout_candidate_to_json), so an export reads like `--json`.
+// panel_header.cpp — the header (verdict of the worst rank, copy/export buttons, units, theme); the
+// exports it offers (Markdown, CSV, JSON) are made in reports.cpp.
 #include <algorithm>
 #include <cstdio>
 #include <utility>
@@ -12,108 +11,6 @@
 #include "spec/config_schema.h"
 
 namespace meshfit::ui {
-
-// The link for a Markdown report: the page's address (or the build's public one); from a local file
-// with no public address, the state itself, which `meshfit estimate --state` and any copy of the
-// page (#state) read.
-std::string link_text(const AppState& s) {
-  if (s.local_file && s.public_url.empty()) return " (state `" + s.state + "`)";
-  return " ([open]({{url}}))";
-}
-
-// The run's non-empty free-text fields (FieldGroup::kRun), one "key: text" each, newlines flattened.
-static std::vector<std::pair<std::string, std::string>> run_texts(const Config& config) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const ConfigField& field : config_fields()) {
-    if (field.group != FieldGroup::kRun) continue;
-    std::string text = field.get(config).get<std::string>();
-    if (text.empty()) continue;
-    std::replace(text.begin(), text.end(), '\n', ' ');
-    out.emplace_back(field.key, text);
-  }
-  return out;
-}
-
-std::string markdown_report(const AppState& s) {
-  if (!s.estimate.valid() || has_errors(s.issues)) return "meshfit: the inputs have problems" + link_text(s) + "\n";
-  const Config& c = s.config;
-  const MemoryReport& report = s.estimate.memory;
-  std::string out;
-  char line[512];
-  std::snprintf(line, sizeof line, "**meshfit**: %s on %lld x %s, dp=%lld tp=%lld pp=%lld cp=%lld vpp=%lld, seq %lld, "
-                "global batch %lld, micro-batch %lld, recompute %s, %s%s\n\n",
-                c.model.name.c_str(), (long long)c.cluster.gpus, c.gpu.id.c_str(), (long long)effective_dp(c),
-                (long long)c.layout.tp, (long long)c.layout.pp, (long long)c.layout.cp, (long long)c.layout.vpp,
-                (long long)c.training.seq, (long long)c.training.global_batch, (long long)c.training.micro_batch,
-                to_string(c.training.recompute), to_string(c.training.framework), link_text(s).c_str());
-  out += line;
-  for (const auto& run_text : run_texts(c)) out += "> " + run_text.first + ": " + run_text.second + "\n\n";
-  out += std::string("| rank (") + unit_label(s) + ") |";
-  for (int i = 0; i < kComponentCount; ++i) out += std::string(" ") + component_label(Component(i)) + " |";
-  out += " device | % of capacity |\n|---|";
-  for (int i = 0; i < kComponentCount + 2; ++i) out += "---:|";
-  out += "\n";
-  for (const RankMemory& rank : report.ranks) {
-    out += "| " + rank_name(rank, report.ranks.size()) + " |";
-    for (int i = 0; i < kComponentCount; ++i) {
-      std::snprintf(line, sizeof line, " %.2f |", unit_value(s, rank.bytes(Component(i))));
-      out += line;
-    }
-    std::snprintf(line, sizeof line, " **%.2f** | %.0f%% |\n", unit_value(s, rank.device_bytes),
-                  100.0 * rank.device_bytes / report.capacity_bytes);
-    out += line;
-  }
-  std::snprintf(line, sizeof line, "\nVerdict: **%s** (capacity %s; tight at %.0f%%). ", to_string(report.verdict),
-                format_bytes(s, report.capacity_bytes).c_str(), 100.0 * report.headroom);
-  out += line;
-  if (s.estimate.step.step_time_s > 0)
-    std::snprintf(line, sizeof line, "Predicted %.0f tokens/s/GPU, MFU %.1f%%.\n", s.estimate.step.tokens_per_s_per_gpu,
-                  100.0 * s.estimate.step.mfu);
-  else
-    std::snprintf(line, sizeof line, "Throughput not predicted (the GPU has no compute figure).\n");
-  out += line;
-  if (!s.search.top.empty()) {
-    out += "\nFastest layouts that fit:\n\n| # | dp | tp | pp | cp | vpp | mb | zero | recompute | memory | tokens/s/GPU | MFU |\n"
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
-    for (size_t i = 0; i < std::min<size_t>(10, s.search.top.size()); ++i) {
-      const LayoutCandidate& l = s.search.top[i];
-      std::snprintf(line, sizeof line, "| %zu | %lld | %lld | %lld | %lld | %lld | %lld | %lld | %s | %s | %.0f | %.1f%% |\n",
-                    i + 1, (long long)l.layout.dp, (long long)l.layout.tp, (long long)l.layout.pp, (long long)l.layout.cp,
-                    (long long)l.layout.vpp, (long long)l.micro_batch, (long long)l.layout.zero, to_string(l.recompute),
-                    format_bytes(s, l.device_bytes, 1).c_str(), l.step.tokens_per_s_per_gpu, 100.0 * l.step.mfu);
-      out += line;
-    }
-  }
-  return out;
-}
-
-std::string csv_report(const AppState& s) {
-  std::string out = "role,pp_stage";
-  for (int i = 0; i < kComponentCount; ++i) out += std::string(",") + to_string(Component(i)) + "_bytes";
-  out += ",peak_allocated_bytes,peak_reserved_bytes,device_bytes\n";
-  if (!s.estimate.valid() || has_errors(s.issues)) return out;
-  char value[48];
-  for (const RankMemory& rank : s.estimate.memory.ranks) {
-    out += std::string(rank.role) + "," + std::to_string(rank.pp_stage);
-    for (int i = 0; i < kComponentCount; ++i) {
-      std::snprintf(value, sizeof value, ",%.0f", rank.bytes(Component(i)));
-      out += value;
-    }
-    for (double bytes : {rank.peak_allocated_bytes, rank.peak_reserved_bytes, rank.device_bytes}) {
-      std::snprintf(value, sizeof value, ",%.0f", bytes);
-      out += value;
-    }
-    out += "\n";
-  }
-  return out;
-}
-
-std::string json_report(const AppState& s) {
-  nlohmann::json layouts = nlohmann::json::array();
-  for (size_t i = 0; i < std::min<size_t>(20, s.search.top.size()); ++i) layouts.push_back(layout_candidate_to_json(s.search.top[i]));
-  return nlohmann::json{{"state", s.state}, {"estimate", estimate_to_json(s.config, s.estimate, s.issues)}, {"layouts", layouts}}
-      .dump(2);
-}
 
 namespace {
 

@@ -9,6 +9,7 @@
 #include "io/launch_config.h"
 #include "io/number_text.h"
 #include "spec/validate.h"
+#include "app.h"
 #include "panels.h"  // imgui.h, before its std::string helpers
 #include "imgui_internal.h"  // GetActiveID: a field being typed in is not overwritten
 #include "misc/cpp/imgui_stdlib.h"
@@ -19,6 +20,20 @@
 namespace meshfit::ui {
 
 namespace {
+
+// A pasted or fetched import over the current inputs: applied when usable (the rest of the inputs
+// kept), every issue listed under the box (nothing dropped silently). Returns whether it applied.
+bool import_into(AppState& s, const LaunchImport& imported, const std::string& source) {
+  std::vector<Issue> issues = imported.issues;
+  const Config before = s.config;
+  s.config = apply_import(s.config, imported, issues);
+  const bool applied = imported.ok() && !has_errors(issues);
+  s.hf_message = std::string(applied ? "Imported as " : "Not imported (") + source + (applied ? "." : "):");
+  for (const Issue& issue : issues)
+    s.hf_message += std::string("\n") + (issue.severity == Severity::kError ? "error: " : "note: ") + issue.message;
+  if (!applied) s.config = before;
+  return applied;
+}
 
 // A count field that reads what was typed ("8k", "4,096", "1e4": core's parse_count_text) and
 // commits on Enter or when it loses focus, never per keystroke (so a slow search never blocks
@@ -149,6 +164,15 @@ bool draw_model(AppState& s) {
     changed |= combo_enum("##mlp", m.mlp);
   }
   // One box for every launch config people paste; the format is detected (core/io/launch_config.h).
+  // A fetched config.json (the shell's answer to the Fetch button) takes the same path.
+  if (s.hf_fetch.arrived) {
+    s.hf_fetch.arrived = s.hf_fetch.waiting = false;
+    if (s.hf_fetch.status == 200 && s.hf_fetch.body.size() <= kMaxImportBytes) s.hf_text = s.hf_fetch.body;
+    changed |= import_into(s, import_fetched_hf_config(s.hf_fetch.fetched_id, s.hf_fetch.status, s.hf_fetch.body),
+                           "Hugging Face config.json, fetched for " + s.hf_fetch.fetched_id);
+    s.hf_fetch.body.clear();
+    refresh_mirror(s);
+  }
   const bool hf_open = ImGui::TreeNode("Paste config");
   record_rect(s, "hf_toggle");
   if (hf_open) {
@@ -160,21 +184,33 @@ bool draw_model(AppState& s) {
     if (ImGui::Button("Import")) {
       s.hf_message.clear();
       const std::optional<LaunchFormat> format = detect_launch_format(s.hf_text);
-      if (!format) {
-        s.hf_message = "Not a config.json, a Megatron-LM command line, a torchtitan TOML or a DeepSpeed JSON.";
-      } else {
-        const LaunchImport imported = import_launch_config(*format, s.hf_text);
-        std::vector<Issue> issues = imported.issues;
-        const Config before = s.config;
-        s.config = apply_import(s.config, imported, issues);
-        const bool applied = imported.ok() && !has_errors(issues);
-        s.hf_message = std::string(applied ? "Imported as " : "Not imported (") + enum_label(*format) + (applied ? "." : "):");
-        for (const Issue& issue : issues) s.hf_message += std::string("\n") + (issue.severity == Severity::kError ? "error: " : "note: ") + issue.message;
-        changed |= applied;
-        if (!applied) s.config = before;
-      }
+      if (!format) s.hf_message = "Not a config.json, a Megatron-LM command line, a torchtitan TOML or a DeepSpeed JSON.";
+      else changed |= import_into(s, import_launch_config(*format, s.hf_text), enum_label(*format));
+      refresh_mirror(s);
     }
     record_rect(s, "hf_import");
+    // Or a public model's config.json from huggingface.co, by id (the page needs to be online).
+    ImGui::TextDisabled("Or a Hugging Face model id:");
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    ImGui::InputTextWithHint("##hf_model_id", "Qwen/Qwen2.5-7B", &s.hf_fetch.id);
+    record_rect(s, "hf_model_id");
+    ImGui::BeginDisabled(s.hf_fetch.waiting);
+    if (ImGui::Button(s.hf_fetch.waiting ? "Fetching config.json...###hf_fetch" : "Fetch config.json###hf_fetch")) {
+      std::vector<Issue> issues;
+      // The id is checked before a URL exists (launch_config.h hf_config_url); only that URL is fetched.
+      if (const std::optional<std::string> url = hf_config_url(s.hf_fetch.id, issues)) {
+        s.outbox.fetch_url = *url;
+        s.hf_fetch.fetched_id = s.hf_fetch.id;
+        s.hf_fetch.waiting = true;
+        s.hf_message = "Fetching " + *url + " ...";
+      } else {
+        s.hf_message = "Not fetched:";
+        for (const Issue& issue : issues) s.hf_message += "\nerror: " + issue.message;
+      }
+      refresh_mirror(s);
+    }
+    ImGui::EndDisabled();
+    record_rect(s, "hf_fetch");
     if (!s.hf_message.empty()) ImGui::TextWrapped("%s", s.hf_message.c_str());
     ImGui::TreePop();
   }

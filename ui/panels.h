@@ -5,6 +5,7 @@
 #include <string>
 
 #include "app_state.h"
+#include "reports.h"
 #include "imgui.h"
 
 namespace meshfit::ui {
@@ -33,11 +34,7 @@ void draw_validation_view(AppState& s);  // panel_validation.cpp (measured runs 
 std::string verdict_text(const AppState& s);  // the banner's line: verdict, worst rank, share of capacity
 
 // [SECTION] Formats and widgets (widgets.cpp)
-std::string format_bytes(const AppState& s, double bytes, int decimals = 2);  // "12.34 GiB" / "13.25 GB"
-double unit_value(const AppState& s, double bytes);
-const char* unit_label(const AppState& s);
 std::string format_count(double value);                                       // "8.030 B", "12.00 M"
-std::string rank_name(const RankMemory& rank, size_t ranks);                  // "first 0", or "only"
 std::string candidate_label(const LayoutCandidate& c);                        // "dp=8 tp=8 ... sp=1"
 void record_rect(AppState& s, const char* name);   // the last item's rectangle, for the DOM mirror
 void field_issue(const AppState& s, const char* field);  // the field's first message, in red

@@ -1,4 +1,5 @@
 // widgets.cpp — formats and small widgets shared by the panels (panels.h). Sizes in em.
+#include <algorithm>
 #include <cstdio>
 
 #include "io/launch_config.h"
@@ -7,28 +8,12 @@
 
 namespace meshfit::ui {
 
-std::string format_bytes(const AppState& s, double bytes, int decimals) {
-  char text[48];
-  if (s.units_gb) std::snprintf(text, sizeof text, "%.*f GB", decimals, bytes_to_gb(bytes));
-  else std::snprintf(text, sizeof text, "%.*f GiB", decimals, bytes_to_gib(bytes));
-  return text;
-}
-
-double unit_value(const AppState& s, double bytes) { return s.units_gb ? bytes_to_gb(bytes) : bytes_to_gib(bytes); }
-const char* unit_label(const AppState& s) { return s.units_gb ? "GB" : "GiB"; }
-
 std::string format_count(double value) {
   char text[32];
   if (value >= 1e9) std::snprintf(text, sizeof text, "%.3f B", value / 1e9);
   else if (value >= 1e6) std::snprintf(text, sizeof text, "%.2f M", value / 1e6);
   else std::snprintf(text, sizeof text, "%.0f", value);
   return text;
-}
-
-std::string rank_name(const RankMemory& rank, size_t ranks) {
-  std::string name = rank.role;
-  if (ranks > 1) name += " " + std::to_string(rank.pp_stage);
-  return name;
 }
 
 std::string candidate_label(const LayoutCandidate& c) {
@@ -77,11 +62,19 @@ void launch_flags_menu(AppState& s, const Config& config, const std::string& rec
   for (const auto& [format, label] : items) {
     if (ImGui::MenuItem(label)) {
       const LaunchExport exported = export_launch_config(config, format);
-      s.outbox.clipboard = exported.text;
-      s.status = std::string(label) + " copied";
-      int notes = 0;
-      for (const Issue& issue : exported.issues) notes += issue.severity == Severity::kWarning;
-      s.status += notes > 0 ? " (" + std::to_string(notes) + " notes: " + exported.issues.front().message + ")" : ".";
+      // An error: the format cannot express this layout (e.g. Megatron-LM and an uneven split over
+      // vpp chunks); nothing is copied, the reason is shown.
+      const auto error = std::find_if(exported.issues.begin(), exported.issues.end(),
+                                      [](const Issue& issue) { return issue.severity == Severity::kError; });
+      if (error != exported.issues.end()) {
+        s.status = std::string(label) + " not copied: " + error->message;
+      } else {
+        s.outbox.clipboard = exported.text;
+        s.status = std::string(label) + " copied";
+        int notes = 0;
+        for (const Issue& issue : exported.issues) notes += issue.severity == Severity::kWarning;
+        s.status += notes > 0 ? " (" + std::to_string(notes) + " notes: " + exported.issues.front().message + ")" : ".";
+      }
     }
     if (!rect_prefix.empty()) record_rect(s, (rect_prefix + to_string(format)).c_str());
   }

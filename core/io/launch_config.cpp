@@ -8,6 +8,7 @@
 #include "io/import_common.h"
 #include "spec/model_spec.h"
 #include "io/serialize.h"
+#include "io/text.h"
 
 namespace meshfit {
 
@@ -54,6 +55,94 @@ LaunchImport import_hf_launch(const std::string& config_json) {
     out.fields["model"] = "custom";
   }
   return out;
+}
+
+namespace {
+
+bool hf_id_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+}
+
+// One part of a repo id (namespace or name) against validate_repo_id's rule; "" when it passes.
+std::string hf_id_part_problem(std::string_view part, const char* what) {
+  if (part.empty()) return std::string("the ") + what + " is empty";
+  if (part.size() > kMaxHfIdPartBytes)
+    return std::string("the ") + what + " has " + std::to_string(part.size()) + " characters; the Hub allows at most " +
+           std::to_string(kMaxHfIdPartBytes);
+  for (const char c : part)
+    if (!hf_id_char(c)) return std::string("the ") + what + " may hold only A-Z, a-z, 0-9, '_', '-' and '.'";
+  const auto edge = [](char c) { return c == '-' || c == '.'; };
+  if (edge(part.front()) || edge(part.back())) return std::string("the ") + what + " must start and end with a letter, digit or '_'";
+  if (part.find("--") != std::string_view::npos || part.find("..") != std::string_view::npos)
+    return std::string("the ") + what + " may not contain \"--\" or \"..\"";
+  return "";
+}
+
+}  // namespace
+
+std::optional<std::string> hf_config_url(const std::string& model_id, std::vector<Issue>& issues) {
+  const auto refuse = [&](IssueCode code, const std::string& why) {
+    issues.push_back({code, Severity::kError, "model_id",
+                      "model id " + quote_text(model_id) + ": " + why + " (a Hugging Face id is \"name\" or \"namespace/name\", e.g. "
+                      "\"Qwen/Qwen2.5-7B\")."});
+    return std::nullopt;
+  };
+  // The longest id the rule allows: two parts and the slash. Longer text is refused before it is read.
+  if (model_id.size() > 2 * kMaxHfIdPartBytes + 1)
+    return refuse(IssueCode::kInputTooLarge, std::to_string(model_id.size()) + " bytes, over the " +
+                                                 std::to_string(2 * kMaxHfIdPartBytes + 1) + " an id can have");
+  if (!is_valid_utf8(model_id)) return refuse(IssueCode::kInvalidText, "not valid UTF-8");
+  const size_t slash = model_id.find('/');
+  if (slash != std::string::npos && model_id.find('/', slash + 1) != std::string::npos)
+    return refuse(IssueCode::kInvalidText, "more than one '/'");
+  std::string problem = slash == std::string::npos ? "" : hf_id_part_problem(std::string_view(model_id).substr(0, slash), "namespace");
+  if (problem.empty())
+    problem = hf_id_part_problem(slash == std::string::npos ? std::string_view(model_id) : std::string_view(model_id).substr(slash + 1),
+                                 "name");
+  if (problem.empty() && model_id.size() >= 4 && model_id.compare(model_id.size() - 4, 4, ".git") == 0)
+    problem = "the name may not end in \".git\"";
+  if (!problem.empty()) return refuse(IssueCode::kInvalidText, problem);
+  // Every character left is unreserved in URLs (RFC 3986 2.3): the id goes into the path as it is.
+  return "https://huggingface.co/" + model_id + "/resolve/main/config.json";
+}
+
+LaunchImport import_fetched_hf_config(const std::string& model_id, int status, const std::string& body) {
+  std::vector<Issue> issues;
+  if (!hf_config_url(model_id, issues)) {
+    LaunchImport out;
+    out.format = LaunchFormat::kHfConfig;
+    out.issues = issues;
+    return out;
+  }
+  const std::string what = "config.json of " + quote_text(model_id);
+  const auto failed = [&](const std::string& message) {
+    LaunchImport out;
+    out.format = LaunchFormat::kHfConfig;
+    out.issues.push_back({IssueCode::kFetchFailed, Severity::kError, "model_id", message});
+    return out;
+  };
+  if (status == 200) {
+    const std::string_view head = trimmed(body);
+    if (head.empty() || head.front() != '{')
+      return failed("huggingface.co sent " + what + " but it is not JSON (it begins " + quote_text(head, 24) +
+                    "); paste the file's text instead.");
+    return import_hf_launch(body);  // the same reader, limits and issues as a pasted config.json
+  }
+  if (status == 0)
+    return failed("could not reach huggingface.co for " + what + " (offline, or the request was blocked); "
+                  "paste the file's text instead.");
+  if (status == 401)
+    return failed("huggingface.co wants a login for " + what + " (HTTP 401): the repository is gated or private, or "
+                  "there is no such repository (anonymous requests get 401 for all three). Check the id; for a gated "
+                  "model accept its licence on huggingface.co and paste config.json (the page sends no credentials).");
+  if (status == 403)
+    return failed("huggingface.co refused " + what + " (HTTP 403): the repository is gated. Accept its licence on "
+                  "huggingface.co and paste config.json (the page sends no credentials).");
+  if (status == 404)
+    return failed("huggingface.co has no " + what + " (HTTP 404): check the id (case matters), or the repository "
+                  "keeps no config.json on its main branch.");
+  return failed("huggingface.co answered HTTP " + std::to_string(status) + " for " + what +
+                "; try again later, or paste the file's text.");
 }
 
 LaunchImport import_launch_config(LaunchFormat format, const std::string& text) {

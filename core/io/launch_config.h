@@ -53,6 +53,20 @@ LaunchImport import_megatron_args(const std::string& command_line);    // with o
 LaunchImport import_torchtitan_toml(const std::string& toml_text);
 LaunchImport import_deepspeed_json(const std::string& config_json);
 
+// [Page] "Fetch from Hugging Face". A model id is user text: it is checked against the Hub's own
+// rule before any URL is built (huggingface_hub utils/_validators.py validate_repo_id: an optional
+// "namespace/" and a name, each 1 to 96 of A-Z a-z 0-9 _ . -, starting and ending with a letter,
+// digit or _, no "--" or "..", not ending in ".git"). Only public repositories: no credentials.
+constexpr std::size_t kMaxHfIdPartBytes = 96;
+// https://huggingface.co/<id>/resolve/main/config.json, or nullopt with an issue (field "model_id")
+// naming the rule the id breaks.
+std::optional<std::string> hf_config_url(const std::string& model_id, std::vector<Issue>& issues);
+// What fetching that URL gave, as an import: HTTP `status` (0 = no answer: offline, DNS, a blocked
+// request) and the body. 200 goes through import_hf_launch, as a pasted config.json; anything else is
+// a fetch_failed error that says why (401 login needed: gated, private or no such repository; 403
+// gated; 404 no config.json; 0 offline) and what to do, and a 200 that is not JSON says so.
+LaunchImport import_fetched_hf_config(const std::string& model_id, int status, const std::string& body);
+
 // The import's fields with `overrides` (CLI flags, a state, the page's other inputs) on top; when
 // neither sets global_batch and the import gave batch_per_dp_rank, global_batch = that × dp; when the
 // import gave both and they disagree at the resolved dp, a conflicting_settings warning joins `issues`.
@@ -72,7 +86,7 @@ struct LaunchExport {
   LaunchFormat format = LaunchFormat::kMegatron;
   std::vector<std::string> args;  // megatron: the command's words (torchrun, its flags, pretrain_gpt.py, flags)
   std::string text;               // what to paste: the shell command, the TOML sections, the JSON file
-  std::vector<Issue> issues;      // what the format cannot say, or says differently (warnings)
+  std::vector<Issue> issues;      // what the format says differently (warnings), or cannot say (errors: text incomplete)
 };
 
 // `config` must be valid (validate() without errors). hf exports the model's config.json fields.

@@ -421,9 +421,17 @@ void read_layout(const MegatronReader& r, FieldWriter& w, const LaunchImport& so
   }
   w.set("vpp", vpp, "--num-layers-per-virtual-pipeline-stage");
   if ((first || last) && vpp > 1) {
-    w.error(IssueCode::kUnsupportedSetting, "--decoder-first-pipeline-num-layers",
-            "an uneven split spread over interleaved chunks (Megatron divides the first rank's layers by vpp) is not "
-            "expressible in meshfit yet; meshfit's uneven split sets the first and last chunk.");
+    // Megatron-LM accepts this (arguments.py wants --num-virtual-stages-per-pipeline-rank for it), but
+    // transformer_block.py get_num_layers_to_build gives the first rank `first` layers in all and then
+    // divides every rank's count by vpp: each of the first rank's vpp chunks holds first/vpp layers.
+    // meshfit's uneven split sizes the first and last chunk only, the others equal: the two agree
+    // only when nothing is uneven, so the import refuses rather than change the split.
+    const char* flag = first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers";
+    w.error(IssueCode::kUnsupportedSetting, flag,
+            std::string(flag) + " with " + std::to_string(vpp) +
+                " virtual stages per rank: Megatron-LM spreads the first/last rank's layers evenly over its vpp chunks "
+                "(transformer_block.py get_num_layers_to_build), while meshfit's uneven split sizes only the first and "
+                "last chunk; meshfit cannot estimate that split. Drop the flag (an even split) or use vpp 1.");
   } else {
     if (first) w.set("pp_first_stage_layers", *first, "--decoder-first-pipeline-num-layers");
     if (last) w.set("pp_last_stage_layers", *last, "--decoder-last-pipeline-num-layers");
@@ -645,9 +653,18 @@ LaunchExport export_megatron(const Config& c) {
     if (l.pp_first_stage_layers > 0) value("--decoder-first-pipeline-num-layers", l.pp_first_stage_layers);
     if (l.pp_last_stage_layers > 0) value("--decoder-last-pipeline-num-layers", l.pp_last_stage_layers);
   } else if (uneven) {
-    warn("pp_first_stage_layers", "Megatron-LM spreads an uneven first/last stage over a rank's vpp chunks; meshfit's "
-                                  "split (first chunk " + std::to_string(l.pp_first_stage_layers) +
-                                      " layers) has no exact flag, so it is left out.");
+    // Refused, not approximated: --decoder-first/last-pipeline-num-layers give a rank's layers, which
+    // Megatron divides evenly over its vpp chunks (transformer_block.py get_num_layers_to_build); only
+    // --account-for-*-in-pipeline-split (above) shorten one chunk, by one layer. Flags without the
+    // split would not start (arguments.py wants num_layers divisible by pp × layers per virtual stage).
+    out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kError, "pp_first_stage_layers",
+                          "--decoder-first-pipeline-num-layers: meshfit's split (first chunk " +
+                              std::to_string(l.pp_first_stage_layers) + ", last chunk " + std::to_string(l.pp_last_stage_layers) +
+                              " layers, vpp=" + std::to_string(l.vpp) +
+                              ") has no Megatron-LM flags: Megatron spreads a rank's layers evenly over its vpp chunks "
+                              "(transformer_block.py get_num_layers_to_build), and only --account-for-*-in-pipeline-split "
+                              "shorten the first or last chunk, by one layer. Choose vpp 1 or a pp × vpp that divides " +
+                              std::to_string(m.layers) + " layers."});
   }
   if (l.vpp > 1) value("--num-layers-per-virtual-pipeline-stage", middle);  // layers per virtual stage, as arguments.py wants
   if (t.sp && l.tp > 1) flag("--sequence-parallel");

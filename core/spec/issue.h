@@ -46,6 +46,7 @@ enum class IssueCode {
   kMalformedJson,           // a JSON text that does not parse (the parser's message quoted)
   kStateVersion,            // a state's v= is not exactly a supported version number
   kSearchCutShort,          // warning: the search stopped at its work budget before the end
+  kFetchFailed,             // the page asked huggingface.co for a config.json and got none (gated, missing, offline)
   kInternalError,           // meshfit itself failed (a caught exception at the JS boundary): a bug
   kRenamedField,            // warning: an older key that is still read (config_schema.h LegacyField)
 };
@@ -98,6 +99,7 @@ template <> struct EnumNames<IssueCode> {
       {IssueCode::kMalformedJson, "malformed_json", "malformed_json"},
       {IssueCode::kStateVersion, "state_version", "state_version"},
       {IssueCode::kSearchCutShort, "search_cut_short", "search_cut_short"},
+      {IssueCode::kFetchFailed, "fetch_failed", "fetch_failed"},
       {IssueCode::kInternalError, "internal_error", "internal_error"},
       {IssueCode::kRenamedField, "renamed_field", "renamed_field"}};
 };

@@ -1,7 +1,7 @@
 // main.cpp — the browser host of the calculator: WebGL2 context, the Dear ImGui platform layer on
 // Emscripten's HTML5 events (CSS pixels in, devicePixelRatio-sized backing store out), the main
 // loop that draws only when something changed, and the bridge to the page's JavaScript (URL
-// hash, clipboard, downloads, the aria-live mirror). The app itself is ui/ (no emscripten there).
+// hash, clipboard, downloads, the Hugging Face fetch, the aria-live mirror). The app itself is ui/ (no emscripten there).
 #include <emscripten.h>
 #include <emscripten/html5.h>
 #include <GLES3/gl3.h>
@@ -33,6 +33,7 @@ EM_JS(void, js_set_clipboard, (const char* text), { meshfitShell.setClipboard(UT
 EM_JS(void, js_download, (const char* name, const char* mime, const char* text),
       { meshfitShell.download(UTF8ToString(name), UTF8ToString(mime), UTF8ToString(text)); });
 EM_JS(void, js_open_docs, (), { meshfitShell.openDocs(); });
+EM_JS(void, js_fetch_config, (const char* url), { meshfitShell.fetchConfig(UTF8ToString(url)); });
 EM_JS(void, js_update_mirror, (const char* mirror, const char* rects), {
   meshfitShell.updateMirror(UTF8ToString(mirror), UTF8ToString(rects));
 });
@@ -282,6 +283,10 @@ void frame(void*) {
     js_open_docs();
     out.open_docs = false;
   }
+  if (!out.fetch_url.empty()) {
+    js_fetch_config(out.fetch_url.c_str());  // answered by meshfit_fetched
+    out.fetch_url.clear();
+  }
   // The mirror follows the results; widget positions follow layout changes (sent with it).
   std::string rects = "{";
   for (const auto& [name, r] : h.app.widget_rects) {
@@ -327,6 +332,12 @@ EMSCRIPTEN_KEEPALIVE void meshfit_paste(const char* text) {
   io.AddKeyEvent(ImGuiKey_V, false);
   io.AddKeyEvent(ImGuiMod_Ctrl, false);
   wake(6);
+}
+
+// The answer to a fetch the app asked for (HTTP status, 0 = none; the body as text).
+EMSCRIPTEN_KEEPALIVE void meshfit_fetched(int status, const char* body) {
+  meshfit::ui::fetched_hf_config(host().app, status, body);
+  wake();
 }
 
 EMSCRIPTEN_KEEPALIVE void meshfit_wake() { wake(); }

@@ -14,6 +14,7 @@
 #include "fixtures.h"
 #include "io/launch_config.h"
 #include "io/serialize.h"
+#include "io/text.h"
 #include "spec/validate.h"
 
 using namespace meshfit;
@@ -190,6 +191,126 @@ TEST_CASE("Megatron-LM's embedding and loss in the pipeline split give 405B's 7 
   const std::string text = flags.text;
   CHECK(text.find("--account-for-embedding-in-pipeline-split") != std::string::npos);
   CHECK(text.find("--num-layers-per-virtual-pipeline-stage 4") != std::string::npos);
+}
+
+// Megatron-LM's uneven first/last stage (transformer_block.py get_num_layers_to_build): at vpp 1 the
+// counts are the first/last rank's layers, which meshfit's split expresses exactly; with vpp > 1
+// Megatron divides each rank's count evenly over its vpp chunks, which meshfit's split (first and
+// last chunk only) cannot express, so the import refuses with the flag named.
+TEST_CASE("Megatron-LM --decoder-first/last-pipeline-num-layers: read at vpp 1, refused with interleaving") {
+  const std::string model =
+      "--num-layers 30 --hidden-size 4096 --num-attention-heads 32 --swiglu --normalization RMSNorm --vocab-size 32000 "
+      "--position-embedding-type rope --bf16 --tensor-model-parallel-size 1 --pipeline-model-parallel-size 4 "
+      "--micro-batch-size 1 --global-batch-size 64 --seq-length 4096 ";
+  SUBCASE("vpp 1: first 6, last 6, middle (30 - 12) / 2 = 9") {
+    const LaunchImport import =
+        import_megatron_args(model + "--decoder-first-pipeline-num-layers 6 --decoder-last-pipeline-num-layers 6");
+    INFO(issues_text(import.issues));
+    REQUIRE(import.ok());
+    const Config c = imported_config(import, {{"gpus", 4}});
+    CHECK(c.layout.pp_first_stage_layers == 6);
+    CHECK(c.layout.pp_last_stage_layers == 6);
+    const LaunchExport back = export_launch_config(c, LaunchFormat::kMegatron);
+    CHECK_FALSE(has_errors(back.issues));
+    CHECK(back.text.find("--decoder-first-pipeline-num-layers 6") != std::string::npos);
+  }
+  SUBCASE("vpp 2 through --num-virtual-stages-per-pipeline-rank: refused, naming the flag and the reason") {
+    for (const char* flag : {"--decoder-first-pipeline-num-layers 6", "--decoder-last-pipeline-num-layers 6"}) {
+      const LaunchImport import = import_megatron_args(model + flag + " --num-virtual-stages-per-pipeline-rank 2");
+      INFO(issues_text(import.issues));
+      CHECK_FALSE(import.ok());
+      const std::string name = std::string(flag).substr(0, std::string(flag).find(' '));
+      REQUIRE(has_issue(import.issues, IssueCode::kUnsupportedSetting, name));
+      for (const Issue& issue : import.issues)
+        if (issue.field == name) CHECK(issue.message.find("get_num_layers_to_build") != std::string::npos);
+      CHECK_FALSE(import.fields.contains("pp_first_stage_layers"));
+      CHECK_FALSE(import.fields.contains("pp_last_stage_layers"));
+    }
+  }
+  SUBCASE("with --num-layers-per-virtual-pipeline-stage, as arguments.py, a conflict") {
+    const LaunchImport import =
+        import_megatron_args(model + "--decoder-first-pipeline-num-layers 6 --num-layers-per-virtual-pipeline-stage 3");
+    CHECK(has_issue(import.issues, IssueCode::kConflictingSettings, "--num-layers-per-virtual-pipeline-stage"));
+  }
+}
+
+// [Page] Fetch from Hugging Face: the id is checked before a URL exists; every answer says why.
+TEST_CASE("a Hugging Face model id is checked against the Hub's rule before a URL is built") {
+  std::vector<Issue> issues;
+  CHECK(hf_config_url("Qwen/Qwen2.5-7B", issues) == "https://huggingface.co/Qwen/Qwen2.5-7B/resolve/main/config.json");
+  CHECK(hf_config_url("gpt2", issues) == "https://huggingface.co/gpt2/resolve/main/config.json");
+  CHECK(hf_config_url("meta-llama/Llama-3.1-8B", issues).has_value());
+  CHECK(hf_config_url("a/" + std::string(96, 'b'), issues).has_value());
+  CHECK(issues.empty());
+  struct Bad { std::string id; IssueCode code; const char* says; };
+  const Bad bad[] = {
+      {"", IssueCode::kInvalidText, "empty"},
+      {"a/b/c", IssueCode::kInvalidText, "more than one"},
+      {"../../api/whoami", IssueCode::kInvalidText, "more than one"},
+      {"a/../b", IssueCode::kInvalidText, "more than one"},
+      {"Qwen/Qwen 2", IssueCode::kInvalidText, "only A-Z"},
+      {"Qwen/Qwen2?x=1", IssueCode::kInvalidText, "only A-Z"},
+      {"Qwen/Qwen2#x", IssueCode::kInvalidText, "only A-Z"},
+      {"evil.com\\x", IssueCode::kInvalidText, "only A-Z"},
+      {"https://evil.example/x", IssueCode::kInvalidText, "more than one"},
+      {"-a/b", IssueCode::kInvalidText, "start and end"},
+      {"a/b.", IssueCode::kInvalidText, "start and end"},
+      {"a/b--c", IssueCode::kInvalidText, "\"--\""},
+      {"a/b..c", IssueCode::kInvalidText, "\"..\""},
+      {"a/repo.git", IssueCode::kInvalidText, ".git"},
+      {"/b", IssueCode::kInvalidText, "namespace is empty"},
+      {"a/", IssueCode::kInvalidText, "name is empty"},
+      {"a/" + std::string(97, 'b'), IssueCode::kInvalidText, "at most 96"},
+      {std::string(300, 'a'), IssueCode::kInputTooLarge, "300 bytes"},
+      {"caf\xC3\xA9/x", IssueCode::kInvalidText, "only A-Z"},
+      {"a/\xFF", IssueCode::kInvalidText, "UTF-8"},
+  };
+  for (const Bad& b : bad) {
+    CAPTURE(b.id);
+    std::vector<Issue> found;
+    CHECK_FALSE(hf_config_url(b.id, found).has_value());
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].code == b.code);
+    CHECK(found[0].field == "model_id");
+    CHECK(found[0].message.find(b.says) != std::string::npos);
+    CHECK(is_valid_utf8(found[0].message));
+  }
+}
+
+TEST_CASE("a fetched config.json goes through the pasted-config importer, and gated, missing, offline and non-JSON answers say why") {
+  const std::string qwen = read_data("qwen2.5-7b.config.json");
+  const LaunchImport fetched = import_fetched_hf_config("Qwen/Qwen2.5-7B", 200, qwen);
+  const LaunchImport pasted = import_hf_launch(qwen);
+  CHECK(fetched.ok());
+  CHECK(fetched.fields == pasted.fields);  // the same import path: nothing dropped, the same issues
+  CHECK(issues_text(fetched.issues) == issues_text(pasted.issues));
+  struct Case { int status; std::string body; IssueCode code; const char* says; };
+  const Case cases[] = {
+      {401, "Invalid username or password.", IssueCode::kFetchFailed, "HTTP 401"},
+      {403, "Access to model is restricted", IssueCode::kFetchFailed, "gated"},
+      {404, "Entry not found", IssueCode::kFetchFailed, "HTTP 404"},
+      {0, "", IssueCode::kFetchFailed, "could not reach"},
+      {500, "", IssueCode::kFetchFailed, "HTTP 500"},
+      {200, "<!doctype html><title>Sign in</title>", IssueCode::kFetchFailed, "not JSON"},
+      {200, "", IssueCode::kFetchFailed, "not JSON"},
+      {200, "{\"hidden_size\": 4096,", IssueCode::kMalformedJson, ""},  // truncated: the JSON reader's message
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.status);
+    CAPTURE(c.body);
+    const LaunchImport out = import_fetched_hf_config("Qwen/Qwen2.5-7B", c.status, c.body);
+    INFO(issues_text(out.issues));
+    CHECK_FALSE(out.ok());
+    CHECK(has_issue(out.issues, c.code));
+    CHECK(out.fields.empty());
+    for (const Issue& issue : out.issues)
+      if (issue.code == c.code) {
+        CHECK(issue.message.find(c.says) != std::string::npos);
+        if (c.code == IssueCode::kFetchFailed) CHECK(issue.message.find("\"Qwen/Qwen2.5-7B\"") != std::string::npos);
+      }
+  }
+  // A bad id is refused before anything else, whatever the answer.
+  CHECK(has_issue(import_fetched_hf_config("a b", 200, qwen).issues, IssueCode::kInvalidText, "model_id"));
 }
 
 TEST_CASE("Megatron-LM flags that are unknown, repeated, conflicting or not numbers are issues") {
@@ -529,4 +650,27 @@ TEST_CASE("truncated, mistyped, huge, duplicated, deep and non-UTF-8 input gives
     const LaunchImport import = import_launch_config(LaunchFormat(random() % 4), text);
     CHECK_NOTHROW(issues_to_json(import.issues).dump());
   }
+}
+
+TEST_CASE("Megatron-LM export refuses an uneven split over vpp chunks that no flag expresses") {
+  // 32 layers on pp 4 x vpp 3 = 12 chunks: meshfit's split is 1 + 10 x 3 + 1 (choose_pipeline_split).
+  Config c = layout_config("llama3-8b", 8, 1, 4, 3, Framework::kMegatron);
+  c.training.global_batch = 64;
+  REQUIRE(choose_pipeline_split(c.model.layers, framework_profile(Framework::kMegatron), c.layout));
+  REQUIRE(c.layout.pp_first_stage_layers > 0);
+  INFO(issues_text(validate(c)));
+  REQUIRE_FALSE(has_errors(validate(c)));
+  const LaunchExport flags = export_launch_config(c, LaunchFormat::kMegatron);
+  INFO(issues_text(flags.issues));
+  CHECK(has_errors(flags.issues));
+  CHECK(has_issue(flags.issues, IssueCode::kUnsupportedSetting, "pp_first_stage_layers"));
+  CHECK(flags.text.find("--decoder-first-pipeline-num-layers") == std::string::npos);
+  // The CLI's and JS API's export say so: ok false.
+  const json out = run_export(config_to_json(c), "megatron");
+  CHECK(out["ok"] == false);
+  // The same layout with an even split (vpp 2: 32 / 8 = 4 per chunk) exports without an error.
+  Config even = layout_config("llama3-8b", 8, 1, 4, 2, Framework::kMegatron);
+  even.training.global_batch = 64;
+  REQUIRE_FALSE(has_errors(validate(even)));
+  CHECK_FALSE(has_errors(export_launch_config(even, LaunchFormat::kMegatron).issues));
 }

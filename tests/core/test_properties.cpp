@@ -1,13 +1,22 @@
 // test_properties.cpp — properties over thousands of seeded random valid configurations (issue 17):
-// every number in the JSON report finite and non-negative, the state round-trips, components sum
+// every number in the JSON report, the page's Markdown and CSV exports (ui/reports.cpp) finite and
+// non-negative, the state round-trips, components sum
 // to the totals, the worst rank is the maximum, memory is monotone where physics says so (micro-
 // batch, sequence, layers up; tp up with SP, dp up under ZeRO-3 down, NCCL aside), and a rule broken
 // always gives an issue. Seeded: a failure names its trial and config (CAPTURE), and reproduces.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
+#include <regex>
+#include <sstream>
 #include <string>
+
+#include "api.h"
+#include "app.h"
+#include "reports.h"
 
 #include "fixtures.h"
 #include "memory/memory_model.h"
@@ -139,6 +148,87 @@ TEST_CASE("random valid configs: every reported number finite and non-negative, 
     CHECK_FALSE(has_errors(decoded.issues));
     CHECK(config_to_json(decoded.config) == config_to_json(c));
   }
+}
+
+namespace {
+
+// The page's state for a config, as ui/app.cpp recompute() fills what the exports read.
+meshfit::ui::AppState page_state(const Config& c, bool units_gb, bool local_file, bool with_search) {
+  meshfit::ui::AppState s;
+  s.config = c;
+  s.estimate = estimate(c);
+  s.issues = s.estimate.memory.issues;
+  s.state = encode_state(c);
+  s.units_gb = units_gb;
+  s.local_file = local_file;
+  if (with_search) {
+    SearchOptions options;
+    options.top_k = 10;
+    options.budget = 20000;  // the rows the Markdown shows; a cut-short search still lists what it found
+    s.search = search_layouts(c, options);
+  }
+  return s;
+}
+
+// Every figure of a text: a number is [0-9]+(.[0-9]+)?; one right after a '-' that follows a space,
+// '|' or '(' would be negative ("llama3-8b" is a name, not -8). No nan/inf word anywhere.
+void check_text_figures(const std::string& text, const char* what) {
+  INFO(what << ":\n" << text);
+  static const std::regex bad_word("(^|[^A-Za-z])(nan|inf|infinity)([^A-Za-z]|$)", std::regex::icase);
+  CHECK_FALSE(std::regex_search(text, bad_word));
+  static const std::regex negative("[|(\\s,]-[0-9]");
+  CHECK_FALSE(std::regex_search(text, negative));
+}
+
+}  // namespace
+
+TEST_CASE("random valid configs: the page's Markdown and CSV exports hold no NaN, inf or negative figure") {
+  const std::vector<Config> configs = valid_configs(19, 2000);
+  int searched = 0;
+  for (size_t trial = 0; trial < configs.size(); ++trial) {
+    const Config& c = configs[trial];
+    CAPTURE(trial);
+    CAPTURE(encode_state(c));
+    const bool with_search = trial % 40 == 0;  // the search is the slow part; 50 configs list layouts
+    const meshfit::ui::AppState s = page_state(c, trial % 2 == 1, trial % 3 == 0, with_search);
+    REQUIRE(s.estimate.valid());
+    searched += with_search && !s.search.top.empty();
+
+    const std::string markdown = meshfit::ui::markdown_report(s);
+    check_text_figures(markdown, "Markdown");
+    // One table row per rank, each with its share of capacity.
+    size_t rows = 0;
+    for (const RankMemory& rank : s.estimate.memory.ranks)
+      rows += markdown.find("| " + meshfit::ui::rank_name(rank, s.estimate.memory.ranks.size()) + " |") != std::string::npos;
+    CHECK(rows == s.estimate.memory.ranks.size());
+
+    // CSV: the header, then one row per rank whose every figure parses whole as a finite byte count >= 0.
+    const std::string csv = meshfit::ui::csv_report(s);
+    check_text_figures(csv, "CSV");
+    std::istringstream lines(csv);
+    std::string line;
+    REQUIRE(std::getline(lines, line));
+    const size_t columns = size_t(std::count(line.begin(), line.end(), ',')) + 1;
+    size_t ranks = 0;
+    while (std::getline(lines, line)) {
+      CAPTURE(line);
+      std::istringstream fields(line);
+      std::string field;
+      size_t column = 0;
+      while (std::getline(fields, field, ',')) {
+        if (column++ < 1) continue;  // the role
+        char* end = nullptr;
+        const double value = std::strtod(field.c_str(), &end);
+        CHECK((!field.empty() && *end == '\0'));
+        CHECK(std::isfinite(value));
+        CHECK(value >= 0);
+      }
+      CHECK(column == columns);
+      ++ranks;
+    }
+    CHECK(ranks == s.estimate.memory.ranks.size());
+  }
+  CHECK(searched > 20);  // the layouts table of the Markdown was exercised
 }
 
 TEST_CASE("random valid configs: components sum to the totals and the worst rank is the maximum") {

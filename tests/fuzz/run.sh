@@ -10,7 +10,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(state json_config hf_import estimate_search)
+[ ${#targets[@]} -gt 0 ] || targets=(state json_config hf_import estimate_search launch_import)
 build="$root/build-fuzz"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DMESHFIT_FUZZ=ON -DMESHFIT_BUILD_CLI=OFF >/dev/null

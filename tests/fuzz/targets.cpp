@@ -6,6 +6,7 @@
 
 #include "api.h"
 #include "io/json_text.h"
+#include "io/launch_config.h"
 #include "io/text.h"
 #include "io/url_state.h"
 
@@ -94,6 +95,27 @@ void fuzz_estimate_search(const uint8_t* data, size_t size) {
   require(again["ok"].get<bool>() && again["config"] == estimate["config"]);
   // Search with a small budget, so that one input costs milliseconds whatever it asks.
   check_result(meshfit::run_search(json{{"state", state}}, json{{"budget", 3000}, {"top", 3}}));
+}
+
+void fuzz_launch_import(const uint8_t* data, size_t size) {
+  if (size == 0) return;
+  // The first byte picks the reader (auto-detection, or one format forced on any text), the rest is
+  // the pasted text; a usable import is exported back in every format.
+  static const char* const formats[] = {"auto", "megatron", "torchtitan", "deepspeed", "hf"};
+  const std::string text = text_of(data + 1, size - 1);
+  const json imported = meshfit::run_import(formats[data[0] % 5], text, json{{"gpus", 64}, {"gpu", "h100-sxm"}}, false);
+  check_result(imported);
+  if (imported["ok"].get<bool>() && imported.contains("config"))
+    for (const char* format : {"megatron", "torchtitan", "deepspeed", "hf"}) check_result(meshfit::run_export(imported["config"], format));
+  // The page's fetch: the text as a model id, and as the answer to a fetch of a fixed one.
+  std::vector<meshfit::Issue> issues;
+  if (const std::optional<std::string> url = meshfit::hf_config_url(text, issues)) {
+    require(url->rfind("https://huggingface.co/", 0) == 0 && url->find_first_of("?#\\ ") == std::string::npos);
+  } else {
+    for (const meshfit::Issue& issue : issues) require(meshfit::is_valid_utf8(issue.message));
+  }
+  const meshfit::LaunchImport fetched = meshfit::import_fetched_hf_config("Qwen/Qwen2.5-7B", data[0] % 2 ? 200 : 404, text);
+  for (const meshfit::Issue& issue : fetched.issues) require(meshfit::is_valid_utf8(issue.message));
 }
 
 }  // namespace meshfit_fuzz

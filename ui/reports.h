@@ -1,0 +1,16 @@
+// reports.h — the byte formats the panels and the exports share (reports.cpp; no ImGui, so the
+// native tests use them too). The exports themselves are declared in app.h.
+#pragma once
+
+#include <string>
+
+#include "app_state.h"
+
+namespace meshfit::ui {
+
+std::string format_bytes(const AppState& s, double bytes, int decimals = 2);  // "12.34 GiB" / "13.25 GB"
+double unit_value(const AppState& s, double bytes);
+const char* unit_label(const AppState& s);
+std::string rank_name(const RankMemory& rank, size_t ranks);                  // "first 0", or "only"
+
+}  // namespace meshfit::ui

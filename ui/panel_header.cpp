@@ -142,6 +142,7 @@ void draw_header(AppState& s) {
   record_rect(s, "export_json");
   flow("Export CSV");
   export_button(s, "Export CSV", "meshfit-ranks.csv", "text/csv", csv_report);
+  record_rect(s, "export_csv");
   flow("Units: GiB");
   if (ImGui::Button(s.units_gb ? "Units: GB" : "Units: GiB")) s.units_gb = !s.units_gb;
   flow("Light theme");

@@ -653,7 +653,7 @@ function numbers(value, at = '', out = []) {
 }
 const badText = /\bnan\b|-nan|\binf\b|infinity/i;
 
-test('no NaN, inf or negative number reaches the screen mirror, the link or an export (custom GPU included)', async () => {
+test('no NaN, inf or negative number reaches the screen mirror, the link, the Markdown, JSON or CSV export (custom GPU included)', async () => {
   const states = [
     'v=1&model=llama3.1-70b&gpus=64&seq=8192&tp=8&pp=4',
     'v=1&model=llama3.1-70b&gpus=8&seq=8192&tp=8',             // out of memory
@@ -684,6 +684,15 @@ test('no NaN, inf or negative number reaches the screen mirror, the link or an e
     assert.equal(exported.length, 1);
     assert.doesNotMatch(exported[0].text.replace(/"message": "(?:[^"\\]|\\.)*"/g, ''), badText, `${state}: JSON export (messages aside)`);
     for (const [at, v] of numbers(JSON.parse(exported[0].text))) assert.ok(Number.isFinite(v) && v >= 0, `${state}: export ${at} = ${v}`);
+    await clickWidget(page, 'export_csv');
+    const csv = (await page.evaluate(() => window.downloads))[1];
+    assert.equal(csv.name, 'meshfit-ranks.csv');
+    assert.doesNotMatch(csv.text, badText, `${state}: CSV`);
+    const [header, ...rows] = csv.text.trim().split('\n');
+    assert.match(header, /^role,pp_stage,.*,device_bytes$/);
+    for (const row of rows)  // every figure after the role: a whole, finite, non-negative number
+      for (const cell of row.split(',').slice(1)) assert.ok(/^\d+$/.test(cell), `${state}: CSV cell ${cell} in ${row}`);
+    if (m.ok) assert.equal(rows.length, m.ranks.length, `${state}: one CSV row per rank`);
     if (state.includes('custom')) {
       assert.equal(m.ok, true, 'a custom GPU with only its memory still gets its memory verdict');
       assert.ok(m.issues.some((i) => i.field === 'gpu' && /not predicted/.test(i.message)), 'and is told why there is no throughput');

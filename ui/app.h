@@ -22,7 +22,8 @@ void cancel_search(AppState& state);  // keeps the last finished result on scree
 // The shell's answer to outbox.fetch_url: HTTP status (0 = none: offline, blocked) and body. It is
 // imported on the next frame, through the same path as a pasted config.json.
 void fetched_hf_config(AppState& state, int status, const std::string& body);
-// Rebuilds the mirror after a change that is not an input (a message under a box).
+// Rebuilds the DOM mirror after a change that is not an input (a message under a box, the methods
+// view's ranking).
 void refresh_mirror(AppState& state);
 // Style for the theme at a font size of `em` CSS pixels.
 void apply_theme(AppState& state);

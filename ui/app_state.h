@@ -13,6 +13,7 @@
 #include "api.h"
 #include "io/measured_runs.h"
 #include "search/fit_advice.h"
+#include "search/method_select.h"
 
 namespace meshfit::ui {
 
@@ -53,6 +54,9 @@ struct AppState {
   int64_t mirror_version = 0;          // bumps when mirror changes
   ValidationReport validation;         // the measured runs vs their predictions (fixed data)
   bool validation_ready = false;       // computed on the first view of the Validation tab
+  ValidationReport finetune_validation;  // the fine-tuning runs (tests/data/finetune_measured.csv)
+  MethodRanking methods;               // fine-tuning methods for the config (core's rank_finetune_methods)
+  bool methods_ready = false;          // computed when the Methods tab is shown after an edit
 
   // View.
   bool units_gb = false;               // GiB (binary) by default; GB (decimal) on request

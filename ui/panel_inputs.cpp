@@ -8,6 +8,8 @@
 #include "io/import_export.h"
 #include "io/launch_config.h"
 #include "io/number_text.h"
+#include "io/serialize.h"
+#include "memory/finetune.h"
 #include "spec/validate.h"
 #include "app.h"
 #include "panels.h"  // imgui.h, before its std::string helpers
@@ -335,6 +337,111 @@ bool draw_training(AppState& s) {
   return changed;
 }
 
+// The stack's defaults for a fine-tuning config (finetune.h), as a link that leaves them out gets.
+// `lora_too`: the adapter settings as well (a new stack, or fine-tuning just switched on).
+void apply_finetune_defaults(Config& c, bool lora_too) {
+  const Config with = with_finetune_defaults(c, finetune_defaults(c, false));
+  const TrainingSpec keep = c.training;
+  c = with;
+  if (!lora_too) {
+    c.training.lora_rank = keep.lora_rank;
+    c.training.lora_alpha = keep.lora_alpha;
+    c.training.lora_targets = keep.lora_targets;
+    c.training.lora_dropout = keep.lora_dropout;
+  }
+}
+
+// Training mode: pretraining, or fine-tuning (full, LoRA, QLoRA) with its stack and adapter settings.
+// Switching the mode or the stack applies the stack's defaults (precision, checkpointing, optimizer,
+// loss, sharding), which the inputs below then show and edit.
+bool draw_finetune(AppState& s) {
+  Config& c = s.config;
+  TrainingSpec& t = c.training;
+  bool changed = false;
+  ImGui::SeparatorText("Training mode");
+  const FinetuneMethod before = t.finetune;
+  for (const EnumName<FinetuneMethod>& entry : EnumNames<FinetuneMethod>::table) {
+    if (entry.label == nullptr) continue;
+    // Two a line: four do not fit the inputs column (17 em).
+    if (entry.value == FinetuneMethod::kFull || entry.value == FinetuneMethod::kQlora) ImGui::SameLine();
+    const char* label = entry.value == FinetuneMethod::kNone ? "pretraining" : entry.value == FinetuneMethod::kFull ? "full" : entry.value == FinetuneMethod::kLora ? "LoRA" : "QLoRA";
+    if (ImGui::RadioButton(label, t.finetune == entry.value)) t.finetune = entry.value;
+    record_rect(s, (std::string("finetune_") + entry.key).c_str());
+  }
+  if (t.finetune != before) {
+    changed = true;
+    if (t.finetune == FinetuneMethod::kNone) {
+      // Back to pretraining: the pretraining defaults of what fine-tuning set.
+      const TrainingSpec plain = default_config().training;
+      t.precision = plain.precision;
+      t.optimizer = plain.optimizer;
+      t.optimizer_in_backward = plain.optimizer_in_backward;
+      t.loss = plain.loss;
+      t.allocator = plain.allocator;
+      t.offload = plain.offload;
+    } else {
+      apply_finetune_defaults(c, before == FinetuneMethod::kNone || before == FinetuneMethod::kFull);
+    }
+  }
+  field_issue(s, "finetune");
+  if (!is_finetune(t)) return changed;
+  ImGui::TextUnformatted("stack (its defaults)");
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  if (combo_enum("##stack", t.stack)) {
+    apply_finetune_defaults(c, true);
+    changed = true;
+  }
+  record_rect(s, "stack");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", finetune_stack_profile(t.stack).source);
+  if (has_adapters(t)) {
+    changed |= input_count(s, "LoRA rank r", "lora_rank", t.lora_rank, kMaxHidden);
+    const float half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
+    ImGui::TextUnformatted("alpha / dropout");
+    ImGui::SetNextItemWidth(half);
+    double alpha = t.lora_alpha;
+    if (ImGui::InputDouble("##lora_alpha", &alpha, 0.0, 0.0, "%.0f") && std::isfinite(alpha) && alpha > 0 && alpha < 1e6) {
+      t.lora_alpha = alpha;
+      changed = true;
+    }
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(half);
+    double dropout = t.lora_dropout;
+    if (ImGui::InputDouble("##lora_dropout", &dropout, 0.0, 0.0, "%.2f") && std::isfinite(dropout) && dropout >= 0 && dropout < 1) {
+      t.lora_dropout = dropout;
+      changed = true;
+    }
+    record_rect(s, "lora_dropout");
+    field_issue(s, "lora_dropout");
+    ImGui::TextUnformatted("target modules");
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    const char* presets[] = {"all-linear", "attention", "q,v", "q,v,o,gate,up,down", "q,k,v,o"};
+    if (ImGui::BeginCombo("##lora_targets", t.lora_targets.c_str())) {
+      for (const char* preset : presets)
+        if (ImGui::Selectable(preset, t.lora_targets == preset)) {
+          t.lora_targets = preset;
+          changed = true;
+        }
+      ImGui::EndCombo();
+    }
+    record_rect(s, "lora_targets");
+    field_issue(s, "lora_targets");
+    ImGui::TextUnformatted("adapter dtype");
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    changed |= combo_enum("##adapter_dtype", t.adapter_dtype);
+  }
+  if (t.finetune == FinetuneMethod::kQlora) {
+    changed |= ImGui::Checkbox("double quantisation", &t.double_quant);
+    changed |= ImGui::Checkbox("fp32 upcast of the rest (kbit)", &t.kbit_upcast);
+  }
+  ImGui::TextUnformatted("offload to CPU");
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  changed |= combo_enum("##offload", t.offload);
+  record_rect(s, "offload");
+  field_issue(s, "offload");
+  changed |= ImGui::Checkbox("optimizer step in backward", &t.optimizer_in_backward);
+  return changed;
+}
+
 bool draw_layout(AppState& s) {
   Config& c = s.config;
   Layout& l = c.layout;
@@ -417,6 +524,7 @@ bool draw_run(AppState& s) {
 bool draw_inputs(AppState& s) {
   bool changed = draw_model(s);
   changed |= draw_hardware(s);
+  changed |= draw_finetune(s);
   changed |= draw_training(s);
   changed |= draw_layout(s);
   ImGui::SeparatorText("Verdict");

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "memory/finetune.h"
 #include "panels.h"
 #include "units.h"
 
@@ -342,6 +343,27 @@ bool draw_fit_advice(AppState& s) {
   return changed;
 }
 
+// Fine-tuning: trainable and frozen parameters, and the worst rank's peak split as LLMem does
+// (Kim et al. 2024): the transformer body apart from the output section (LM head states, head input,
+// logits and loss), plus the host memory offload needs.
+static void draw_fine_tuning_line(const AppState& s) {
+  if (!is_finetune(s.config.training)) return;
+  const MemoryReport& report = s.estimate.memory;
+  const RankMemory& worst = report.worst();
+  const RankIntermediates& in = worst.intermediates;
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::Text("%s: %s trainable, %s frozen parameters on the worst rank's stage. Peak allocated %s = body %s + output "
+              "section %s (LM head, logits and loss).",
+              enum_label(s.config.training.finetune), format_count(in.trainable_parameters).c_str(),
+              format_count(in.frozen_parameters).c_str(), format_bytes(s, worst.peak_allocated_bytes).c_str(),
+              format_bytes(s, in.body_section_bytes).c_str(), format_bytes(s, in.output_section_bytes).c_str());
+  if (worst.host_bytes > 0)
+    ImGui::Text("Offload: %s of CPU memory per rank (%s per node of %lld GPUs).", format_bytes(s, worst.host_bytes).c_str(),
+                format_bytes(s, worst.host_bytes * double(std::min(s.config.cluster.gpus, s.config.cluster.gpus_per_node))).c_str(),
+                (long long)std::min(s.config.cluster.gpus, s.config.cluster.gpus_per_node));
+  ImGui::PopTextWrapPos();
+}
+
 bool draw_memory_view(AppState& s) {
   if (!s.estimate.valid() || has_errors(s.issues)) {
     ImGui::PushStyleColor(ImGuiCol_Text, error_text_color(s));
@@ -358,6 +380,7 @@ bool draw_memory_view(AppState& s) {
   else
     ImGui::Text("%s, %.3g B parameters, %lld micro-batches per step; throughput not predicted",
                 s.config.model.name.c_str(), report.total_parameters / 1e9, (long long)report.num_microbatches);
+  draw_fine_tuning_line(s);
   draw_legend(s);
   ImGui::Spacing();
   const float chart_height = std::min(ImGui::GetContentRegionAvail().y * 0.55f,

@@ -1,27 +1,26 @@
 // panel_validation.cpp — the Validation tab: every public measured run (tests/data, compiled into
 // core: io/measured_runs.h) beside its prediction, the metric compared, the signed error, the source
 // and the median, so a user sees how far to trust a number for a setup like theirs. Same rows as
-// `meshfit validate`.
+// `meshfit validate`: the pretraining runs, then the fine-tuning runs.
+#include <algorithm>
 #include <cstdio>
 
 #include "panels.h"
 
 namespace meshfit::ui {
 
-void draw_validation_view(AppState& s) {
-  if (!s.validation_ready) {
-    s.validation = validate_against_measurements();
-    s.validation_ready = true;
-  }
-  const ValidationReport& v = s.validation;
+namespace {
+
+void draw_report(AppState& s, const ValidationReport& v, const char* id, float height) {
   ImGui::TextWrapped("Median |error| %.1f%% (signed %+.1f%%) over %lld measured runs; %lld of %lld fit/OOM labels "
                      "disagree; %lld runs that ran out of memory predicted to fit. Each run is predicted on the "
                      "metric its source reports; hover a source for its notes.",
                      100.0 * v.median_abs_error, 100.0 * v.median_signed_error, (long long)v.measured_rows,
                      (long long)v.label_disagreements, (long long)v.label_rows, (long long)v.false_fits);
-  if (!ImGui::BeginTable("validation", 8,
+  if (!ImGui::BeginTable(id, 8,
                          ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
-                             ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit))
+                             ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,
+                         ImVec2(0, height)))
     return;
   ImGui::TableSetupScrollFreeze(1, 1);
   for (const char* column : {"run", "metric", "measured", "predicted", "error", "label", "verdict", "source"})
@@ -53,6 +52,21 @@ void draw_validation_view(AppState& s) {
     if (ImGui::IsItemHovered() && !run.notes.empty()) ImGui::SetTooltip("%s", run.notes.c_str());
   }
   ImGui::EndTable();
+}
+
+}  // namespace
+
+void draw_validation_view(AppState& s) {
+  if (!s.validation_ready) {
+    s.validation = validate_against_measurements();
+    s.finetune_validation = validate_finetune_against_measurements();
+    s.validation_ready = true;
+  }
+  const float height = std::max(8.0f * s.em, 0.5f * (ImGui::GetContentRegionAvail().y - 6.0f * s.em));
+  ImGui::SeparatorText("Pretraining runs");
+  draw_report(s, s.validation, "validation", height);
+  ImGui::SeparatorText("Fine-tuning runs (full, LoRA, QLoRA)");
+  draw_report(s, s.finetune_validation, "validation_finetune", height);
 }
 
 }  // namespace meshfit::ui

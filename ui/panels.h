@@ -31,6 +31,8 @@ bool draw_memory_view(AppState& s);    // panel_memory.cpp; true when a suggeste
 bool draw_layouts_view(AppState& s);   // panel_layouts.cpp; true when a layout was applied
 void draw_header(AppState& s);         // panel_header.cpp (verdict banner, copy/export buttons)
 void draw_validation_view(AppState& s);  // panel_validation.cpp (measured runs vs predictions)
+bool draw_methods_view(AppState& s);   // panel_methods.cpp; true when a method was applied
+void ensure_methods(AppState& s);      // computes the method ranking for the config if it is stale
 std::string verdict_text(const AppState& s);  // the banner's line: verdict, worst rank, share of capacity
 
 // [SECTION] Formats and widgets (widgets.cpp)

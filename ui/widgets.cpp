@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "io/launch_config.h"
+#include "memory/finetune.h"
 #include "panels.h"
 #include "units.h"
 
@@ -58,8 +59,12 @@ void apply_candidate(AppState& s, const LayoutCandidate& c) {
 void launch_flags_menu(AppState& s, const Config& config, const std::string& rect_prefix) {
   const std::pair<LaunchFormat, const char*> items[] = {{LaunchFormat::kMegatron, "Megatron-LM flags"},
                                                         {LaunchFormat::kTorchtitan, "torchtitan TOML"},
-                                                        {LaunchFormat::kDeepSpeed, "DeepSpeed JSON"}};
+                                                        {LaunchFormat::kDeepSpeed, "DeepSpeed JSON"},
+                                                        {LaunchFormat::kTorchtune, "torchtune recipe YAML"},
+                                                        {LaunchFormat::kHfTrainer, "HF Trainer + PEFT (Python)"}};
   for (const auto& [format, label] : items) {
+    const bool finetune_format = format == LaunchFormat::kTorchtune || format == LaunchFormat::kHfTrainer;
+    if (finetune_format && !is_finetune(config.training)) continue;  // fine-tuning recipes only
     if (ImGui::MenuItem(label)) {
       const LaunchExport exported = export_launch_config(config, format);
       // An error: the format cannot express this layout (e.g. Megatron-LM and an uneven split over

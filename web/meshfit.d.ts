@@ -17,7 +17,10 @@ export interface Config {
     'paged_adamw_32bit' | 'paged_adamw_8bit'; recompute?: Recompute; flash?: boolean; sp?: boolean;
   framework?: Framework; fp32_grad_buffer?: boolean; headroom?: number;
   /** Fine-tuning: none = pretraining. */
-  finetune?: 'none' | 'full' | 'lora' | 'qlora'; lora_rank?: number; lora_alpha?: number; lora_targets?: string;
+  finetune?: 'none' | 'full' | 'lora' | 'qlora';
+  /** The fine-tuning software whose defaults fill what the config leaves out. */
+  stack?: 'hf_peft' | 'hf_peft_deepspeed' | 'hf_peft_fsdp' | 'torchtune' | 'litgpt' | 'axolotl';
+  lora_rank?: number; lora_alpha?: number; lora_dropout?: number; lora_targets?: string;
   adapter_dtype?: 'fp32' | 'bf16'; base_dtype?: 'fp32' | 'bf16'; kbit_upcast?: boolean; double_quant?: boolean; optimizer_in_backward?: boolean;
   offload?: 'none' | 'optimizer' | 'params';
   loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked'; async_tp?: boolean;
@@ -126,7 +129,8 @@ export interface MethodsResult extends Result {
   ranked: MethodCandidate[]; rejected: MethodCandidate[]; capacity_bytes?: number; config?: Required<Config>;
 }
 
-export type LaunchFormat = 'hf' | 'megatron' | 'torchtitan' | 'deepspeed';
+/** torchtune and hf-trainer are export-only. */
+export type LaunchFormat = 'hf' | 'megatron' | 'torchtitan' | 'deepspeed' | 'torchtune' | 'hf-trainer';
 
 export interface ImportOptions {
   /** The text's format; 'auto' (the default) detects it. */

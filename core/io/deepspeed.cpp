@@ -199,6 +199,9 @@ LaunchExport export_deepspeed(const Config& c) {
   config["gradient_accumulation_steps"] = num_microbatches(c);  // global / (dp × micro)
   config["bf16"] = {{"enabled", true}};
   config["zero_optimization"] = {{"stage", l.zero}};
+  // ZeRO-Offload / ZeRO-Infinity (zero/config.py offload_optimizer, offload_param; the latter stage 3 only).
+  if (t.offload != Offload::kNone) config["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
+  if (t.offload == Offload::kParams) config["zero_optimization"]["offload_param"] = {{"device", "cpu"}, {"pin_memory", true}};
   config["data_types"] = {{"grad_accum_dtype", t.fp32_grad_buffer ? "fp32" : "bf16"}};
   if (t.optimizer == Optimizer::kSgd) config["optimizer"] = {{"type", "SGD"}};
   else config["optimizer"] = {{"type", "AdamW"}};

@@ -18,6 +18,8 @@ namespace detail {
 LaunchExport export_megatron(const Config& config);
 LaunchExport export_torchtitan(const Config& config);
 LaunchExport export_deepspeed(const Config& config);
+LaunchExport export_torchtune(const Config& config);
+LaunchExport export_hf_trainer(const Config& config);
 }  // namespace detail
 
 namespace {
@@ -151,8 +153,14 @@ LaunchImport import_launch_config(LaunchFormat format, const std::string& text) 
     case LaunchFormat::kMegatron: return import_megatron_args(text);
     case LaunchFormat::kTorchtitan: return import_torchtitan_toml(text);
     case LaunchFormat::kDeepSpeed: return import_deepspeed_json(text);
+    case LaunchFormat::kTorchtune:
+    case LaunchFormat::kHfTrainer: break;
   }
-  return {};
+  LaunchImport out;
+  out.format = format;
+  out.issues.push_back({IssueCode::kUnknownValue, Severity::kError, "format",
+                        std::string(enum_label(format)) + " is an export format only; import hf, megatron, torchtitan or deepspeed."});
+  return out;
 }
 
 json resolve_import(const LaunchImport& import, const json& overrides, std::vector<Issue>& issues) {
@@ -207,6 +215,8 @@ LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
     case LaunchFormat::kMegatron: return detail::export_megatron(config);
     case LaunchFormat::kTorchtitan: return detail::export_torchtitan(config);
     case LaunchFormat::kDeepSpeed: return detail::export_deepspeed(config);
+    case LaunchFormat::kTorchtune: return detail::export_torchtune(config);
+    case LaunchFormat::kHfTrainer: return detail::export_hf_trainer(config);
     case LaunchFormat::kHfConfig: break;
   }
   // The model as a transformers config.json (LlamaConfig keys; GPT-style models keep those keys too).

@@ -20,13 +20,16 @@
 
 namespace meshfit {
 
-enum class LaunchFormat { kHfConfig, kMegatron, kTorchtitan, kDeepSpeed };
+// torchtune and hf-trainer are export-only (fine-tuning recipes: finetune_export.cpp).
+enum class LaunchFormat { kHfConfig, kMegatron, kTorchtitan, kDeepSpeed, kTorchtune, kHfTrainer };
 
 template <> struct EnumNames<LaunchFormat> {
   static constexpr EnumName<LaunchFormat> table[] = {{LaunchFormat::kHfConfig, "hf", "Hugging Face config.json"},
                                                      {LaunchFormat::kMegatron, "megatron", "Megatron-LM flags"},
                                                      {LaunchFormat::kTorchtitan, "torchtitan", "torchtitan TOML"},
-                                                     {LaunchFormat::kDeepSpeed, "deepspeed", "DeepSpeed JSON"}};
+                                                     {LaunchFormat::kDeepSpeed, "deepspeed", "DeepSpeed JSON"},
+                                                     {LaunchFormat::kTorchtune, "torchtune", "torchtune recipe YAML"},
+                                                     {LaunchFormat::kHfTrainer, "hf-trainer", "HF Trainer + PEFT (Python)"}};
 };
 
 constexpr std::size_t kMaxImportBytes = kMaxJsonBytes;         // 1 MiB, as any JSON input; real configs and command lines are KBs
@@ -89,7 +92,8 @@ struct LaunchExport {
   std::vector<Issue> issues;      // what the format says differently (warnings), or cannot say (errors: text incomplete)
 };
 
-// `config` must be valid (validate() without errors). hf exports the model's config.json fields.
+// `config` must be valid (validate() without errors). hf exports the model's config.json fields;
+// torchtune a recipe YAML, hf-trainer the TrainingArguments / LoraConfig / BitsAndBytesConfig lines.
 LaunchExport export_launch_config(const Config& config, LaunchFormat format);
 
 }  // namespace meshfit

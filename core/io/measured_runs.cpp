@@ -15,6 +15,7 @@
 namespace meshfit {
 
 extern const char* const kMemoryMeasuredCsv;  // generated from tests/data/memory_measured.csv
+extern const char* const kFinetuneMeasuredCsv;  // generated from tests/data/finetune_measured.csv
 
 namespace {
 
@@ -97,6 +98,74 @@ MeasuredRun run_from_row(const CsvRow& row) {
   return run;
 }
 
+// A finetune_measured.csv row: the architecture, the method and its settings as config fields, read
+// by parse_config so that what a row leaves out gets the fine-tuning defaults (finetune.h). A row
+// without a sequence length gets the source's dataset cap (FINETUNE_NOTES: alpaca <= 512 for the
+// adapter runs, 64 for the full fine-tuning runs whose notes say so).
+MeasuredRun finetune_run_from_row(const CsvRow& row) {
+  MeasuredRun run;
+  const auto field = [&row](const char* column) -> const std::string& { return csv_field(row, column); };
+  const std::string& model = field("model");
+  const std::string short_model = model.substr(model.find('/') == std::string::npos ? 0 : model.find('/') + 1).substr(0, 22);
+  run.label = short_model + " " + field("method") + (field("lora_rank").empty() ? "" : " r" + field("lora_rank")) + " s" +
+              field("seq_len") + " b" + field("micro_batch") + " x" + field("num_gpus") +
+              (field("zero_stage") == "3" ? " " + field("framework") : "") + (field("offload") != "none" ? " +off" : "");
+  run.source = field("source");
+  run.notes = field("notes");
+  run.oom = field("oom") == "yes";
+  run.expressible = field("expressible") == "yes";
+  run.why_not = field("why_not");
+  const double number = as_number(field("measured_peak_gb"));
+  run.measured_bytes = field("unit") == "GB" ? gb_to_bytes(number) : gib_to_bytes(number);
+  run.metric = enum_from_key<MeasuredMetric>(field("metric_key")).value_or(MeasuredMetric::kDevice);
+  if (run.measured_bytes <= 0) run.metric = MeasuredMetric::kFitLabel;
+  if (!run.expressible) return run;
+  const int64_t gpus = std::max<int64_t>(1, as_int(field("num_gpus")));
+  const int64_t micro_batch = std::max<int64_t>(1, as_int(field("micro_batch")));
+  const int64_t seq = field("seq_len").empty() ? (field("method") == "full" ? 64 : 512) : as_int(field("seq_len"));
+  nlohmann::json o = {{"model", "custom"},
+                      {"hidden", as_int(field("hidden"))},
+                      {"layers", as_int(field("layers"))},
+                      {"heads", as_int(field("heads"))},
+                      {"kv_heads", as_int(field("kv_heads"))},
+                      {"ffn", as_int(field("ffn"))},
+                      {"vocab", as_int(field("vocab"))},
+                      {"tied_embeddings", field("tied_embeddings") == "yes"},
+                      {"norm", field("norm")},
+                      {"mlp", field("mlp")},
+                      {"linear_bias", field("linear_bias") == "yes"},
+                      {"gpu", "custom"},
+                      // HBM sizes printed as "80GB" are GiB-sized parts; a missing GPU is taken as 80.
+                      {"gpu_memory_gib", field("gpu_mem_gb").empty() ? 80.0 : as_number(field("gpu_mem_gb"))},
+                      {"gpus", gpus},
+                      {"gpus_per_node", 8},
+                      {"seq", seq},
+                      {"micro_batch", micro_batch},
+                      {"global_batch", micro_batch * gpus * std::max<int64_t>(1, as_int(field("grad_accum")))},
+                      {"finetune", field("method")},
+                      {"framework", field("framework")},
+                      {"zero", as_int(field("zero_stage"))},
+                      {"recompute", field("recompute")},
+                      {"loss", field("loss")},
+                      {"precision", field("precision_key")},
+                      {"optimizer", field("optimizer_key")},
+                      {"offload", field("offload")}};
+  if (field("method") != "full") {
+    o["lora_rank"] = as_int(field("lora_rank"));
+    o["lora_targets"] = field("targets_key");
+    o["adapter_dtype"] = field("adapter_dtype");
+    o["kbit_upcast"] = field("kbit_upcast") == "yes";
+    o["base_dtype"] = field("base_dtype");
+  }
+  const ParsedConfig parsed = parse_config(o);
+  run.config = parsed.config;
+  if (has_errors(parsed.issues)) {
+    run.expressible = false;
+    run.why_not = parsed.issues.front().message;
+  }
+  return run;
+}
+
 double figure(const RankMemory& rank, MeasuredMetric metric) {
   switch (metric) {
     case MeasuredMetric::kMaxReserved: return rank.peak_reserved_bytes;
@@ -119,6 +188,17 @@ double median(std::vector<double> values) {
 std::vector<MeasuredRun> parse_measured_runs(const std::string& csv_text) {
   std::vector<MeasuredRun> runs;
   for (const CsvRow& row : parse_csv(csv_text)) runs.push_back(run_from_row(row));
+  return runs;
+}
+
+std::vector<MeasuredRun> parse_finetune_measured_runs(const std::string& csv_text) {
+  std::vector<MeasuredRun> runs;
+  for (const CsvRow& row : parse_csv(csv_text)) runs.push_back(finetune_run_from_row(row));
+  return runs;
+}
+
+const std::vector<MeasuredRun>& finetune_measured_runs() {
+  static const std::vector<MeasuredRun> runs = parse_finetune_measured_runs(kFinetuneMeasuredCsv);
   return runs;
 }
 

@@ -63,9 +63,14 @@ struct ValidationReport {
 
 // The rows of tests/data/memory_measured.csv, as compiled into the library.
 const std::vector<MeasuredRun>& measured_runs();
+// The rows of tests/data/finetune_measured.csv (full, LoRA and QLoRA runs; its own columns: method,
+// lora_rank, targets_key, adapter_dtype, kbit_upcast, base_dtype, offload, unit GB or GiB), compiled in.
+const std::vector<MeasuredRun>& finetune_measured_runs();
+std::vector<MeasuredRun> parse_finetune_measured_runs(const std::string& csv_text);
 // A CSV text with memory_measured.csv's columns, parsed the same way (tests use other files).
 std::vector<MeasuredRun> parse_measured_runs(const std::string& csv_text);
 ValidationReport validate_against(const std::vector<MeasuredRun>& runs);
 inline ValidationReport validate_against_measurements() { return validate_against(measured_runs()); }
+inline ValidationReport validate_finetune_against_measurements() { return validate_against(finetune_measured_runs()); }
 
 }  // namespace meshfit

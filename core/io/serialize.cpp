@@ -273,13 +273,10 @@ ParsedConfig parse_config(const json& object) {
   if (!given("zero")) c.layout.zero = framework_profile(c.training.framework).default_zero;
   // Fine-tuning: the Hugging Face Trainer + PEFT defaults for what the config leaves out (finetune.h).
   if (is_finetune(c.training)) {
-    const FinetuneDefaults d = finetune_defaults(c, given("framework"));
-    if (!given("framework")) c.training.framework = d.framework;
-    if (!given("zero")) c.layout.zero = d.zero;
-    if (!given("global_batch")) c.training.global_batch = d.global_batch;
-    if (!given("recompute")) c.training.recompute = d.recompute;
-    if (!given("loss")) c.training.loss = d.loss;
-    if (!given("allocator")) c.training.allocator = d.allocator;
+    // The stack's defaults (finetune.h FinetuneStackProfile) for every key the config leaves out.
+    const json defaults = config_to_json(with_finetune_defaults(c, finetune_defaults(c, given("framework"))));
+    for (const char* key : finetune_default_keys())
+      if (!given(key)) find_config_field(key)->set(c, defaults[key]);
   }
 
   // A custom model (no preset) must name its whole architecture; kv_heads defaults to heads.

@@ -88,17 +88,11 @@ std::string encode_state(const Config& config) {
   reference["zero"] = framework_profile(config.training.framework).default_zero;
   // Fine-tuning: what parse_config fills in for a fine-tuning config that leaves these out.
   if (is_finetune(config.training)) {
-    const FinetuneDefaults d = finetune_defaults(config, config.training.framework != Framework::kFsdp);
-    Config with = config;
-    with.training.framework = finetune_defaults(config, false).framework;  // written unless the default
-    with.layout.zero = d.zero;
-    with.training.global_batch = d.global_batch;
-    with.training.recompute = d.recompute;
-    with.training.loss = d.loss;
-    with.training.allocator = d.allocator;
+    const Framework stack_framework = finetune_defaults(config, false).framework;
+    Config with = with_finetune_defaults(config, finetune_defaults(config, config.training.framework != stack_framework));
+    with.training.framework = stack_framework;  // written unless the stack's
     const json defaults = config_to_json(with);
-    for (const char* key : {"framework", "zero", "global_batch", "recompute", "loss", "allocator"})
-      reference[key] = defaults[key];
+    for (const char* key : finetune_default_keys()) reference[key] = defaults[key];
   }
   std::string out = "v=" + std::to_string(kStateVersion);
   for (const ConfigField& field : config_fields()) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "memory/memory_model.h"
+#include "meshfit_assert.h"
 
 namespace meshfit {
 
@@ -42,13 +43,172 @@ bool has_adapters(const TrainingSpec& training) {
 }
 bool is_finetune(const TrainingSpec& training) { return training.finetune != FinetuneMethod::kNone; }
 
+// [SECTION] Stacks: what each fine-tuning stack does by default
+
+namespace {
+
+using R = Recompute;
+using O = Optimizer;
+
+FinetuneStackProfile stack_row(FinetuneStack stack, const char* source) {
+  FinetuneStackProfile p;
+  p.stack = stack;
+  p.source = source;
+  p.recompute = {R::kNone, R::kNone, R::kFull};
+  p.optimizer = {O::kAdamW, O::kAdamW, O::kAdamW};
+  return p;
+}
+
+// One row per stack, in enum order. Where a stack leaves a setting to the user's script, the row
+// keeps meshfit's defaults (TrainingSpec's initialisers) and says so.
+const std::vector<FinetuneStackProfile>& stacks() {
+  static const std::vector<FinetuneStackProfile> rows = [] {
+    std::vector<FinetuneStackProfile> list;
+    // Hugging Face transformers TrainingArguments (training_args.py): optim "adamw_torch",
+    // gradient_checkpointing False; bf16=True is torch autocast. PEFT get_peft_model
+    // autocast_adapter_dtype=True (fp32 adapters, mapping_func.py); prepare_model_for_kbit_training
+    // (utils/other.py) upcasts non-4-bit params to fp32 and turns checkpointing on for QLoRA. The
+    // model returns its logits (eager loss, logits kept). LoraConfig (tuners/lora/config.py) defaults
+    // to r=8, lora_alpha=8, lora_dropout=0.0 and per-model targets (q,v for Llama), but scripts pass
+    // their own: the row keeps meshfit's r 16, alpha 32, all-linear (the QLoRA/TRL recipes' choice).
+    list.push_back(stack_row(FinetuneStack::kHfPeft,
+                             "transformers training_args.py TrainingArguments; PEFT mapping_func.py, utils/other.py"));
+    // Accelerate's DeepSpeed plugin as PEFT documents it (PEFT docs/source/accelerate/deepspeed.md,
+    // examples/sft/configs/deepspeed_config_z3_qlora.yaml: zero_stage 3; run script passes
+    // --gradient_checkpointing True). DeepSpeed's bf16 mode casts the module to bf16 (engine.py).
+    FinetuneStackProfile ds = stack_row(FinetuneStack::kHfPeftDeepSpeed,
+                                        "PEFT docs accelerate/deepspeed.md, examples/sft/configs/deepspeed_config_z3_qlora.yaml");
+    ds.framework = Framework::kDeepSpeed;
+    ds.zero_one_gpu = ds.zero_many_gpus = 3;
+    ds.recompute = {R::kFull, R::kFull, R::kFull};
+    list.push_back(ds);
+    // Accelerate's FSDP plugin (PEFT docs/source/accelerate/fsdp.md, examples/sft/configs/
+    // fsdp_config_qlora.yaml: FULL_SHARD, --gradient_checkpointing True). QLoRA under FSDP stores the
+    // 4-bit weights as bf16 (bnb_4bit_quant_storage) and TRL skips prepare_model_for_kbit_training,
+    // so embedding, head and norms stay bf16 (FINETUNE_NOTES §2.2).
+    FinetuneStackProfile fsdp = stack_row(FinetuneStack::kHfPeftFsdp,
+                                          "PEFT docs accelerate/fsdp.md, examples/sft/configs/fsdp_config_qlora.yaml");
+    fsdp.zero_one_gpu = fsdp.zero_many_gpus = 3;
+    fsdp.recompute = {R::kFull, R::kFull, R::kFull};
+    fsdp.kbit_upcast = false;
+    list.push_back(fsdp);
+    // torchtune recipes/configs/llama3_1/8B_lora_single_device.yaml, 8B_qlora_single_device.yaml,
+    // 8B_full_single_device.yaml and 8B_lora.yaml / 8B_full.yaml (distributed, FSDP2 fully_shard):
+    // dtype bf16 (model and adapters cast to bf16, no AMP), enable_activation_checkpointing True,
+    // torch.optim.AdamW fused, loss LinearCrossEntropyLoss (8 chunks; FRAMEWORK_NOTES §4.5),
+    // lora_attn_modules [q_proj, v_proj, output_proj] + apply_lora_to_mlp True, lora_rank 8,
+    // lora_alpha 16, lora_dropout 0.0; QLoRA is torchao NF4 with no fp32 upcast; full fine-tuning on
+    // one device uses bitsandbytes PagedAdamW8bit with optimizer_in_bwd True (FRAMEWORK_NOTES §4.3).
+    FinetuneStackProfile tt = stack_row(FinetuneStack::kTorchtune,
+                                        "torchtune recipes/configs/llama3_1/8B_{lora,qlora,full}_single_device.yaml, 8B_lora.yaml, 8B_full.yaml");
+    tt.zero_many_gpus = 3;
+    tt.precision = Precision::kPureBf16;
+    tt.adapter_dtype = AdapterDtype::kBf16;
+    tt.kbit_upcast = false;
+    tt.loss = LossKind::kChunked;
+    tt.recompute = {R::kFull, R::kFull, R::kFull};
+    tt.full_one_gpu_optimizer = O::kPagedAdam8bit;
+    tt.full_one_gpu_optimizer_in_backward = true;
+    tt.lora_rank = 8;
+    tt.lora_alpha = 16;
+    tt.lora_targets = "q,v,o,gate,up,down";
+    list.push_back(tt);
+    // LitGPT litgpt/finetune/lora.py setup() defaults: lora_r 8, lora_alpha 16, lora_dropout 0.05,
+    // lora_query and lora_value only; config_hub/finetune/*/lora.yaml set precision bf16-true (pure
+    // bf16, adapters included); no activation checkpointing in the LoRA recipe; QLoRA via
+    // --quantize bnb.nf4-dq keeps the rest in bf16. Its loss (utils.py chunked_cross_entropy over
+    // 128-token lm_head chunks) keeps every bf16 logit chunk; meshfit has no such loss kind and uses
+    // the eager loss with logits kept, an overestimate of the logits term.
+    FinetuneStackProfile lit = stack_row(FinetuneStack::kLitgpt,
+                                         "LitGPT litgpt/finetune/lora.py setup(), config_hub/finetune/llama-3.1-8b/lora.yaml");
+    lit.zero_many_gpus = 3;  // Fabric FSDPStrategy on more than one device
+    lit.precision = Precision::kPureBf16;
+    lit.adapter_dtype = AdapterDtype::kBf16;
+    lit.kbit_upcast = false;
+    lit.recompute = {R::kNone, R::kNone, R::kNone};
+    lit.lora_rank = 8;
+    lit.lora_alpha = 16;
+    lit.lora_targets = "q,v";
+    lit.lora_dropout = 0.05;
+    list.push_back(lit);
+    // Axolotl examples/llama-3/qlora.yml and lora-8b.yml: lora_r 32, lora_alpha 16, lora_dropout
+    // 0.05, lora_target_linear true, gradient_checkpointing true, bf16 auto (HF Trainer AMP, PEFT
+    // fp32 adapters), optimizer paged_adamw_32bit (QLoRA) / adamw_bnb_8bit (LoRA). Whether axolotl's
+    // model loader skips the kbit fp32 upcast was not checked: PEFT's default is kept.
+    FinetuneStackProfile ax = stack_row(FinetuneStack::kAxolotl, "axolotl examples/llama-3/qlora.yml, lora-8b.yml");
+    ax.recompute = {R::kFull, R::kFull, R::kFull};
+    ax.optimizer = {O::kAdamW, O::kAdam8bit, O::kPagedAdamW};
+    ax.lora_rank = 32;
+    ax.lora_alpha = 16;
+    ax.lora_dropout = 0.05;
+    list.push_back(ax);
+    return list;
+  }();
+  return rows;
+}
+
+size_t method_index(FinetuneMethod method) {
+  return method == FinetuneMethod::kQlora ? 2 : method == FinetuneMethod::kLora ? 1 : 0;
+}
+
+}  // namespace
+
+const FinetuneStackProfile& finetune_stack_profile(FinetuneStack stack) {
+  const std::vector<FinetuneStackProfile>& rows = stacks();
+  MESHFIT_ASSERT(rows.size() == enum_count<FinetuneStack>(), "one stack profile per FinetuneStack, in enum order");
+  return rows[size_t(stack)];
+}
+
 FinetuneDefaults finetune_defaults(const Config& config, bool framework_given) {
+  const TrainingSpec& t = config.training;
+  const FinetuneStackProfile& stack = finetune_stack_profile(t.stack);
+  const size_t method = method_index(t.finetune);
+  const bool one_gpu = config.cluster.gpus <= 1;
   FinetuneDefaults d;
-  d.framework = framework_given ? config.training.framework : Framework::kFsdp;
-  d.zero = framework_given ? framework_profile(d.framework).default_zero : 0;
-  d.global_batch = config.training.micro_batch * std::max<int64_t>(1, effective_dp(config));
-  d.recompute = config.training.finetune == FinetuneMethod::kQlora ? Recompute::kFull : Recompute::kNone;
+  d.framework = framework_given ? t.framework : stack.framework;
+  d.zero = framework_given ? framework_profile(d.framework).default_zero : one_gpu ? stack.zero_one_gpu : stack.zero_many_gpus;
+  d.global_batch = t.micro_batch * std::max<int64_t>(1, effective_dp(config));
+  d.recompute = stack.recompute[method];
+  d.loss = stack.loss;
+  d.precision = stack.precision;
+  const bool full_one_gpu = t.finetune == FinetuneMethod::kFull && one_gpu;
+  d.optimizer = full_one_gpu ? stack.full_one_gpu_optimizer : stack.optimizer[method];
+  d.optimizer_in_backward = full_one_gpu && stack.full_one_gpu_optimizer_in_backward;
+  d.adapter_dtype = stack.adapter_dtype;
+  d.kbit_upcast = stack.kbit_upcast;
+  d.lora_rank = stack.lora_rank;
+  d.lora_alpha = stack.lora_alpha;
+  d.lora_targets = stack.lora_targets;
+  d.lora_dropout = stack.lora_dropout;
   return d;
+}
+
+const std::vector<const char*>& finetune_default_keys() {
+  static const std::vector<const char*> keys = {"framework", "zero", "global_batch", "recompute", "loss", "allocator",
+                                                "precision", "optimizer", "optimizer_in_backward", "adapter_dtype",
+                                                "kbit_upcast", "lora_rank", "lora_alpha", "lora_targets", "lora_dropout"};
+  return keys;
+}
+
+Config with_finetune_defaults(const Config& config, const FinetuneDefaults& d) {
+  Config c = config;
+  TrainingSpec& t = c.training;
+  t.framework = d.framework;
+  c.layout.zero = d.zero;
+  t.global_batch = d.global_batch;
+  t.recompute = d.recompute;
+  t.loss = d.loss;
+  t.allocator = d.allocator;
+  t.precision = d.precision;
+  t.optimizer = d.optimizer;
+  t.optimizer_in_backward = d.optimizer_in_backward;
+  t.adapter_dtype = d.adapter_dtype;
+  t.kbit_upcast = d.kbit_upcast;
+  t.lora_rank = d.lora_rank;
+  t.lora_alpha = d.lora_alpha;
+  t.lora_targets = d.lora_targets;
+  t.lora_dropout = d.lora_dropout;
+  return c;
 }
 
 namespace {
@@ -229,14 +389,22 @@ double lora_activation_delta_bytes(const ModelSpec& model, const TrainingSpec& t
                                {kLoraO, h / t},
                                {kLoraGate | kLoraUp, h / t},
                                {kLoraDown, f / t}};
+  // With lora_dropout > 0 each adapter has its own nn.Dropout before lora_A (PEFT tuners/lora/layer.py
+  // LoraLayer.update_layer): lora_A saves the dropped copy instead of x, and the dropout saves its
+  // bool mask (1 B per element): (copy + 1) * in per token per adapted module, q, k and v each
+  // their own (FINETUNE_NOTES §1.2). With the default 0.0 it is nn.Identity and saves nothing.
+  const bool dropout = training.lora_dropout > 0;
   double delta = 0;
   for (const InputGroup& group : groups)
-    if (!(targets & group.consumers) || fp32_input_copy) delta -= 2.0 * tokens * group.width;
-  // Each adapted module: lora_B saves lora_A's output (r wide, adapter dtype), plus the fp32 copy.
+    if (!(targets & group.consumers) || fp32_input_copy || dropout) delta -= 2.0 * tokens * group.width;
+  // Each adapted module: lora_B saves lora_A's output (r wide, adapter dtype), plus the fp32 copy
+  // or the dropped copy and its mask.
+  const double input_copy_bytes = fp32_input_copy ? 4.0 : 2.0;
   for (const Projection& proj : projections(model, tp)) {
     if (!(targets & proj.target)) continue;
     delta += adapter_bytes * tokens * double(training.lora_rank);
-    if (fp32_input_copy) delta += 4.0 * tokens * proj.in;
+    if (dropout) delta += (input_copy_bytes + 1.0) * tokens * proj.in;
+    else if (fp32_input_copy) delta += 4.0 * tokens * proj.in;
   }
   return delta;
 }

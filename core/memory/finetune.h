@@ -4,8 +4,10 @@
 // FRAMEWORK_NOTES.md §3-4; each formula in finetune.cpp cites its source file.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "spec/config.h"
 
@@ -27,11 +29,34 @@ uint32_t parse_lora_targets(const std::string& text);
 bool is_finetune(const TrainingSpec& training);    // any fine-tuning method (finetune != none)
 bool has_adapters(const TrainingSpec& training);
 
-// Defaults of a fine-tuning config for the inputs it does not give: the Hugging Face Trainer + PEFT
-// stack, the most common (FINETUNE_NOTES §1-2): a plain PyTorch loop (the fsdp profile at zero 0 =
-// DDP: torch.optim, zero_grad(set_to_none=True)), gradient_accumulation_steps=1 (global batch =
-// micro_batch * dp), PyTorch's default caching allocator (no expandable segments), logits returned in the output (eager_keep_logits), and for QLoRA gradient
-// checkpointing, which prepare_model_for_kbit_training turns on (use_gradient_checkpointing=True).
+// What a fine-tuning stack really does by default (FinetuneStack; kStacks in finetune.cpp cites each
+// row's source files). Arrays are indexed by method: full, lora, qlora.
+struct FinetuneStackProfile {
+  FinetuneStack stack = FinetuneStack::kHfPeft;
+  const char* source = "";
+  Framework framework = Framework::kFsdp;    // Framework::kFsdp at zero 0 = plain DDP (torch.optim)
+  int64_t zero_one_gpu = 0, zero_many_gpus = 0;
+  Precision precision = Precision::kBf16;   // bf16 = AMP over fp32/bf16 weights; pure_bf16 = model cast to bf16
+  AdapterDtype adapter_dtype = AdapterDtype::kFp32;
+  bool kbit_upcast = true;                  // QLoRA: prepare_model_for_kbit_training's fp32 upcast
+  LossKind loss = LossKind::kEagerKeepLogits;
+  std::array<Recompute, 3> recompute{};     // gradient checkpointing per method
+  std::array<Optimizer, 3> optimizer{};     // per method
+  Optimizer full_one_gpu_optimizer = Optimizer::kAdamW;  // full fine-tuning on one GPU (torchtune: paged 8-bit)
+  bool full_one_gpu_optimizer_in_backward = false;
+  int64_t lora_rank = 16;
+  double lora_alpha = 32;
+  const char* lora_targets = "all-linear";
+  double lora_dropout = 0;
+};
+const FinetuneStackProfile& finetune_stack_profile(FinetuneStack stack);
+
+// Defaults of a fine-tuning config for the inputs it does not give, from its stack's profile. The
+// default stack, Hugging Face Trainer + PEFT (FINETUNE_NOTES §1-2), is a plain PyTorch loop (the fsdp
+// profile at zero 0 = DDP: torch.optim, zero_grad(set_to_none=True)), gradient_accumulation_steps=1
+// (global batch = micro_batch * dp), PyTorch's default caching allocator (no expandable segments),
+// logits returned in the output (eager_keep_logits), and for QLoRA gradient checkpointing, which
+// prepare_model_for_kbit_training turns on (use_gradient_checkpointing=True).
 struct FinetuneDefaults {
   Framework framework = Framework::kFsdp;
   int64_t zero = 0;
@@ -39,9 +64,22 @@ struct FinetuneDefaults {
   Recompute recompute = Recompute::kNone;
   LossKind loss = LossKind::kEagerKeepLogits;
   AllocatorMode allocator = AllocatorMode::kCaching;  // HF Trainer sets no PYTORCH_ALLOC_CONF
+  Precision precision = Precision::kBf16;
+  Optimizer optimizer = Optimizer::kAdamW;
+  bool optimizer_in_backward = false;
+  AdapterDtype adapter_dtype = AdapterDtype::kFp32;
+  bool kbit_upcast = true;
+  int64_t lora_rank = 16;
+  double lora_alpha = 32;
+  std::string lora_targets = "all-linear";
+  double lora_dropout = 0;
 };
 // `framework_given`: the config named its framework (then its ZeRO default is the profile's).
 FinetuneDefaults finetune_defaults(const Config& config, bool framework_given);
+// The config's fields that finetune_defaults fills, by schema key, and the config with all of them
+// set from `d` (parse_config fills the ones not given; encode_state leaves out the ones equal).
+const std::vector<const char*>& finetune_default_keys();
+Config with_finetune_defaults(const Config& config, const FinetuneDefaults& d);
 
 // NF4 with double quantisation (bitsandbytes functional.py quantize_4bit, blocksize 64;
 // compress_statistics quantises the fp32 absmax to 8 bit in blocks of 256):

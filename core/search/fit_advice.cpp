@@ -7,6 +7,7 @@
 #include <set>
 
 #include "api.h"
+#include "memory/finetune.h"
 #include "spec/structure.h"
 
 namespace meshfit {
@@ -51,6 +52,38 @@ std::string describe_change(const Config& from, const Config& to, int& count) {
   add("micro_batch", n(from.training.micro_batch), n(to.training.micro_batch));
   add("zero", n(from.layout.zero), n(to.layout.zero));
   add("recompute", to_string(from.training.recompute), to_string(to.training.recompute));
+  add("finetune", to_string(from.training.finetune), to_string(to.training.finetune));
+  add("lora_rank", n(from.training.lora_rank), n(to.training.lora_rank));
+  add("optimizer", to_string(from.training.optimizer), to_string(to.training.optimizer));
+  add("offload", to_string(from.training.offload), to_string(to.training.offload));
+  return out;
+}
+
+// The fine-tuning changes worth trying on their own (FINETUNE_NOTES §1-4): a frozen base (LoRA,
+// whose base has no gradients or optimizer state), a 4-bit base (QLoRA: 0.516 B per block weight),
+// a smaller LoRA rank, 8-bit or paged optimizer states (bitsandbytes optim: ~2 B per trainable
+// parameter; paged states live in CUDA managed memory that the driver can evict), and CPU offload
+// of the optimizer (ZeRO-Offload) and then of the parameters (ZeRO-Infinity / FSDP CPUOffload).
+// Changes that the rest of the config does not allow (QLoRA under tp > 1, offload under
+// Megatron-LM) fail validation and are dropped by the caller.
+std::vector<Config> finetune_changes(const Config& config) {
+  std::vector<Config> out;
+  const TrainingSpec& t = config.training;
+  if (!is_finetune(t)) return out;
+  const auto with = [&](auto edit) {
+    Config changed = config;
+    edit(changed.training);
+    out.push_back(changed);
+  };
+  if (t.finetune == FinetuneMethod::kFull) with([](TrainingSpec& x) { x.finetune = FinetuneMethod::kLora; });
+  if (t.finetune != FinetuneMethod::kQlora) with([](TrainingSpec& x) { x.finetune = FinetuneMethod::kQlora; });
+  if (has_adapters(t) && t.lora_rank > 8) with([](TrainingSpec& x) { x.lora_rank = std::max<int64_t>(8, x.lora_rank / 4); });
+  if (t.optimizer == Optimizer::kAdamW || t.optimizer == Optimizer::kPagedAdamW)
+    with([](TrainingSpec& x) { x.optimizer = Optimizer::kAdam8bit; });
+  if (t.optimizer != Optimizer::kPagedAdamW && t.optimizer != Optimizer::kPagedAdam8bit)
+    with([](TrainingSpec& x) { x.optimizer = Optimizer::kPagedAdam8bit; });
+  if (t.offload == Offload::kNone) with([](TrainingSpec& x) { x.offload = Offload::kOptimizer; });
+  if (t.offload != Offload::kParams) with([](TrainingSpec& x) { x.offload = Offload::kParams; });
   return out;
 }
 
@@ -108,6 +141,23 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
         suggestion.tokens_per_s_per_gpu = c.step.tokens_per_s_per_gpu;
         const double before = current.step.tokens_per_s_per_gpu;
         suggestion.throughput_change = before > 0 ? c.step.tokens_per_s_per_gpu / before - 1.0 : 0.0;
+        found.push_back(suggestion);
+      }
+    // Fine-tuning changes are one dimension each: estimated directly, kept when the worst rank ends
+    // under the tight threshold, as the searched ones are.
+    if (pass == 1)
+      for (const Config& changed : finetune_changes(config)) {
+        const Estimate e = estimate(changed);
+        if (!e.valid() || e.memory.worst().device_bytes > config.training.headroom * e.memory.capacity_bytes) continue;
+        FitSuggestion suggestion;
+        suggestion.config = changed;
+        suggestion.change = describe_change(config, changed, suggestion.changed_dimensions);
+        if (!seen.insert(suggestion.change).second) continue;
+        suggestion.device_bytes = e.memory.worst().device_bytes;
+        suggestion.verdict = e.memory.verdict;
+        suggestion.tokens_per_s_per_gpu = e.step.tokens_per_s_per_gpu;
+        const double before = current.step.tokens_per_s_per_gpu;
+        suggestion.throughput_change = before > 0 ? e.step.tokens_per_s_per_gpu / before - 1.0 : 0.0;
         found.push_back(suggestion);
       }
     std::stable_sort(found.begin(), found.end(), [](const FitSuggestion& x, const FitSuggestion& y) {

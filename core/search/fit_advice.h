@@ -1,7 +1,8 @@
 // fit_advice.h — "how to make it fit": the cheapest changes to a config that is tight or out of
 // memory, each found by the layout search (layout_search.h) with every other dimension pinned, so
 // the answer is the search's own ranking: one changed dimension first (more tp/pp/cp, vpp,
-// recompute, a smaller micro-batch, a ZeRO stage), then pairs; each with its new peak and its
+// recompute, a smaller micro-batch, a ZeRO stage; for a fine-tuning config also LoRA instead of full,
+// QLoRA, a smaller LoRA rank, an 8-bit or paged optimizer, CPU offload), then pairs; each with its new peak and its
 // predicted throughput against the current layout. Also the largest micro-batch and sequence
 // length that fit the current layout.
 #pragma once

@@ -30,6 +30,11 @@ enum class Optimizer { kAdamW, kSgd, kAdam8bit, kPagedAdamW, kPagedAdam8bit, kAd
 // full fine-tuning (same states); lora / qlora = frozen base (bf16 / NF4) with trainable adapters.
 enum class FinetuneMethod { kNone, kFull, kLora, kQlora };
 enum class AdapterDtype { kFp32, kBf16 };  // PEFT autocast_adapter_dtype=True upcasts adapters to fp32
+// The fine-tuning software a config is run with: the defaults it gets for what it leaves out
+// (precision, checkpointing, optimizer, loss, adapter settings, sharding; finetune.cpp kStacks cites
+// each stack's own files). hf_peft = Hugging Face Trainer + PEFT (plain DDP); _deepspeed / _fsdp =
+// the same through Accelerate's DeepSpeed ZeRO-3 / FSDP plugins; axolotl = its example YAMLs.
+enum class FinetuneStack { kHfPeft, kHfPeftDeepSpeed, kHfPeftFsdp, kTorchtune, kLitgpt, kAxolotl };
 // Offload to CPU memory: optimizer = ZeRO-Offload (offload_optimizer: fp32 master, moments and
 // fp32 gradients on the host); params = ZeRO-Infinity offload_param / FSDP CPUOffload(offload_params)
 // (parameters too; needs sharded weights).
@@ -85,6 +90,14 @@ template <> struct EnumNames<AdapterDtype> {
   static constexpr EnumName<AdapterDtype> table[] = {{AdapterDtype::kFp32, "fp32", "fp32 (PEFT default)"},
                                                      {AdapterDtype::kBf16, "bf16", "bf16 (torchtune)"}};
 };
+template <> struct EnumNames<FinetuneStack> {
+  static constexpr EnumName<FinetuneStack> table[] = {{FinetuneStack::kHfPeft, "hf_peft", "HF Trainer + PEFT"},
+                                                      {FinetuneStack::kHfPeftDeepSpeed, "hf_peft_deepspeed", "HF Trainer + PEFT + DeepSpeed"},
+                                                      {FinetuneStack::kHfPeftFsdp, "hf_peft_fsdp", "HF Trainer + PEFT + FSDP"},
+                                                      {FinetuneStack::kTorchtune, "torchtune", "torchtune"},
+                                                      {FinetuneStack::kLitgpt, "litgpt", "LitGPT"},
+                                                      {FinetuneStack::kAxolotl, "axolotl", "Axolotl"}};
+};
 template <> struct EnumNames<Offload> {
   static constexpr EnumName<Offload> table[] = {{Offload::kNone, "none", "none"},
                                                 {Offload::kOptimizer, "optimizer", "optimizer to CPU (ZeRO-Offload)"},
@@ -123,10 +136,12 @@ struct TrainingSpec {
   bool async_tp = false;                   // torchtitan enable_async_tensor_parallel (runs under compile)
   // Fine-tuning (finetune.h; FINETUNE_NOTES.md).
   FinetuneMethod finetune = FinetuneMethod::kNone;
+  FinetuneStack stack = FinetuneStack::kHfPeft;   // where the fine-tuning defaults come from
   int64_t lora_rank = 16;                  // r
   double lora_alpha = 32;                  // scaling alpha/r: no memory or time effect
   std::string lora_targets = "all-linear"; // all-linear | attention | q,k,v,o,gate,up,down
   AdapterDtype adapter_dtype = AdapterDtype::kFp32;
+  double lora_dropout = 0;                 // PEFT LoraConfig.lora_dropout (default 0.0: nn.Identity, nothing saved)
   AdapterDtype base_dtype = AdapterDtype::kBf16;  // LoRA: dtype the frozen base is loaded in (fp32: PEFT sft example without torch_dtype)
   bool kbit_upcast = true;                 // QLoRA: prepare_model_for_kbit_training casts non-4-bit params to fp32
   bool double_quant = true;                // QLoRA: bnb_4bit_use_double_quant (0.516 vs 0.5625 B/param)

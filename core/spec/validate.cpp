@@ -116,6 +116,9 @@ struct Rules {
         check.error(IssueCode::kUnknownValue, "lora_targets",
                     "lora_targets \"" + t.lora_targets +
                         "\" is not all-linear, attention or a comma list of q, k, v, o, gate, up, down.");
+      if (!(t.lora_dropout >= 0.0 && t.lora_dropout < 1.0))
+        check.error(IssueCode::kThresholdOutOfRange, "lora_dropout",
+                    "lora_dropout must be a probability in [0, 1), got " + to_string(t.lora_dropout) + ".");
     }
     // bitsandbytes Linear4bit has no tensor-parallel form (FINETUNE_NOTES §2; PEFT docs shard a
     // 4-bit base with FSDP/ZeRO-3 and quant_storage only).

@@ -368,14 +368,9 @@ int run_export(const Inputs& in) {
 
 }  // namespace
 
-// `meshfit validate`: one line per measured run (prediction on the metric its source reports, signed
-// error, fit/OOM label against the verdict, source), then the median.
-int run_validate(bool as_json) {
-  const json out = meshfit::run_validate();
-  if (as_json) {
-    std::cout << meshfit::write_output_text(out, 2) << "\n";
-    return 0;
-  }
+namespace {
+
+void print_validation(const json& out) {
   std::printf("%-58s %-13s %9s %9s %8s %5s %-6s %s\n", "run", "metric", "measured", "predicted", "error", "label",
               "verdict", "source");
   for (const json& r : out["rows"]) {
@@ -402,6 +397,22 @@ int run_validate(bool as_json) {
               100.0 * out["median_abs_error"].get<double>(), 100.0 * out["median_signed_error"].get<double>(),
               out["measured_rows"].get<long long>(), out["label_disagreements"].get<long long>(),
               out["label_rows"].get<long long>(), out["false_fits"].get<long long>());
+}
+
+}  // namespace
+
+// `meshfit validate`: one line per measured run (prediction on the metric its source reports, signed
+// error, fit/OOM label against the verdict, source), then the median; pretraining runs first, then
+// the fine-tuning runs (tests/data/finetune_measured.csv).
+int run_validate(bool as_json) {
+  const json out = meshfit::run_validate();
+  if (as_json) {
+    std::cout << meshfit::write_output_text(out, 2) << "\n";
+    return 0;
+  }
+  print_validation(out);
+  std::printf("\nFine-tuning (full, LoRA, QLoRA):\n");
+  print_validation(out["finetune"]);
   return 0;
 }
 
@@ -436,8 +447,8 @@ int main(int argc, char** argv) {
   add_input_flags(*import, import_inputs);
   Inputs export_inputs;
   export_inputs.search = true;
-  CLI::App* export_command = app.add_subcommand("export", "print a config as a launch config (Megatron-LM flags, torchtitan TOML, DeepSpeed JSON)");
-  export_command->add_option("--format", export_inputs.format, "megatron, torchtitan, deepspeed or hf")->required();
+  CLI::App* export_command = app.add_subcommand("export", "print a config as a launch config (Megatron-LM flags, torchtitan TOML, DeepSpeed JSON, torchtune YAML, HF Trainer + PEFT)");
+  export_command->add_option("--format", export_inputs.format, "megatron, torchtitan, deepspeed, hf, torchtune or hf-trainer")->required();
   export_command->add_flag("--fastest", export_inputs.fastest, "export the fastest layout `meshfit search` finds for these inputs");
   add_input_flags(*export_command, export_inputs);
   bool presets_json = false;

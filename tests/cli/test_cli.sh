@@ -58,6 +58,16 @@ check "validate lists every measured run with metric, error, source and the medi
 check "validate never predicts 'fits' for a run that ran out of memory" json_has "$tmp/validate.json" "d['false_fits']==0"
 "$meshfit" validate >"$tmp/validate.txt"
 check "validate prints the median" grep -q "median |error|" "$tmp/validate.txt"
+check "validate lists the fine-tuning runs with metric, signed error and source" json_has "$tmp/validate.json" \
+  "len(d['finetune']['rows'])==49 and d['finetune']['measured_rows']>=15 and d['finetune']['false_fits']==0 and all('signed_error' in r for r in d['finetune']['rows'] if r['expressible'] and 'measured_bytes' in r)"
+check "validate prints the fine-tuning table" grep -q "Fine-tuning (full, LoRA, QLoRA)" "$tmp/validate.txt"
+
+"$meshfit" export --format torchtune --model llama3.1-8b --gpu a100-80gb --gpus 1 --finetune qlora --lora-rank 16 >"$tmp/tt.yaml"
+check "export --format torchtune writes a recipe YAML with the QLoRA builder and rank" \
+  grep -q "quantize_base: True" "$tmp/tt.yaml"
+"$meshfit" export --format hf-trainer --model llama3.1-8b --gpu a100-80gb --gpus 1 --finetune qlora --lora-rank 16 >"$tmp/hf.py"
+check "export --format hf-trainer writes TrainingArguments and LoraConfig" grep -q "lora_config = LoraConfig(" "$tmp/hf.py"
+check "the hf-trainer snippet is Python" python3 -c "import ast,sys; ast.parse(open(sys.argv[1]).read())" "$tmp/hf.py"
 
 "$meshfit" presets --json >"$tmp/presets.json"
 check "presets --json lists models and gpus" json_has "$tmp/presets.json" "len(d['models'])>=15 and len(d['gpus'])>=10"

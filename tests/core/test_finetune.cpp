@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,10 @@
 #include "io/serialize.h"
 #include "units.h"
 #include "io/url_state.h"
+#include "io/launch_config.h"
+#include "io/measured_runs.h"
+#include "search/fit_advice.h"
+#include "spec/validate.h"
 
 using namespace meshfit;
 using meshfit_test::data_path;
@@ -296,4 +303,171 @@ TEST_CASE("fine-tuning methods: Llama 3.1 70B on 8 A100 80GB at seq 4096, fastes
   for (const MethodCandidate& c : ranking.ranked)
     if (c.config.training.finetune == FinetuneMethod::kFull) CHECK(c.config.training.offload != Offload::kNone);
   for (const MethodCandidate& c : ranking.rejected) CHECK_FALSE(c.rejected.empty());
+}
+
+// [SECTION] Stacks, dropout, fit advice, exports, validate
+
+TEST_CASE("each fine-tuning stack fills what the config leaves out with its own defaults, and a given field wins") {
+  const auto with_stack = [](const char* stack, const char* method) {
+    return config_of({{"model", "llama3.1-8b"}, {"gpu", "a100-80gb"}, {"gpus", 1}, {"finetune", method}, {"stack", stack}});
+  };
+  // HF Trainer + PEFT: the defaults meshfit had before stacks existed (the CLI's outputs stay as they were).
+  const Config hf = with_stack("hf_peft", "lora");
+  const Config plain = config_of({{"model", "llama3.1-8b"}, {"gpu", "a100-80gb"}, {"gpus", 1}, {"finetune", "lora"}});
+  CHECK(config_to_json(hf) == config_to_json(plain));
+  CHECK(hf.training.precision == Precision::kBf16);
+  CHECK(hf.training.adapter_dtype == AdapterDtype::kFp32);
+  CHECK(hf.training.loss == LossKind::kEagerKeepLogits);
+  // torchtune llama3_1/8B_lora_single_device.yaml: dtype bf16, checkpointing on, chunked loss, r 8, alpha 16,
+  // q_proj, v_proj, output_proj + MLP.
+  const Config tt = with_stack("torchtune", "lora");
+  CHECK(tt.training.precision == Precision::kPureBf16);
+  CHECK(tt.training.adapter_dtype == AdapterDtype::kBf16);
+  CHECK(tt.training.recompute == Recompute::kFull);
+  CHECK(tt.training.loss == LossKind::kChunked);
+  CHECK(tt.training.lora_rank == 8);
+  CHECK(tt.training.lora_alpha == 16);
+  CHECK(parse_lora_targets(tt.training.lora_targets) == (kLoraAllLinear & ~kLoraK));
+  // torchtune 8B_full_single_device.yaml: PagedAdamW8bit stepped in backward.
+  const Config tt_full = with_stack("torchtune", "full");
+  CHECK(tt_full.training.optimizer == Optimizer::kPagedAdam8bit);
+  CHECK(tt_full.training.optimizer_in_backward);
+  // LitGPT finetune/lora.py: r 8, alpha 16, dropout 0.05, query and value only, no checkpointing.
+  const Config lit = with_stack("litgpt", "lora");
+  CHECK(lit.training.lora_dropout == doctest::Approx(0.05));
+  CHECK(parse_lora_targets(lit.training.lora_targets) == (kLoraQ | kLoraV));
+  CHECK(lit.training.recompute == Recompute::kNone);
+  // Axolotl examples/llama-3/qlora.yml: paged_adamw_32bit, r 32, all linear layers.
+  const Config ax = with_stack("axolotl", "qlora");
+  CHECK(ax.training.optimizer == Optimizer::kPagedAdamW);
+  CHECK(ax.training.lora_rank == 32);
+  // HF + DeepSpeed: ZeRO-3 on 8 GPUs; a given field is kept.
+  const Config ds = config_of({{"model", "llama3.1-8b"}, {"gpus", 8}, {"finetune", "lora"}, {"stack", "hf_peft_deepspeed"},
+                               {"lora_rank", 64}});
+  CHECK(ds.training.framework == Framework::kDeepSpeed);
+  CHECK(ds.layout.zero == 3);
+  CHECK(ds.training.lora_rank == 64);
+  // Every stack's config survives the link with its defaults left out.
+  for (const EnumName<FinetuneStack>& entry : EnumNames<FinetuneStack>::table)
+    for (const char* method : {"full", "lora", "qlora"}) {
+      CAPTURE(entry.key);
+      CAPTURE(method);
+      const Config config = config_of({{"model", "llama3.1-8b"}, {"gpus", 8}, {"finetune", method}, {"stack", entry.key}});
+      const ParsedConfig decoded = decode_state(encode_state(config));
+      REQUIRE_FALSE(has_errors(decoded.issues));
+      CHECK(config_to_json(decoded.config) == config_to_json(config));
+    }
+}
+
+TEST_CASE("lora_dropout > 0 keeps a dropped copy of each adapted module's input and its bool mask (PEFT nn.Dropout)") {
+  const Config config = config_of(llama32_3b_lora());  // q,v; pure bf16 with fp32 adapters: fp32 input copies
+  TrainingSpec t = config.training;
+  const double tokens = 768.0 * 4.0;
+  const double h = double(config.model.hidden);
+  const double none = lora_activation_delta_bytes(config.model, t, tokens, 1);
+  t.lora_dropout = 0.1;
+  const double with = lora_activation_delta_bytes(config.model, t, tokens, 1);
+  // Per adapted module (q and v, input width h): the fp32 cast copy (4 h) becomes the fp32 dropped
+  // copy (4 h) plus the mask (1 h).
+  CHECK(with - none == doctest::Approx(2.0 * 1.0 * h * tokens));
+  // Under autocast (no fp32 cast) the norm output is no longer saved by lora_A (-2 h), each module
+  // keeps a bf16 dropped copy and a mask (+3 h each).
+  t.precision = Precision::kBf16;
+  t.lora_dropout = 0;
+  const double amp_none = lora_activation_delta_bytes(config.model, t, tokens, 1);
+  t.lora_dropout = 0.1;
+  CHECK(lora_activation_delta_bytes(config.model, t, tokens, 1) - amp_none == doctest::Approx((-2.0 + 2.0 * 3.0) * h * tokens));
+  json bad = llama32_3b_lora();
+  bad["lora_dropout"] = 1.0;
+  const ParsedConfig parsed = parse_config(bad);
+  const std::vector<Issue> issues = has_errors(parsed.issues) ? parsed.issues : validate(parsed.config);
+  CHECK(std::any_of(issues.begin(), issues.end(),
+                    [](const Issue& i) { return i.severity == Severity::kError && i.field == "lora_dropout"; }));
+}
+
+TEST_CASE("how to make it fit: a full fine-tune that does not fit is offered LoRA/QLoRA, 8-bit optimizers or offload") {
+  const Config config = config_of({{"model", "llama3.1-8b"}, {"gpu", "a100-40gb"}, {"gpus", 1}, {"seq", 2048}, {"finetune", "full"}});
+  REQUIRE(estimate_memory(config).verdict == Verdict::kOutOfMemory);
+  const FitAdvice advice = fit_advice(config, 12);
+  REQUIRE_FALSE(advice.suggestions.empty());
+  bool method_change = false;
+  for (const FitSuggestion& s : advice.suggestions) {
+    CAPTURE(s.change);
+    CHECK(s.device_bytes <= config.training.headroom * config.gpu.memory_bytes);
+    CHECK(estimate_memory(s.config).worst().device_bytes == doctest::Approx(s.device_bytes));
+    method_change |= s.config.training.finetune != FinetuneMethod::kFull;
+  }
+  CHECK(method_change);
+  // Pretraining configs get no fine-tuning changes.
+  for (const FitSuggestion& s : fit_advice(config_of({{"model", "llama3.1-8b"}, {"gpu", "a100-40gb"}, {"gpus", 1}, {"seq", 2048}})).suggestions)
+    CHECK(s.config.training.finetune == FinetuneMethod::kNone);
+}
+
+TEST_CASE("meshfit validate's fine-tuning rows are this table's rows: same configs, same median") {
+  const ValidationReport report = validate_finetune_against_measurements();
+  REQUIRE(report.rows.size() == 49);
+  std::vector<double> errors;
+  const std::vector<meshfit_test::CsvRow> rows = read_csv(data_path("finetune_measured.csv"));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const FinetuneRow r = row_from_csv(rows[i], int(i) + 1);
+    CAPTURE(r.label);
+    CHECK(report.rows[i].run.expressible == r.expressible);
+    if (!r.expressible) continue;
+    CHECK(config_to_json(report.rows[i].run.config) == config_to_json(config_of(r.object)));
+    if (r.measured_bytes > 0 && r.metric != "fit_label") errors.push_back(std::fabs(report.rows[i].signed_error));
+  }
+  CHECK(report.median_abs_error == doctest::Approx(median(errors)));
+  CHECK(report.false_fits == 0);
+}
+
+namespace {
+
+// Goldens in tests/data/launch (MESHFIT_UPDATE_GOLDEN=1 rewrites them); every number in them is a
+// field of the config below, written under the key the stack's own file uses.
+void check_finetune_golden(const std::string& name, const std::string& text) {
+  const std::string path = data_path("launch/" + name);
+  if (std::getenv("MESHFIT_UPDATE_GOLDEN")) {
+    std::ofstream(path, std::ios::binary) << text;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  const std::string golden((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == golden);
+}
+
+}  // namespace
+
+TEST_CASE("exports: a QLoRA config as a torchtune recipe YAML and an HF Trainer + PEFT snippet (goldens)") {
+  const Config qlora = config_of({{"model", "llama3.1-8b"}, {"gpu", "a100-80gb"}, {"gpus", 1}, {"seq", 4096},
+                                  {"finetune", "qlora"}, {"lora_rank", 16}, {"micro_batch", 2}, {"global_batch", 8}});
+  const LaunchExport tt = export_launch_config(qlora, LaunchFormat::kTorchtune);
+  check_finetune_golden("golden.llama3.1-8b.qlora.torchtune.yaml", tt.text);
+  CHECK(tt.text.find("_component_: torchtune.models.llama3_1.lora_llama3_1\n") != std::string::npos);
+  CHECK(tt.text.find("  lora_rank: 16\n") != std::string::npos);
+  CHECK(tt.text.find("  quantize_base: True\n") != std::string::npos);
+  CHECK(tt.text.find("gradient_accumulation_steps: 4\n") != std::string::npos);  // 8 / (2 x 1 GPU)
+  CHECK(tt.text.find("enable_activation_checkpointing: True\n") != std::string::npos);
+  // The HF stack's AMP and fp32 adapters are not torchtune settings: said, not silently changed.
+  CHECK(std::any_of(tt.issues.begin(), tt.issues.end(), [](const Issue& i) { return i.field == "precision"; }));
+  const LaunchExport hf = export_launch_config(qlora, LaunchFormat::kHfTrainer);
+  check_finetune_golden("golden.llama3.1-8b.qlora.hf-trainer.py", hf.text);
+  CHECK(hf.text.find("    r=16,\n") != std::string::npos);
+  CHECK(hf.text.find("    target_modules=\"all-linear\",\n") != std::string::npos);
+  CHECK(hf.text.find("    bnb_4bit_use_double_quant=True,\n") != std::string::npos);
+  CHECK(hf.text.find("    gradient_checkpointing=True,\n") != std::string::npos);
+  CHECK(hf.issues.empty());
+
+  // ZeRO-3 LoRA on 8 GPUs: the DeepSpeed JSON the deepspeed export writes, inside TrainingArguments.
+  const Config zero3 = config_of({{"model", "llama3.1-70b"}, {"gpus", 8}, {"finetune", "lora"}, {"stack", "hf_peft_deepspeed"},
+                                  {"lora_targets", "q,v"}, {"offload", "optimizer"}});
+  const LaunchExport ds = export_launch_config(zero3, LaunchFormat::kHfTrainer);
+  check_finetune_golden("golden.llama3.1-70b.lora-zero3.hf-trainer.py", ds.text);
+  CHECK(ds.text.find("target_modules=[\"q_proj\", \"v_proj\"]") != std::string::npos);
+  CHECK(ds.text.find("\"offload_optimizer\": {\"device\": \"cpu\"") != std::string::npos);
+  CHECK(ds.text.find("\"stage\": 3") != std::string::npos);
+  // Import refuses these export-only formats with a message naming the format field.
+  const LaunchImport back = import_launch_config(LaunchFormat::kTorchtune, tt.text);
+  REQUIRE_FALSE(back.ok());
+  CHECK(back.issues.front().field == "format");
 }

@@ -711,3 +711,62 @@ test('Copy link uses the public address when the build sets one (MESHFIT_PUBLIC_
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('fine-tuning: QLoRA on Llama 3.1 8B gives the CLI\'s verdict and ranks, the Methods view ranks what fits, and the link keeps it', async () => {
+  const cliState = (...flags) => execFileSync(cli, ['estimate', ...flags, '--print-state'], { encoding: 'utf8' }).trim();
+  const base = ['--model', 'llama3.1-8b', '--gpu', 'a100-80gb', '--gpus', '1', '--seq', '4096'];
+  const { context, page, errors } = await openPage('#' + cliState(...base));
+  await clickWidget(page, 'finetune_qlora', { changes: true });
+  let m = await mirror(page);
+  assert.equal(m.ok, true);
+  assert.equal(m.config.finetune, 'qlora');
+  // The mode switch applies the same defaults the CLI gives a config that names only the method.
+  assert.equal(m.state, cliState(...base, '--finetune', 'qlora', '--lora-rank', '16'));
+  assert.equal(m.config.recompute, 'full', 'QLoRA turns gradient checkpointing on (prepare_model_for_kbit_training)');
+  assert.ok(['fits', 'tight'].includes(m.verdict), 'an 8B QLoRA fits an 80 GB GPU');
+  assert.match(m.banner.text, /fits|tight/i);
+  assert.deepEqual(m.ranks, nativeRanks(m.state));
+
+  await typeInto(page, 'lora_rank', '64');
+  m = await mirror(page);
+  assert.equal(m.config.lora_rank, 64);
+  assert.match(await hash(page), /lora_r=64/);
+  assert.deepEqual(m.ranks, nativeRanks(m.state));
+  await page.screenshot({ path: path.join(artifacts, 'finetune-qlora.png') });
+
+  await clickWidget(page, 'tab_methods');
+  await page.waitForFunction(() => JSON.parse(document.getElementById('mirror').textContent).methods !== undefined, null, { timeout: 60000 });
+  m = await mirror(page);
+  const { ranked, rejected } = m.methods;
+  assert.ok(ranked.length > 0, 'some method fits one A100 80GB');
+  for (const r of ranked) assert.ok(r.device_bytes <= m.capacity_bytes && r.step_time_s > 0, `${r.finetune} ${r.strategy} fits`);
+  for (let i = 1; i < ranked.length; ++i) assert.ok(ranked[i - 1].step_time_s <= ranked[i].step_time_s, 'fastest first');
+  assert.ok(rejected.length > 0 && rejected.every((r) => r.reason.length > 0), 'every rejected method says why');
+  const cliMethods = JSON.parse(execFileSync(cli, ['methods', '--state', m.state, '--json'], { encoding: 'utf8' }));
+  assert.deepEqual(ranked.map((r) => [r.finetune, r.strategy]), cliMethods.ranked.map((r) => [r.finetune, r.strategy]),
+    'the same ranking as `meshfit methods`');
+  await page.screenshot({ path: path.join(artifacts, 'finetune-methods.png') });
+
+  // The link reopens the same fine-tuning config.
+  const link = await page.evaluate(() => location.href);
+  const second = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const other = await second.newPage();
+  const otherErrors = watchErrors(other);
+  await other.goto(link);
+  await other.waitForFunction(() => window.meshfitReady === true, null, { timeout: 60000 });
+  await settled(other);
+  const reopened = await mirror(other);
+  assert.equal(reopened.state, m.state);
+  assert.deepEqual(reopened.config, m.config);
+  assert.deepEqual(reopened.ranks, m.ranks);
+  assert.deepEqual(otherErrors, []);
+  await second.close();
+
+  // One click applies the fastest method.
+  await clickWidget(page, 'method_row_0', { changes: true });
+  m = await mirror(page);
+  assert.equal(m.config.finetune, ranked[0].finetune);
+  assert.equal(m.config.recompute, ranked[0].recompute);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -140,3 +140,14 @@ test('presets, parseHfConfig and version', () => {
   assert.equal(meshfit.parseHfConfig('{"num_local_experts": 8}').ok, false);
   assert.match(meshfit.version, /^\d+\.\d+\.\d+$/);
 });
+
+test('fine-tuning exports (torchtune YAML, HF Trainer + PEFT) equal the native CLI\'s', () => {
+  const config = { model: 'llama3.1-8b', gpu: 'a100-80gb', gpus: 1, seq: 4096, finetune: 'qlora', lora_rank: 16, stack: 'hf_peft' };
+  for (const format of ['torchtune', 'hf-trainer']) {
+    const wasm = meshfit.exportLaunchConfig(config, format);
+    assert.equal(wasm.ok, true, format);
+    assert.equal(wasm.text, native('export', config, ['--format', format]).text, format);
+  }
+  assert.match(meshfit.exportLaunchConfig(config, 'torchtune').text, /quantize_base: True/);
+  assert.match(meshfit.exportLaunchConfig(config, 'hf-trainer').text, /lora_config = LoraConfig\(/);
+});

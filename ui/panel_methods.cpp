@@ -1,0 +1,101 @@
+// panel_methods.cpp — the methods view: core's rank_finetune_methods (search/method_select.h, LLMem's
+// method decision generalised) for the model, GPU, count and sequence of the inputs: every fine-tuning
+// method and distributed strategy that fits, fastest first (click a row to use it), then every other
+// one with the reason it was rejected. Computed when the view is first shown after an edit.
+#include <algorithm>
+#include <cstdio>
+
+#include "app.h"
+#include "panels.h"
+
+namespace meshfit::ui {
+
+namespace {
+
+std::string method_label(const MethodCandidate& c) {
+  return std::string(enum_label(c.config.training.finetune)) + ", " + c.strategy;
+}
+
+}  // namespace
+
+void ensure_methods(AppState& s) {
+  if (s.methods_ready) return;
+  s.methods = rank_finetune_methods(s.config, MethodOptions{});
+  s.methods_ready = true;
+  refresh_mirror(s);
+}
+
+bool draw_methods_view(AppState& s) {
+  ensure_methods(s);
+  const MethodRanking& ranking = s.methods;
+  if (has_errors(ranking.issues)) {
+    ImGui::PushStyleColor(ImGuiCol_Text, error_text_color(s));
+    ImGui::TextUnformatted("The inputs have problems; each is shown next to its field.");
+    ImGui::PopStyleColor();
+    return false;
+  }
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::Text("Fine-tuning %s on %lld x %s at sequence %lld, micro-batch %lld: %zu methods fit, fastest first; "
+              "click a row to use it. Each is evaluated with and without gradient checkpointing (the faster that fits "
+              "is shown).",
+              s.config.model.name.c_str(), (long long)s.config.cluster.gpus, s.config.gpu.name.c_str(),
+              (long long)s.config.training.seq, (long long)s.config.training.micro_batch, ranking.ranked.size());
+  ImGui::PopTextWrapPos();
+  bool changed = false;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
+  const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y * 0.55f);
+  if (ImGui::BeginTable("methods", 8, flags, ImVec2(0, height))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* column : {"#", "method", "strategy", "checkpointing", "GPU memory", "% cap", "host memory", "step time"})
+      ImGui::TableSetupColumn(column);
+    ImGui::TableHeadersRow();
+    for (size_t i = 0; i < ranking.ranked.size(); ++i) {
+      const MethodCandidate& c = ranking.ranked[i];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      char id[32];
+      std::snprintf(id, sizeof id, "%zu##method%zu", i + 1, i);
+      if (ImGui::Selectable(id, false, ImGuiSelectableFlags_SpanAllColumns)) {
+        s.config = c.config;
+        s.status = "Using " + method_label(c) + ".";
+        changed = true;
+      }
+      if (i < 3) record_rect(s, ("method_row_" + std::to_string(i)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(enum_label(c.config.training.finetune));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(c.strategy.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(c.config.training.recompute == Recompute::kNone ? "no" : "yes");
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_bytes(s, c.device_bytes, 1).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.0f%%", 100.0 * c.device_bytes / s.config.gpu.memory_bytes);
+      ImGui::TableNextColumn();
+      if (c.host_bytes > 0) ImGui::TextUnformatted(format_bytes(s, c.host_bytes, 1).c_str());
+      else ImGui::TextDisabled("-");
+      ImGui::TableNextColumn();
+      ImGui::Text("%.3f s", c.step_time_s);
+    }
+    ImGui::EndTable();
+  }
+  ImGui::SeparatorText("Rejected");
+  if (ImGui::BeginTable("methods_rejected", 3, flags)) {
+    for (const char* column : {"method", "strategy", "why not"}) ImGui::TableSetupColumn(column);
+    ImGui::TableHeadersRow();
+    for (const MethodCandidate& c : ranking.rejected) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(enum_label(c.config.training.finetune));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(c.strategy.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(c.rejected.c_str());
+    }
+    ImGui::EndTable();
+  }
+  return changed;
+}
+
+}  // namespace meshfit::ui

@@ -207,7 +207,7 @@ LaunchExport export_torchtune(const Config& c) {
     warn("loss", std::string("loss=") + enum_key(t.loss) + " is not a torchtune loss; torch.nn.CrossEntropyLoss written.");
   config["enable_activation_checkpointing"] = t.recompute != Recompute::kNone;
   config["enable_activation_offloading"] = false;
-  config["compile"] = t.compile;
+  config["compile"] = t.kernels == Kernels::kCompiled;
   if (t.precision == Precision::kBf16)
     warn("precision", "torchtune has no mixed precision: dtype bf16 trains in pure bf16 (no fp32 master).");
   config["dtype"] = "bf16";
@@ -308,7 +308,7 @@ LaunchExport export_hf_trainer(const Config& c) {
                              {"gradient_checkpointing", t.recompute != Recompute::kNone},
                              {"optim", optim}};
   if (t.recompute != Recompute::kNone) args.push_back({"gradient_checkpointing_kwargs", ojson{{"use_reentrant", false}}});
-  if (t.compile) args.push_back({"torch_compile", true});
+  if (t.kernels == Kernels::kCompiled) args.push_back({"torch_compile", true});
   if (t.framework == Framework::kDeepSpeed && c.cluster.gpus > 1) {
     // The DeepSpeed JSON the deepspeed export writes, as the dict TrainingArguments(deepspeed=...) takes.
     args.push_back({"deepspeed", ojson::parse(export_launch_config(c, LaunchFormat::kDeepSpeed).text)});

@@ -50,8 +50,7 @@ std::string markdown_report(const AppState& s) {
                 format_bytes(s, report.capacity_bytes).c_str(), 100.0 * report.headroom);
   out += line;
   if (s.estimate.step.step_time_s > 0)
-    std::snprintf(line, sizeof line, "Predicted %.0f tokens/s/GPU, MFU %.1f%%.\n", s.estimate.step.tokens_per_s_per_gpu,
-                  100.0 * s.estimate.step.mfu);
+    std::snprintf(line, sizeof line, "Predicted %s.\n", throughput_text(s).c_str());
   else
     std::snprintf(line, sizeof line, "Throughput not predicted (the GPU has no compute figure).\n");
   out += line;
@@ -66,6 +65,7 @@ std::string markdown_report(const AppState& s) {
                     format_bytes(s, l.device_bytes, 1).c_str(), l.step.tokens_per_s_per_gpu, 100.0 * l.step.mfu);
       out += line;
     }
+    out += "\ntokens/s/GPU and MFU: " + error_band_text(s.search.top.front().step.error_band) + ".\n";
   }
   return out;
 }

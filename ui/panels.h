@@ -31,6 +31,9 @@ bool draw_layouts_view(AppState& s);   // panel_layouts.cpp; true when a layout 
 void draw_header(AppState& s);         // panel_header.cpp (verdict banner, copy/export buttons)
 void draw_validation_view(AppState& s);  // panel_validation.cpp (measured runs vs predictions)
 std::string verdict_text(const AppState& s);  // the banner's line: verdict, worst rank, share of capacity
+// The predicted tokens/s/GPU, MFU and time to train, each with the validation error band of its
+// framework and GPU family (perf_model.h ErrorBand); "" when no step time is predicted.
+std::string throughput_text(const AppState& s);
 
 // [SECTION] Formats and widgets (widgets.cpp)
 std::string format_bytes(const AppState& s, double bytes, int decimals = 2);  // "12.34 GiB" / "13.25 GB"

@@ -578,6 +578,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   // 3x forward, full s x s attention).
   const double layer_model_flops = 3.0 * (layer.matmul_fwd_flops + 4.0 * tokens * seq * h / t);
   report.hfu = report.mfu * (1.0 + layer.recompute_flops / layer_model_flops);
+  if (training.tokens_to_train > 0) report.time_to_train_s = training.tokens_to_train / (report.tokens_per_s_per_gpu * gpus);
   report.error_band = throughput_error_band(training.framework, gpu.family);
   return report;
 }

@@ -133,6 +133,7 @@ struct TrainingSpec {
   Offload offload = Offload::kNone;
   AllocatorMode allocator = AllocatorMode::kAuto;  // PYTORCH_ALLOC_CONF expandable_segments or not
   double headroom = 0.8;                   // "tight" at or above this fraction of capacity (Fujii 2024)
+  double tokens_to_train = 0;              // tokens the whole run trains on, for the time to train (0 = not given)
   Kernels kernels = Kernels::kAuto;        // kernel issue mode (step time only)
   bool tp_comm_overlap = false;            // Megatron --tp-comm-overlap / torchtitan AsyncTP
   bool dp_comm_overlap = true;             // Megatron --overlap-grad-reduce/--overlap-param-gather (on in

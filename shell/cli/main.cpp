@@ -209,9 +209,14 @@ void print_table(const json& out) {
               gib(worst["device_bytes"].get<double>()).c_str(), gib(out["capacity_bytes"].get<double>()).c_str(),
               100.0 * worst["device_bytes"].get<double>() / out["capacity_bytes"].get<double>(),
               out["verdict"].get<std::string>().c_str(), 100.0 * out["headroom"].get<double>());
-  std::printf("predicted step %.3f s, %.0f tokens/s/GPU, MFU %.1f%% (%s)\n", out["step_time_s"].get<double>(),
-              out["tokens_per_s_per_gpu"].get<double>(), 100.0 * out["mfu"].get<double>(),
-              out["error_band"]["text"].get<std::string>().c_str());
+  // The band covers each figure: MFU scales with tokens/s and the time to train inversely.
+  const std::string band = out["error_band"]["text"].get<std::string>();
+  const char* both = out["error_band"]["runs"].get<int>() > 0 ? "both " : "";
+  std::printf("predicted step %.3f s, %.0f tokens/s/GPU and MFU %.1f%% (%s%s)\n", out["step_time_s"].get<double>(),
+              out["tokens_per_s_per_gpu"].get<double>(), 100.0 * out["mfu"].get<double>(), both, band.c_str());
+  if (out["time_to_train_s"].get<double>() > 0)
+    std::printf("time to train %.4g tokens: %.1f days (%s)\n", c["tokens_to_train"].get<double>(),
+                out["time_to_train_days"].get<double>(), band.c_str());
 }
 
 std::string layout_label(const json& c) {

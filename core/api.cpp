@@ -9,6 +9,7 @@
 #include "io/launch_config.h"
 #include "search/layout_search.h"
 #include "memory/memory_model.h"
+#include "memory/overheads.h"
 #include "perf/perf_model.h"
 #include "io/serialize.h"
 #include "io/url_state.h"
@@ -247,6 +248,15 @@ json run_validate() {
               {"label_rows", report.label_rows},
               {"label_disagreements", report.label_disagreements},
               {"false_fits", report.false_fits}};
+  // Every named constant behind the memory figures (overheads.h), how its value was obtained.
+  out["constants"] = json::array();
+  for (const NamedConstant& constant : kMemoryConstants)
+    out["constants"].push_back({{"name", constant.name},
+                                {"value", constant.value},
+                                {"unit", constant.unit},
+                                {"meaning", constant.meaning},
+                                {"source", constant.source},
+                                {"basis", to_string(constant.basis)}});
   return with_status(out, {});
 }
 

@@ -114,6 +114,8 @@ export interface ValidationRow {
   verdict?: 'fits' | 'tight' | 'oom'; label_agrees?: boolean;
 }
 export interface ValidationResult extends Result {
+  /** Every named constant behind the memory predictions (core/memory/overheads.h) and how its value was obtained. */
+  constants: { name: string; value: number; unit: string; meaning: string; source: string; basis: 'source' | 'measurement' | 'assumed' }[];
   rows: ValidationRow[]; measured_rows: number; median_abs_error: number; median_signed_error: number;
   label_rows: number; label_disagreements: number; false_fits: number;
 }

@@ -413,6 +413,16 @@ int run_validate(bool as_json) {
               100.0 * out["median_abs_error"].get<double>(), 100.0 * out["median_signed_error"].get<double>(),
               out["measured_rows"].get<long long>(), out["label_disagreements"].get<long long>(),
               out["label_rows"].get<long long>(), out["false_fits"].get<long long>());
+  // The named constants behind every prediction above (core/memory/overheads.h), so a reader sees
+  // which figures are assumptions.
+  std::printf("\nnamed constants in these predictions (basis: from source, from measurements, or assumed):\n");
+  for (const json& k : out["constants"]) {
+    const bool bytes = k["unit"] == "bytes";  // binary label for byte values
+    std::printf("  %-42s %10.6g %-26s %-11s %s. Source: %s\n", k["name"].get<std::string>().c_str(),
+                bytes ? meshfit::bytes_to_mib(k["value"].get<double>()) : k["value"].get<double>(),
+                bytes ? "MiB" : k["unit"].get<std::string>().c_str(), k["basis"].get<std::string>().c_str(),
+                k["meaning"].get<std::string>().c_str(), k["source"].get<std::string>().c_str());
+  }
   return 0;
 }
 

@@ -6,9 +6,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 
+#include "api.h"
 #include "io/measured_runs.h"
+#include "memory/overheads.h"
 #include "units.h"
 
 using namespace meshfit;
@@ -56,4 +60,34 @@ TEST_CASE("estimates against memory_measured.csv: OOM runs are never 'fits', mea
     CHECK(std::fabs(row.signed_error) <= 0.10);
   }
   CHECK(report.median_abs_error <= 0.23);
+}
+
+TEST_CASE("the validation view lists every named constant of overheads.h with its value, meaning and source") {
+  // Read the header's declarations, so a constant added without a row in kMemoryConstants fails here.
+  std::ifstream file(std::string(MESHFIT_SOURCE_DIR) + "/core/memory/overheads.h");
+  REQUIRE(file.good());
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string header = text.str();
+  const nlohmann::json out = run_validate();
+  REQUIRE(out["constants"].size() == std::size(kMemoryConstants));
+  int declared = 0;
+  for (size_t at = header.find("constexpr double k"); at != std::string::npos; at = header.find("constexpr double k", at + 1)) {
+    const size_t start = at + std::string("constexpr double ").size();
+    const std::string name = header.substr(start, header.find_first_of(" =", start) - start);
+    ++declared;
+    CAPTURE(name);
+    bool listed = false;
+    for (const nlohmann::json& k : out["constants"])
+      if (k["name"] == name) {
+        listed = true;
+        CHECK(!k["meaning"].get<std::string>().empty());
+        CHECK(!k["source"].get<std::string>().empty());
+      }
+    CHECK(listed);
+  }
+  CHECK(declared == int(std::size(kMemoryConstants)));
+  std::printf("\nnamed memory constants (meshfit validate lists them):\n");
+  for (const NamedConstant& k : kMemoryConstants)
+    std::printf("  %-42s %12.6g %-24s %s\n", k.name, k.value, k.unit, to_string(k.basis));
 }

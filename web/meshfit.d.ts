@@ -21,7 +21,7 @@ export interface Config {
   /** Fine-tuning: none = pretraining. */
   finetune?: 'none' | 'full' | 'lora' | 'qlora'; lora_rank?: number; lora_alpha?: number; lora_targets?: string;
   adapter_dtype?: 'fp32' | 'bf16'; base_dtype?: 'fp32' | 'bf16'; kbit_upcast?: boolean; double_quant?: boolean; optimizer_in_backward?: boolean;
-  offload?: 'none' | 'optimizer' | 'params';
+  offload?: 'none' | 'optimizer' | 'params'; optimizer_impl?: 'auto' | 'fused' | 'foreach';
   loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked'; compile?: boolean; async_tp?: boolean;
   allocator?: 'auto' | 'caching' | 'expandable_segments';
   kernels?: 'auto' | 'eager' | 'fused' | 'compiled'; tp_comm_overlap?: boolean; dp_comm_overlap?: boolean;

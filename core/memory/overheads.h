@@ -35,6 +35,9 @@ constexpr double kExpandableSegmentsFragmentationFraction = 0.02;
 // stage3_prefetch_bucket_size = 5e7 elements; buckets hold 16-bit gradients/parameters.
 constexpr double kDeepSpeedReduceBucketElements = 5e8;
 constexpr double kDeepSpeedPrefetchBucketElements = 5e7;
+// ZeRO-3's optimizer step casts one sub-group's gradients to fp32 at a time (stage3.py
+// _prepare_fp32_grad_for_sub_group): sub_group_size default 1e9 elements.
+constexpr double kDeepSpeedSubGroupElements = 1e9;
 
 // Peak bytes per logit element on the last stage (logits = s*b*v/(tp*cp) elements), by
 // cross-entropy implementation (LossKind). ../shared/reference/FRAMEWORK_NOTES.md §1.6, §2.7, §4.5.
@@ -107,6 +110,9 @@ inline constexpr NamedConstant kMemoryConstants[] = {
      "deepspeed/runtime/zero/config.py reduce_bucket_size default", ConstantBasis::kSource},
     {"kDeepSpeedPrefetchBucketElements", kDeepSpeedPrefetchBucketElements, "elements", "DeepSpeed ZeRO-3 prefetch bucket (16-bit)",
      "deepspeed/runtime/zero/config.py stage3_prefetch_bucket_size default", ConstantBasis::kSource},
+    {"kDeepSpeedSubGroupElements", kDeepSpeedSubGroupElements, "elements",
+     "DeepSpeed ZeRO-3 optimizer sub-group: its gradients are cast to fp32 (4 B each) inside the step",
+     "deepspeed/runtime/zero/config.py sub_group_size default; stage3.py _prepare_fp32_grad_for_sub_group", ConstantBasis::kSource},
     {"kMegatronBytesPerLogit", kMegatronBytesPerLogit, "bytes per logit", "Megatron vocab-parallel cross-entropy peak",
      "Megatron-LM tensor_parallel/cross_entropy.py: bf16 logits + fp32 softmax reused in backward", ConstantBasis::kSource},
     {"kPyTorchBytesPerLogit", kPyTorchBytesPerLogit, "bytes per logit", "PyTorch eager F.cross_entropy on fp32 logits, backward peak",

@@ -192,6 +192,8 @@ std::vector<ConfigField> make_fields() {
       boolean<&C::training, &TrainingSpec::optimizer_in_backward>("optimizer_in_backward", G::kTraining,
                                                                  "optimizer step inside backward (no gradient buffer)"),
       word<&C::training, &TrainingSpec::offload>("offload", G::kTraining, "offload to CPU memory"),
+      word<&C::training, &TrainingSpec::optimizer_impl>("optimizer_impl", G::kTraining,
+                                                        "optimizer step: auto (the framework's), fused or foreach"),
       word<&C::training, &TrainingSpec::allocator>("allocator", G::kTraining,
                                                    "PyTorch allocator: auto, caching or expandable_segments"),
       number<&C::training, &TrainingSpec::headroom>("headroom", G::kTraining,

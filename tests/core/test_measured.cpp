@@ -52,14 +52,15 @@ TEST_CASE("estimates against memory_measured.csv: OOM runs are never 'fits', mea
   // fine-tunes): within 10%, the spread between max_allocated and max_reserved in those logs
   // (MEMORY_NOTES §13.7). The other measured rows were read in the first iteration (ALCF) or name
   // no metric (DeepSpeed #5305, Ulysses); they are printed and enter the median, which is guarded
-  // against regressions only (22.0% before and after the FRAMEWORK_NOTES mechanisms).
+  // against regressions only (22.0% before the optimizer-step moment and DeepSpeed's step segments,
+  // 11.4% after).
   for (const ValidationRow& row : report.rows) {
     if (!row.run.expressible || row.run.measured_bytes <= 0) continue;
     if (row.run.metric != MeasuredMetric::kMaxReserved || !row.run.steady_state) continue;
     CAPTURE(row.run.label);
     CHECK(std::fabs(row.signed_error) <= 0.10);
   }
-  CHECK(report.median_abs_error <= 0.23);
+  CHECK(report.median_abs_error <= 0.12);
 }
 
 TEST_CASE("the validation view lists every named constant of overheads.h with its value, meaning and source") {

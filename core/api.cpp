@@ -9,6 +9,7 @@
 #include "io/launch_config.h"
 #include "search/layout_search.h"
 #include "memory/memory_model.h"
+#include "memory/overheads.h"
 #include "perf/perf_model.h"
 #include "io/serialize.h"
 #include "io/url_state.h"
@@ -64,7 +65,7 @@ Estimate estimate(const Config& config) {
   out.step = predict_step(config, plan_memory(config));
   const StepReport& step = out.step;
   if (!std::isfinite(step.step_time_s) || !std::isfinite(step.tokens_per_s_per_gpu) || !std::isfinite(step.mfu) ||
-      !std::isfinite(step.hfu) || step.step_time_s < 0) {
+      !std::isfinite(step.hfu) || !std::isfinite(step.time_to_train_s) || step.step_time_s < 0) {
     out.step = StepReport{};
     out.memory.issues.push_back({IssueCode::kOutOfRange, Severity::kWarning, "gpu",
                                  "the step-time model gave no finite figure for these inputs: step time not predicted."});
@@ -241,13 +242,14 @@ json validation_to_json(const ValidationReport& report) {
     }
     rows.push_back(std::move(r));
   }
-  return {{"rows", rows},
-          {"measured_rows", report.measured_rows},
-          {"median_abs_error", report.median_abs_error},
-          {"median_signed_error", report.median_signed_error},
-          {"label_rows", report.label_rows},
-          {"label_disagreements", report.label_disagreements},
-          {"false_fits", report.false_fits}};
+  json out = {{"rows", rows},
+              {"measured_rows", report.measured_rows},
+              {"median_abs_error", report.median_abs_error},
+              {"median_signed_error", report.median_signed_error},
+              {"label_rows", report.label_rows},
+              {"label_disagreements", report.label_disagreements},
+              {"false_fits", report.false_fits}};
+  return out;
 }
 
 }  // namespace
@@ -255,6 +257,15 @@ json validation_to_json(const ValidationReport& report) {
 json run_validate() {
   json out = validation_to_json(validate_against_measurements());
   out["finetune"] = validation_to_json(validate_finetune_against_measurements());  // tests/data/finetune_measured.csv
+  // Every named constant behind the memory figures (overheads.h), how its value was obtained.
+  out["constants"] = json::array();
+  for (const NamedConstant& constant : kMemoryConstants)
+    out["constants"].push_back({{"name", constant.name},
+                                {"value", constant.value},
+                                {"unit", constant.unit},
+                                {"meaning", constant.meaning},
+                                {"source", constant.source},
+                                {"basis", to_string(constant.basis)}});
   return with_status(out, {});
 }
 

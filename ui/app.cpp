@@ -67,6 +67,7 @@ std::string make_mirror(const AppState& s) {
     mirror["config"] = config_to_json(s.config);
     mirror["tokens_per_s_per_gpu"] = s.estimate.step.tokens_per_s_per_gpu;
     mirror["mfu"] = s.estimate.step.mfu;
+    mirror["throughput_text"] = throughput_text(s);  // as the memory view shows it, error band included
     mirror["ranks"] = json::array();
     for (const RankMemory& rank : report.ranks)
       mirror["ranks"].push_back({{"role", rank.role}, {"pp_stage", rank.pp_stage},

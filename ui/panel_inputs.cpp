@@ -221,12 +221,13 @@ bool draw_model(AppState& s) {
 
 // A non-negative finite figure in display units (value_bytes = shown * scale); anything else typed
 // is refused and the figure keeps its value, so no NaN or inf reaches the model.
-bool input_figure(AppState& s, const char* label, const char* id, double& value, double scale, const char* format) {
+bool input_figure(AppState& s, const char* label, const char* id, double& value, double scale, const char* format,
+                  double max_value = 1e30) {
   ImGui::TextUnformatted(label);
   ImGui::SetNextItemWidth(-FLT_MIN);
   double shown = value / scale;
   bool changed = false;
-  if (ImGui::InputDouble(id, &shown, 0.0, 0.0, format) && std::isfinite(shown) && shown >= 0 && shown * scale < 1e30) {
+  if (ImGui::InputDouble(id, &shown, 0.0, 0.0, format) && std::isfinite(shown) && shown >= 0 && shown * scale <= max_value) {
     value = shown * scale;
     changed = true;
   }
@@ -301,6 +302,10 @@ bool draw_training(AppState& s) {
   changed |= input_count(s, "sequence length", "seq", t.seq, kMaxSeq);
   changed |= input_count(s, "global batch (sequences)", "global_batch", t.global_batch, kMaxBatch);
   changed |= input_count(s, "micro-batch", "micro_batch", t.micro_batch, kMaxBatch);
+  // For the time to train (days); the schema's range (validate.h kMaxTokensToTrain) bounds it here too.
+  changed |= input_figure(s, "tokens to train (billions, 0 = none)", "##tokens_to_train", t.tokens_to_train, 1e9, "%.0f",
+                          kMaxTokensToTrain);
+  field_issue(s, "tokens_to_train");
   ImGui::TextUnformatted("framework");
   ImGui::SetNextItemWidth(-FLT_MIN);
   if (combo_enum("##framework", t.framework)) {

@@ -28,6 +28,8 @@ bool draw_layout_table(AppState& s) {
   ImGui::TextDisabled("(%zu fastest of %lld feasible; click a row to use it, right-click for its launch flags)", top.size(), (long long)s.search.feasible);
   ImGui::SameLine();
   if (ImGui::Checkbox("only under the tight threshold", &s.search_under_headroom)) s.dirty = true;
+  if (!top.empty())  // every row shares the framework and GPU, so one band covers the table's tokens/s and MFU
+    ImGui::TextDisabled("tokens/s/GPU and MFU: %s", error_band_text(top.front().step.error_band).c_str());
 
   std::vector<int> rows;
   for (int i = 0; i < int(top.size()); ++i) {

@@ -241,8 +241,12 @@ void draw_rank_table(const AppState& s) {
                       unit_label(s));
 }
 
+}  // namespace
+
+namespace {
+
 // The predicted step of the current layout, term by term (perf_model.h), as one stacked bar.
-void draw_step_breakdown(const AppState& s) {
+void draw_step_breakdown(AppState& s) {
   const StepReport& step = s.estimate.step;
   const StepBreakdown& b = step.breakdown;
   ImGui::SeparatorText("Predicted step time of this layout");
@@ -250,8 +254,13 @@ void draw_step_breakdown(const AppState& s) {
     ImGui::TextWrapped("Not predicted: the GPU has no compute or bandwidth figure (enter them under Hardware).");
     return;
   }
-  ImGui::Text("%.2f s per step: %.0f tokens/s/GPU, MFU %.1f%% (model FLOPs, PaLM convention), HFU %.1f%%", step.step_time_s,
-              step.tokens_per_s_per_gpu, 100.0 * step.mfu, 100.0 * step.hfu);
+  ImGui::Text("%.2f s per step; HFU %.1f%% (MFU counts model FLOPs, PaLM convention)", step.step_time_s, 100.0 * step.hfu);
+  ImGui::TextWrapped("%s", throughput_text(s).c_str());
+  record_rect(s, "throughput");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Band: median |predicted / measured - 1| of tokens/s/GPU over the published runs of this framework\n"
+                      "and GPU family in tests/data (%s). MFU scales with tokens/s, the time to train inversely.",
+                      *step.error_band.basis ? step.error_band.basis : "none");
   const std::pair<double, const char*> terms[] = {
       {b.compute_s, "compute"},          {b.tp_comm_s, "TP comm"},      {b.cp_comm_s, "CP comm"},
       {b.pp_bubble_s, "pipeline bubble"}, {b.pp_p2p_s, "pipeline P2P"}, {b.dp_comm_s, "DP / ZeRO comm"},
@@ -374,9 +383,8 @@ bool draw_memory_view(AppState& s) {
   }
   const MemoryReport& report = s.estimate.memory;
   if (s.estimate.step.step_time_s > 0)
-    ImGui::Text("%s, %.3g B parameters, %lld micro-batches per step; predicted %.0f tokens/s/GPU, MFU %.1f%%",
-                s.config.model.name.c_str(), report.total_parameters / 1e9, (long long)report.num_microbatches,
-                s.estimate.step.tokens_per_s_per_gpu, 100.0 * s.estimate.step.mfu);
+    ImGui::TextWrapped("%s, %.3g B parameters, %lld micro-batches per step; predicted %s", s.config.model.name.c_str(),
+                       report.total_parameters / 1e9, (long long)report.num_microbatches, throughput_text(s).c_str());
   else
     ImGui::Text("%s, %.3g B parameters, %lld micro-batches per step; throughput not predicted",
                 s.config.model.name.c_str(), report.total_parameters / 1e9, (long long)report.num_microbatches);

@@ -4,12 +4,49 @@
 // `meshfit validate`: the pretraining runs, then the fine-tuning runs.
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
+#include <string>
 
+#include "memory/overheads.h"
 #include "panels.h"
 
 namespace meshfit::ui {
 
 namespace {
+
+// Every named constant behind the predictions (memory/overheads.h kMemoryConstants): value, what it
+// stands for, how it was obtained and its source, so a reader sees which figures are assumptions.
+void draw_named_constants(AppState& s) {
+  int assumed = 0;
+  for (const NamedConstant& k : kMemoryConstants) assumed += k.basis == ConstantBasis::kAssumed;
+  char header[160];
+  std::snprintf(header, sizeof header, "Named constants in these predictions (%d, %d of them assumed)###constants",
+                int(std::size(kMemoryConstants)), assumed);
+  const bool open = ImGui::CollapsingHeader(header, ImGuiTreeNodeFlags_DefaultOpen);
+  record_rect(s, "named_constants");
+  if (!open) return;
+  if (!ImGui::BeginTable("constants", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
+                                             ImGuiTableFlags_ScrollX))
+    return;
+  for (const char* column : {"constant", "value", "basis", "stands for", "source"}) ImGui::TableSetupColumn(column);
+  ImGui::TableHeadersRow();
+  for (const NamedConstant& k : kMemoryConstants) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(k.name);
+    ImGui::TableNextColumn();
+    if (std::string(k.unit) == "bytes") ImGui::Text("%.6g MiB", bytes_to_mib(k.value));  // binary label
+    else ImGui::Text("%.6g %s", k.value, k.unit);
+    ImGui::TableNextColumn();
+    if (k.basis == ConstantBasis::kAssumed) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_text_color(s)), "assumed");
+    else ImGui::TextUnformatted(enum_label(k.basis));
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(k.meaning);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(k.source);
+  }
+  ImGui::EndTable();
+}
 
 void draw_report(AppState& s, const ValidationReport& v, const char* id, float height) {
   ImGui::TextWrapped("Median |error| %.1f%% (signed %+.1f%%) over %lld measured runs; %lld of %lld fit/OOM labels "
@@ -67,6 +104,7 @@ void draw_validation_view(AppState& s) {
   draw_report(s, s.validation, "validation", height);
   ImGui::SeparatorText("Fine-tuning runs (full, LoRA, QLoRA)");
   draw_report(s, s.finetune_validation, "validation_finetune", height);
+  draw_named_constants(s);
 }
 
 }  // namespace meshfit::ui

@@ -36,7 +36,6 @@ void ensure_methods(AppState& s);      // computes the method ranking for the co
 std::string verdict_text(const AppState& s);  // the banner's line: verdict, worst rank, share of capacity
 
 // [SECTION] Formats and widgets (widgets.cpp)
-std::string format_count(double value);                                       // "8.030 B", "12.00 M"
 std::string candidate_label(const LayoutCandidate& c);                        // "dp=8 tp=8 ... sp=1"
 void record_rect(AppState& s, const char* name);   // the last item's rectangle, for the DOM mirror
 void field_issue(const AppState& s, const char* field);  // the field's first message, in red

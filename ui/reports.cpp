@@ -26,6 +26,34 @@ std::string format_bytes(const AppState& s, double bytes, int decimals) {
 double unit_value(const AppState& s, double bytes) { return s.units_gb ? bytes_to_gb(bytes) : bytes_to_gib(bytes); }
 const char* unit_label(const AppState& s) { return s.units_gb ? "GB" : "GiB"; }
 
+std::string format_count(double value) {
+  char text[32];
+  if (value >= 1e9) std::snprintf(text, sizeof text, "%.3f B", value / 1e9);
+  else if (value >= 1e6) std::snprintf(text, sizeof text, "%.2f M", value / 1e6);
+  else std::snprintf(text, sizeof text, "%.0f", value);
+  return text;
+}
+
+std::string throughput_text(const AppState& s) {
+  const StepReport& step = s.estimate.step;
+  if (!(step.step_time_s > 0)) return "";
+  const std::string band = error_band_text(step.error_band);
+  char text[384];
+  std::snprintf(text, sizeof text, "%.0f tokens/s/GPU and MFU %.1f%% (%s%s)", step.tokens_per_s_per_gpu, 100.0 * step.mfu,
+                step.error_band.runs > 0 ? "both " : "", band.c_str());
+  std::string out = text;
+  if (step.time_to_train_s > 0) {
+    const double tokens = s.config.training.tokens_to_train;
+    char trillions[32];
+    std::snprintf(trillions, sizeof trillions, "%.3g T", tokens / 1e12);
+    const std::string count = tokens >= 1e12 ? trillions : format_count(tokens);
+    std::snprintf(text, sizeof text, "; %.1f days to train %s tokens (%s)", seconds_to_days(step.time_to_train_s),
+                  count.c_str(), band.c_str());
+    out += text;
+  }
+  return out;
+}
+
 std::string rank_name(const RankMemory& rank, size_t ranks) {
   std::string name = rank.role;
   if (ranks > 1) name += " " + std::to_string(rank.pp_stage);
@@ -86,8 +114,7 @@ std::string markdown_report(const AppState& s) {
                 format_bytes(s, report.capacity_bytes).c_str(), 100.0 * report.headroom);
   out += line;
   if (s.estimate.step.step_time_s > 0)
-    std::snprintf(line, sizeof line, "Predicted %.0f tokens/s/GPU, MFU %.1f%%.\n", s.estimate.step.tokens_per_s_per_gpu,
-                  100.0 * s.estimate.step.mfu);
+    std::snprintf(line, sizeof line, "Predicted %s.\n", throughput_text(s).c_str());
   else
     std::snprintf(line, sizeof line, "Throughput not predicted (the GPU has no compute figure).\n");
   out += line;
@@ -102,6 +129,7 @@ std::string markdown_report(const AppState& s) {
                     format_bytes(s, l.device_bytes, 1).c_str(), l.step.tokens_per_s_per_gpu, 100.0 * l.step.mfu);
       out += line;
     }
+    out += "\ntokens/s/GPU and MFU: " + error_band_text(s.search.top.front().step.error_band) + ".\n";
   }
   return out;
 }

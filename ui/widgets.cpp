@@ -9,14 +9,6 @@
 
 namespace meshfit::ui {
 
-std::string format_count(double value) {
-  char text[32];
-  if (value >= 1e9) std::snprintf(text, sizeof text, "%.3f B", value / 1e9);
-  else if (value >= 1e6) std::snprintf(text, sizeof text, "%.2f M", value / 1e6);
-  else std::snprintf(text, sizeof text, "%.0f", value);
-  return text;
-}
-
 std::string candidate_label(const LayoutCandidate& c) {
   char text[160];
   std::snprintf(text, sizeof text, "dp=%lld tp=%lld pp=%lld cp=%lld vpp=%lld mb=%lld zero=%lld recompute=%s sp=%d",

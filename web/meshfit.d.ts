@@ -16,13 +16,15 @@ export interface Config {
   optimizer?: 'adamw' | 'adam' | 'sgd' | 'adam8bit' | 'paged_adamw' | 'paged_adamw8bit' | 'adafactor' | 'adamw_8bit' |
     'paged_adamw_32bit' | 'paged_adamw_8bit'; recompute?: Recompute; flash?: boolean; sp?: boolean;
   framework?: Framework; fp32_grad_buffer?: boolean; headroom?: number;
+  /** Tokens the run trains on, for the time to train (0 = not given). */
+  tokens_to_train?: number;
   /** Fine-tuning: none = pretraining. */
   finetune?: 'none' | 'full' | 'lora' | 'qlora';
   /** The fine-tuning software whose defaults fill what the config leaves out. */
   stack?: 'hf_peft' | 'hf_peft_deepspeed' | 'hf_peft_fsdp' | 'torchtune' | 'litgpt' | 'axolotl';
   lora_rank?: number; lora_alpha?: number; lora_dropout?: number; lora_targets?: string;
   adapter_dtype?: 'fp32' | 'bf16'; base_dtype?: 'fp32' | 'bf16'; kbit_upcast?: boolean; double_quant?: boolean; optimizer_in_backward?: boolean;
-  offload?: 'none' | 'optimizer' | 'params';
+  offload?: 'none' | 'optimizer' | 'params'; optimizer_impl?: 'auto' | 'fused' | 'foreach';
   loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked'; async_tp?: boolean;
   allocator?: 'auto' | 'caching' | 'expandable_segments';
   /** torch.compile is kernels: 'compiled' (read by both the memory and the step-time model). */
@@ -63,6 +65,8 @@ export interface StepFields {
   step_time_s: number; tokens_per_s_per_gpu: number; mfu: number; hfu: number; tflops_per_gpu: number;
   model_flops_per_token: number; bubble_fraction: number; breakdown: StepBreakdown;
   host_bound_fraction: number;
+  /** tokens_to_train / (tokens/s/GPU * gpus); 0 when tokens_to_train is not given. */
+  time_to_train_s: number; time_to_train_days: number;
   /** Validation error of tokens/s for this framework and GPU family; runs 0 = not validated. */
   error_band: { median_abs_error: number; runs: number; basis: string; text: string };
 }
@@ -116,6 +120,8 @@ export interface ValidationRow {
   verdict?: 'fits' | 'tight' | 'oom'; label_agrees?: boolean;
 }
 export interface ValidationResult extends Result {
+  /** Every named constant behind the memory predictions (core/memory/overheads.h) and how its value was obtained. */
+  constants: { name: string; value: number; unit: string; meaning: string; source: string; basis: 'source' | 'measurement' | 'assumed' }[];
   rows: ValidationRow[]; measured_rows: number; median_abs_error: number; median_signed_error: number;
   label_rows: number; label_disagreements: number; false_fits: number;
 }

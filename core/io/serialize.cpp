@@ -368,7 +368,10 @@ json rank_to_json(const RankMemory& rank) {
             {"logits_elements", in.logits_elements},
             {"logits_bytes", in.logits_bytes},
             {"backward_working_bytes", in.backward_working_bytes},
-            {"peak_phase", in.peak_at_backward ? "backward" : "forward_end"},
+            {"peak_phase", in.peak_at_optimizer_step ? "optimizer_step" : in.peak_at_backward ? "backward" : "forward_end"},
+            {"optimizer_step_transient_bytes", in.optimizer_step_transient_bytes},
+            {"optimizer_step_allocated_bytes", in.optimizer_step_allocated_bytes},
+            {"optimizer_step_new_segments", in.optimizer_step_new_segments},
             {"largest_unit_parameters", in.largest_unit_parameters},
             {"nccl_communicators", in.nccl_communicators},
             {"trainable_parameters", in.trainable_parameters},
@@ -421,6 +424,8 @@ void add_step_report(json& out, const StepReport& step) {
   out["bubble_fraction"] = step.bubble_fraction;
   out["gemm_efficiency"] = step.gemm_efficiency;
   out["host_bound_fraction"] = step.host_bound_fraction;
+  out["time_to_train_s"] = step.time_to_train_s;  // 0 when tokens_to_train is not given
+  out["time_to_train_days"] = seconds_to_days(step.time_to_train_s);
   // How far to trust tokens/s, MFU and step time: the validation error for this framework and GPU family.
   out["error_band"] = {{"median_abs_error", step.error_band.median_abs_error},
                        {"runs", step.error_band.runs},

@@ -265,6 +265,51 @@ CommBuffers comm_buffer_bytes(const Config& config, const RankIntermediates& ran
   return both(0);
 }
 
+// [SECTION] Optimizer step
+//
+// Inside optimizer.step() the activations are gone but the step allocates its own temporaries, per
+// framework (FRAMEWORK_NOTES §1.12, §3.2-3.3, §4.4):
+// - Megatron-LM: TE/Apex FusedAdam updates in place (MLM core/optimizer/__init__.py): none.
+// - PyTorch (torchtitan, plain loops): fused=True updates in place (torchtitan's default,
+//   optimizer.implementation = "fused"); foreach AdamW allocates exp_avg_sq_sqrt = _foreach_sqrt(v),
+//   a copy of v for every tensor (torch/optim/adamw.py _multi_tensor_adamw).
+// - DeepSpeed ZeRO-1/2 (stage_1_and_2.py step): the partition's flat 16-bit gradient is flattened
+//   (2 B/param/d) and cast to fp32 (flat_grad_partition.to(fp32), 4 B/param/d). ZeRO-3 (stage3.py
+//   _prepare_fp32_grad_for_sub_group): the sub-group's gradients cast to fp32, 4 B x
+//   min(sub_group_size, P/d). With offload the step runs on the CPU.
+// DeepSpeed's step tensors (and its moments, created over the flat fp32 partition) are one flat
+// tensor per group, larger than the tensors of forward/backward: no cached block can hold one, and
+// PyTorch's caching allocator maps a new segment (CUDACachingAllocator.cpp:
+// a block never spans segments; cached segments are released only by empty_cache or an OOM retry),
+// so its bytes add to the reserved pool on top of the activations' cached segments.
+struct StepTransient {
+  double bytes = 0;
+  bool new_segments = false;
+};
+
+StepTransient optimizer_step_transient(const Config& config, const MemoryPlan& plan, double trained_on_rank) {
+  const TrainingSpec& training = config.training;
+  StepTransient out;
+  if (training.offload != Offload::kNone || training.optimizer_in_backward) return out;  // step on the CPU / in backward
+  const double shard = double(plan.optimizer_shard_ranks);
+  const bool adamw = training.optimizer == Optimizer::kAdamW;
+  const OptimizerImpl impl = training.optimizer_impl;
+  if (training.framework == Framework::kDeepSpeed) {
+    const int64_t zero = config.layout.zero;
+    if (zero >= 3) out.bytes = 4.0 * std::min(kDeepSpeedSubGroupElements, trained_on_rank / shard);
+    else if (zero >= 1) out.bytes = (4.0 + 2.0) * trained_on_rank / shard;
+    // Counted as new segments whenever there is a step tensor (an upper bound when the partition
+    // is small enough for a cached activation block; always so keeps memory monotone in batch and seq).
+    out.new_segments = out.bytes > 0;
+  }
+  if (impl == OptimizerImpl::kForeach && adamw && training.framework == Framework::kFsdp) {
+    const ModelStateRule rule = model_state_rule(training.framework, config.layout.zero, training.fp32_grad_buffer, training.precision);
+    const double width = training.precision == Precision::kPureBf16 ? 2.0 : 4.0;  // v's dtype
+    out.bytes += width * trained_on_rank / (rule.moments_sharded ? shard : 1.0);
+  }
+  return out;
+}
+
 }  // namespace
 
 MemoryPlan plan_memory(const Config& config) {
@@ -419,8 +464,13 @@ StageTransients stage_transients(const Config& config, const MemoryPlan& plan, c
   const double sb = double(training.seq) / double(layout.cp) * double(training.micro_batch);
   const double f_grads = model.mlp == MlpKind::kSwiGlu ? 3.0 : 2.0;
   const double t_sp = sequence_parallel ? double(layout.tp) : 1.0;
-  out.backward_temporaries =
-      f_grads * 2.0 * sb * double(model.ffn) / double(layout.tp) + 2.0 * 2.0 * sb * double(model.hidden) / t_sp;
+  // Without FlashAttention the attention core's backward holds the gradient of the softmax output
+  // and of the scores (autograd of softmax and QK^T: 2as^2b each, bf16, split by tp) beside the
+  // saved probabilities; the MLP's and the attention's temporaries are not live at once.
+  const double eager_attention_grads =
+      training.flash ? 0.0 : 2.0 * 2.0 * double(model.heads) / double(layout.tp) * sb * double(training.seq);
+  out.backward_temporaries = std::max(f_grads * 2.0 * sb * double(model.ffn) / double(layout.tp), eager_attention_grads) +
+                             2.0 * 2.0 * sb * double(model.hidden) / t_sp;
   out.sp_gather = sequence_parallel ? 2.0 * sb * double(model.hidden) : 0.0;
   // Context parallelism, ring attention backward of one layer (overheads.h
   // kRingAttentionFp32GradBuffers): the all-gathered K and V of the whole sequence, bf16, plus five
@@ -498,6 +548,35 @@ void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBy
                               : training.allocator == AllocatorMode::kExpandableSegments;
   in.fragmentation_fraction = expandable ? kExpandableSegmentsFragmentationFraction : kFragmentationFraction;
   c[size_t(Component::kFragmentation)] = in.fragmentation_fraction * dynamic;
+
+  // The optimizer-step moment ([SECTION] Optimizer step): states, the gradients the step reads
+  // (FSDP2's unsharded accumulation is reduce-scattered and freed by then), the buffers that persist
+  // across steps (DeepSpeed's IPG bucket, DDP's buckets) and the step's temporaries.
+  const StepTransient step = optimizer_step_transient(config, plan, states.trainable_parameters);
+  in.optimizer_step_transient_bytes = step.bytes;
+  in.optimizer_step_new_segments = step.new_segments;
+  const double persistent_comm =
+      training.framework == Framework::kDeepSpeed ? 2.0 * std::min(states.trainable_parameters, kDeepSpeedReduceBucketElements)
+      : (training.framework == Framework::kFsdp && layout.zero == 0) ? comm.at_loss
+                                                                     : 0.0;
+  in.optimizer_step_allocated_bytes = c[size_t(Component::kWeights)] + states.gradients + c[size_t(Component::kOptimizerStates)] +
+                                      persistent_comm + kCublasWorkspaceBytes + step.bytes;
+  double forward_backward_allocated = 0;
+  for (int i = 0; i <= int(Component::kWorkspace); ++i) forward_backward_allocated += c[size_t(i)];
+  const double forward_backward_reserved = forward_backward_allocated + c[size_t(Component::kFragmentation)];
+  // New segments sit beside the activations' cached ones; otherwise the step reuses cached blocks.
+  const double reserved = step.new_segments ? forward_backward_reserved + step.bytes
+                                            : std::max(forward_backward_reserved, in.optimizer_step_allocated_bytes);
+  if (in.optimizer_step_allocated_bytes > forward_backward_allocated) {
+    in.peak_at_optimizer_step = true;
+    c[size_t(Component::kGradients)] = states.gradients;
+    c[size_t(Component::kActivations)] = c[size_t(Component::kLogitsLoss)] = 0;
+    c[size_t(Component::kCommBuffers)] = persistent_comm;
+    c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes + step.bytes;
+    c[size_t(Component::kFragmentation)] = std::max(0.0, reserved - in.optimizer_step_allocated_bytes);
+  } else {
+    c[size_t(Component::kFragmentation)] = reserved - forward_backward_allocated;
+  }
   c[size_t(Component::kNccl)] = double(plan.nccl_communicators) * kNcclBytesPerCommunicator;
   c[size_t(Component::kCudaContext)] = kCudaContextBytes;
 

@@ -164,6 +164,13 @@ struct RankIntermediates {
   double logits_bytes = 0;              // logits and loss buffers at the end of a forward
   double backward_working_bytes = 0;    // recomputed layer + gradient temporaries in a backward
   bool peak_at_backward = true;         // which of the two moments is the stage's peak
+  // The optimizer step (memory_model.cpp [SECTION] Optimizer step): its temporaries, whether they
+  // land in new allocator segments (flat tensors larger than any cached block), and whether the
+  // step, not forward/backward, is the stage's allocated peak.
+  double optimizer_step_transient_bytes = 0;
+  bool optimizer_step_new_segments = false;
+  bool peak_at_optimizer_step = false;
+  double optimizer_step_allocated_bytes = 0;  // everything allocated inside optimizer.step()
   double largest_unit_parameters = 0;   // largest unit gathered whole (FSDP: block; DeepSpeed: module)
   double unsharded_parameter_bytes = 0; // FSDP2 under PP: the stage's params unsharded all step
   double unsharded_gradient_bytes = 0;  // FSDP2 under PP: unsharded grads accumulated over micro-batches

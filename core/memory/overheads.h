@@ -3,6 +3,7 @@
 // each cited below.
 #pragma once
 
+#include "spec/enum_names.h"
 #include "units.h"
 
 namespace meshfit {
@@ -34,6 +35,9 @@ constexpr double kExpandableSegmentsFragmentationFraction = 0.02;
 // stage3_prefetch_bucket_size = 5e7 elements; buckets hold 16-bit gradients/parameters.
 constexpr double kDeepSpeedReduceBucketElements = 5e8;
 constexpr double kDeepSpeedPrefetchBucketElements = 5e7;
+// ZeRO-3's optimizer step casts one sub-group's gradients to fp32 at a time (stage3.py
+// _prepare_fp32_grad_for_sub_group): sub_group_size default 1e9 elements.
+constexpr double kDeepSpeedSubGroupElements = 1e9;
 
 // Peak bytes per logit element on the last stage (logits = s*b*v/(tp*cp) elements), by
 // cross-entropy implementation (LossKind). ../shared/reference/FRAMEWORK_NOTES.md §1.6, §2.7, §4.5.
@@ -64,5 +68,65 @@ constexpr double kChunkedLossChunks = 8.0;
 // the fp32 accumulators grad_query/grad_key/grad_value (3 x local x 4 B) and the rotating fp32
 // dK||dV buffer (2 x local x 4 B). Transient, one layer at a time (FRAMEWORK_NOTES §1.10).
 constexpr double kRingAttentionFp32GradBuffers = 5.0;  // local-sized fp32 tensors: dq, dk, dv, rotating dk||dv
+
+// [SECTION] The table of these constants, for the validation view (`meshfit validate`, the page's
+// Validation tab): what each stands for and where its value comes from, beside the measured rows.
+
+enum class ConstantBasis {
+  kSource,       // read from a framework's or library's source (a default, a dtype): derivable
+  kMeasurement,  // set from public measurements (which ones: `source`)
+  kAssumed,      // neither: an assumption, stated as one
+};
+template <> struct EnumNames<ConstantBasis> {
+  static constexpr EnumName<ConstantBasis> table[] = {{ConstantBasis::kSource, "source", "from source"},
+                                                      {ConstantBasis::kMeasurement, "measurement", "from measurements"},
+                                                      {ConstantBasis::kAssumed, "assumed", "assumed"}};
+};
+
+struct NamedConstant {
+  const char* name;     // the constant's name in core
+  double value;
+  const char* unit;     // "bytes", "fraction", "bytes per logit", ...
+  const char* meaning;  // what it stands for
+  const char* source;   // where the value comes from
+  ConstantBasis basis;
+};
+
+inline constexpr NamedConstant kMemoryConstants[] = {
+    {"kNcclBytesPerCommunicator", kNcclBytesPerCommunicator, "bytes", "NCCL buffers per communicator of size > 1, outside PyTorch's allocator",
+     "Fujii et al. 2024 memory-estimator.js (~0.5 GB)", ConstantBasis::kMeasurement},
+    {"kCudaContextBytes", kCudaContextBytes, "bytes", "CUDA context and lazily loaded kernels, outside PyTorch's allocator",
+     "Fujii et al. tool notes (300-500 MB context) plus cuBLAS/attention kernels (0.3-2 GB observed)", ConstantBasis::kAssumed},
+    {"kCublasWorkspaceBytes", kCublasWorkspaceBytes, "bytes", "cuBLAS/cuBLASLt workspaces inside PyTorch's allocator",
+     "PyTorch CUBLAS_WORKSPACE_CONFIG default :4096:8 per handle, two handles", ConstantBasis::kSource},
+    {"kFragmentationFraction", kFragmentationFraction, "fraction",
+     "caching-allocator reserved minus allocated, as a share of the memory freed and re-allocated every step",
+     "Megatron 4090 PP stage 0 (0.84 GiB over ~10 GiB), Leonardo 1.7B (3.0 GiB over ~39 GiB); ROCm Megatron PR #161 budgets 7%",
+     ConstantBasis::kMeasurement},
+    {"kExpandableSegmentsFragmentationFraction", kExpandableSegmentsFragmentationFraction, "fraction",
+     "the same under PYTORCH_ALLOC_CONF=expandable_segments:True (torchtitan's launcher)",
+     "no public log gives both figures under expandable segments", ConstantBasis::kAssumed},
+    {"kDeepSpeedReduceBucketElements", kDeepSpeedReduceBucketElements, "elements", "DeepSpeed gradient reduce bucket (16-bit)",
+     "deepspeed/runtime/zero/config.py reduce_bucket_size default", ConstantBasis::kSource},
+    {"kDeepSpeedPrefetchBucketElements", kDeepSpeedPrefetchBucketElements, "elements", "DeepSpeed ZeRO-3 prefetch bucket (16-bit)",
+     "deepspeed/runtime/zero/config.py stage3_prefetch_bucket_size default", ConstantBasis::kSource},
+    {"kDeepSpeedSubGroupElements", kDeepSpeedSubGroupElements, "elements",
+     "DeepSpeed ZeRO-3 optimizer sub-group: its gradients are cast to fp32 (4 B each) inside the step",
+     "deepspeed/runtime/zero/config.py sub_group_size default; stage3.py _prepare_fp32_grad_for_sub_group", ConstantBasis::kSource},
+    {"kMegatronBytesPerLogit", kMegatronBytesPerLogit, "bytes per logit", "Megatron vocab-parallel cross-entropy peak",
+     "Megatron-LM tensor_parallel/cross_entropy.py: bf16 logits + fp32 softmax reused in backward", ConstantBasis::kSource},
+    {"kPyTorchBytesPerLogit", kPyTorchBytesPerLogit, "bytes per logit", "PyTorch eager F.cross_entropy on fp32 logits, backward peak",
+     "torchtitan components/loss.py + train.py (del pred): saved log_softmax + two fp32 gradients", ConstantBasis::kSource},
+    {"kPyTorchKeepLogitsBytesPerLogit", kPyTorchKeepLogitsBytesPerLogit, "bytes per logit",
+     "the same with the bf16 logits kept through backward", "HF transformers LlamaForCausalLM returns logits; loss_utils upcasts a copy",
+     ConstantBasis::kSource},
+    {"kCompiledBytesPerLogit", kCompiledBytesPerLogit, "bytes per logit", "torch.compile'd cross-entropy (Inductor-fused)",
+     "not verified in source or by measurement (bf16 logits + bf16 gradient)", ConstantBasis::kAssumed},
+    {"kChunkedLossChunks", kChunkedLossChunks, "chunks", "chunked loss: the eager peak applies to 1/chunks of the logits",
+     "torchtune LinearCrossEntropyLoss num_output_chunks default", ConstantBasis::kSource},
+    {"kRingAttentionFp32GradBuffers", kRingAttentionFp32GradBuffers, "local-sized fp32 tensors",
+     "PyTorch ring attention backward: dq, dk, dv accumulators and the rotating dk||dv buffer",
+     "torch/distributed/tensor/experimental/_context_parallel/_attention.py", ConstantBasis::kSource},
+};
 
 }  // namespace meshfit

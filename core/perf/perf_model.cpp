@@ -631,6 +631,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   const double layer_model_flops =
       3.0 * (layer.matmul_fwd_flops + 4.0 * terms.dims.tokens * terms.dims.seq * terms.dims.h / terms.dims.t);
   report.hfu = report.mfu * (1.0 + layer.recompute_flops / layer_model_flops);
+  if (training.tokens_to_train > 0) report.time_to_train_s = training.tokens_to_train / (report.tokens_per_s_per_gpu * gpus);
   report.error_band = throughput_error_band(training.framework, config.gpu.family);
   return report;
 }

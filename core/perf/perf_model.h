@@ -64,7 +64,9 @@ struct StepReport {
   double model_flops_per_token = 0;     // 6*N_matmul + 12*L*h*s (see perf_model.cpp)
   double tflops_per_gpu = 0;            // model TFLOP/s per GPU
   StepBreakdown breakdown;
-  ErrorBand error_band;                 // validation error for this framework and GPU family
+  double time_to_train_s = 0;           // tokens_to_train / (tokens/s/GPU * gpus); 0 when tokens_to_train is not given
+  ErrorBand error_band;                 // validation error of tokens/s for this framework and GPU family (MFU
+                                        // scales with tokens/s, time to train inversely: the same band covers all three)
   // Intermediates a front end can show.
   double microbatch_time_s = 0;         // slowest stage, one micro-batch, forward + backward + comm
   double bubble_fraction = 0;           // (pp-1)/(vpp*m)

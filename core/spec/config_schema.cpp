@@ -204,10 +204,23 @@ std::vector<ConfigField> make_fields() {
       boolean<&C::training, &TrainingSpec::optimizer_in_backward>("optimizer_in_backward", G::kTraining,
                                                                  "optimizer step inside backward (no gradient buffer)"),
       word<&C::training, &TrainingSpec::offload>("offload", G::kTraining, "offload to CPU memory"),
+      word<&C::training, &TrainingSpec::optimizer_impl>("optimizer_impl", G::kTraining,
+                                                        "optimizer step: auto (the framework's), fused or foreach"),
       word<&C::training, &TrainingSpec::allocator>("allocator", G::kTraining,
                                                    "PyTorch allocator: auto, caching or expandable_segments"),
       number<&C::training, &TrainingSpec::headroom>("headroom", G::kTraining,
                                                     "fraction of capacity flagged as tight (default 0.8)"),
+      custom("tokens_to_train", "tokens", FieldKind::kNumber, G::kTraining,
+             "tokens the run trains on, for the time to train (0 = not given)",
+             [](const Config& c) -> json { return c.training.tokens_to_train; },
+             [](Config& c, const json& value) {
+               // Refused outside [0, 1e18]: no negative or infinite count reaches a time to train.
+               const double tokens = value.get<double>();
+               if (!(tokens >= 0 && tokens <= kMaxTokensToTrain)) return false;
+               c.training.tokens_to_train = tokens;
+               return true;
+             },
+             "a number of tokens from 0 to 1e18"),
       word<&C::training, &TrainingSpec::kernels>("kernels", G::kTraining,
                                                  "kernel issue mode (auto = the framework's; compiled = torch.compile, read by memory and step time)"),
       boolean<&C::training, &TrainingSpec::tp_comm_overlap>("tp_comm_overlap", G::kTraining,

@@ -26,6 +26,11 @@ enum class LossKind { kAuto, kVocabParallel, kEager, kEagerKeepLogits, kCompiled
 // Optimizers (FRAMEWORK_NOTES §4.2; bitsandbytes optim/*.py): paged_* keep their states in CUDA
 // managed memory (outside PyTorch's counters); adafactor factors the second moment (no first).
 enum class Optimizer { kAdamW, kSgd, kAdam8bit, kPagedAdamW, kPagedAdam8bit, kAdafactor };  // Adam = AdamW state
+// How the optimizer step runs (FRAMEWORK_NOTES §1.12, §4.4): auto = the framework's (Megatron: TE/Apex
+// FusedAdam; torchtitan: optimizer.implementation "fused"; DeepSpeed: its own flat-partition step);
+// fused = torch fused=True / FusedAdam, in place; foreach = torch.optim's default on CUDA when
+// neither is given (plain PyTorch loops, HF "adamw_torch"), which allocates sqrt(v) for every tensor.
+enum class OptimizerImpl { kAuto, kFused, kForeach };
 // Training mode and method: none = pretraining (every parameter trained, the default); full =
 // full fine-tuning (same states); lora / qlora = frozen base (bf16 / NF4) with trainable adapters.
 enum class FinetuneMethod { kNone, kFull, kLora, kQlora };
@@ -79,6 +84,11 @@ template <> struct EnumNames<Optimizer> {
                                                   {Optimizer::kAdam8bit, "adamw_8bit", nullptr},
                                                   {Optimizer::kPagedAdamW, "paged_adamw_32bit", nullptr},
                                                   {Optimizer::kPagedAdam8bit, "paged_adamw_8bit", nullptr}};
+};
+template <> struct EnumNames<OptimizerImpl> {
+  static constexpr EnumName<OptimizerImpl> table[] = {{OptimizerImpl::kAuto, "auto", "framework's"},
+                                                      {OptimizerImpl::kFused, "fused", "fused (in place)"},
+                                                      {OptimizerImpl::kForeach, "foreach", "foreach (sqrt(v) copy)"}};
 };
 template <> struct EnumNames<FinetuneMethod> {
   static constexpr EnumName<FinetuneMethod> table[] = {{FinetuneMethod::kNone, "none", "pretraining"},
@@ -147,8 +157,10 @@ struct TrainingSpec {
   bool double_quant = true;                // QLoRA: bnb_4bit_use_double_quant (0.516 vs 0.5625 B/param)
   bool optimizer_in_backward = false;      // step each parameter in its backward hook (torchtune optimizer_in_bwd)
   Offload offload = Offload::kNone;
+  OptimizerImpl optimizer_impl = OptimizerImpl::kAuto;  // optimizer-step temporaries (memory_model.cpp)
   AllocatorMode allocator = AllocatorMode::kAuto;  // PYTORCH_ALLOC_CONF expandable_segments or not
   double headroom = 0.8;                   // "tight" at or above this fraction of capacity (Fujii 2024)
+  double tokens_to_train = 0;              // tokens the whole run trains on, for the time to train (0 = not given)
   Kernels kernels = Kernels::kAuto;        // kernel issue mode; compiled = torch.compile (torchtitan compile.enable),
                                            // which both models read (runs_compiled); the old `compile` key maps here
   bool tp_comm_overlap = false;            // Megatron --tp-comm-overlap / torchtitan AsyncTP

@@ -20,6 +20,7 @@ constexpr int64_t kMaxSeq = 1 << 25;           // 33.5M tokens
 constexpr int64_t kMaxBatch = 1 << 24;
 constexpr int64_t kMaxGpus = 1 << 22;          // 4.2M GPUs
 constexpr double kMaxGpuMemoryBytes = 1e15;    // 1 PB per GPU
+constexpr double kMaxTokensToTrain = 1e18;     // 1e18 tokens (Llama 3 405B: 1.56e13)
 
 std::vector<Issue> validate(const Config& config);
 

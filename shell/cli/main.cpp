@@ -203,9 +203,14 @@ void print_table(const json& out) {
               gib(worst["device_bytes"].get<double>()).c_str(), gib(out["capacity_bytes"].get<double>()).c_str(),
               100.0 * worst["device_bytes"].get<double>() / out["capacity_bytes"].get<double>(),
               out["verdict"].get<std::string>().c_str(), 100.0 * out["headroom"].get<double>());
-  std::printf("predicted step %.3f s, %.0f tokens/s/GPU, MFU %.1f%% (%s)\n", out["step_time_s"].get<double>(),
-              out["tokens_per_s_per_gpu"].get<double>(), 100.0 * out["mfu"].get<double>(),
-              out["error_band"]["text"].get<std::string>().c_str());
+  // The band covers each figure: MFU scales with tokens/s and the time to train inversely.
+  const std::string band = out["error_band"]["text"].get<std::string>();
+  const char* both = out["error_band"]["runs"].get<int>() > 0 ? "both " : "";
+  std::printf("predicted step %.3f s, %.0f tokens/s/GPU and MFU %.1f%% (%s%s)\n", out["step_time_s"].get<double>(),
+              out["tokens_per_s_per_gpu"].get<double>(), 100.0 * out["mfu"].get<double>(), both, band.c_str());
+  if (out["time_to_train_s"].get<double>() > 0)
+    std::printf("time to train %.4g tokens: %.1f days (%s)\n", c["tokens_to_train"].get<double>(),
+                out["time_to_train_days"].get<double>(), band.c_str());
 }
 
 std::string layout_label(const json& c) {
@@ -399,11 +404,24 @@ void print_validation(const json& out) {
               out["label_rows"].get<long long>(), out["false_fits"].get<long long>());
 }
 
+// The named constants behind every prediction (core/memory/overheads.h), so a reader sees which
+// figures are assumptions.
+void print_constants(const json& constants) {
+  std::printf("\nnamed constants in these predictions (basis: from source, from measurements, or assumed):\n");
+  for (const json& k : constants) {
+    const bool bytes = k["unit"] == "bytes";  // binary label for byte values
+    std::printf("  %-42s %10.6g %-26s %-11s %s. Source: %s\n", k["name"].get<std::string>().c_str(),
+                bytes ? meshfit::bytes_to_mib(k["value"].get<double>()) : k["value"].get<double>(),
+                bytes ? "MiB" : k["unit"].get<std::string>().c_str(), k["basis"].get<std::string>().c_str(),
+                k["meaning"].get<std::string>().c_str(), k["source"].get<std::string>().c_str());
+  }
+}
+
 }  // namespace
 
 // `meshfit validate`: one line per measured run (prediction on the metric its source reports, signed
 // error, fit/OOM label against the verdict, source), then the median; pretraining runs first, then
-// the fine-tuning runs (tests/data/finetune_measured.csv).
+// the fine-tuning runs (tests/data/finetune_measured.csv), then the named constants.
 int run_validate(bool as_json) {
   const json out = meshfit::run_validate();
   if (as_json) {
@@ -413,6 +431,7 @@ int run_validate(bool as_json) {
   print_validation(out);
   std::printf("\nFine-tuning (full, LoRA, QLoRA):\n");
   print_validation(out["finetune"]);
+  print_constants(out["constants"]);
   return 0;
 }
 

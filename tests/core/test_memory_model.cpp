@@ -454,3 +454,71 @@ TEST_CASE("framework mechanisms: the issue's reference estimates (70B FSDP2 + PP
     CHECK(mixed.verdict == Verdict::kOutOfMemory);
   }
 }
+
+TEST_CASE("optimizer step: DeepSpeed's flat fp32 step tensors add 6 B/param/d to the reserved pool, fused optimizers add none") {
+  // FRAMEWORK_NOTES §3.2: ZeRO-1/2 step casts the partition's flat gradient to fp32 (4 B/param/d)
+  // after flattening it (2 B/param/d); Megatron's TE/Apex FusedAdam and torchtitan's fused AdamW update in place.
+  Config config = preset_config("llama3.1-8b", 64, 2, 1, 1);
+  config.training.recompute = Recompute::kFull;
+  config.training.framework = Framework::kDeepSpeed;
+  config.layout.zero = 2;
+  const MemoryReport deepspeed = estimate_memory(config);
+  REQUIRE(deepspeed.valid());
+  const RankIntermediates& in = deepspeed.worst().intermediates;
+  const double shard = double(deepspeed.optimizer_shard_ranks);
+  CHECK(in.optimizer_step_transient_bytes == doctest::Approx(6.0 * in.trainable_parameters / shard));
+  CHECK(in.optimizer_step_new_segments);
+  CHECK(deepspeed.worst().peak_reserved_bytes >=
+        deepspeed.worst().peak_allocated_bytes + in.optimizer_step_transient_bytes);
+  // ZeRO-3 casts one sub-group (sub_group_size 1e9) at a time.
+  config.layout.zero = 3;
+  const MemoryReport zero3 = estimate_memory(config);
+  CHECK(zero3.worst().intermediates.optimizer_step_transient_bytes ==
+        doctest::Approx(4.0 * std::min(1e9, zero3.worst().intermediates.trainable_parameters / shard)));
+  for (Framework framework : {Framework::kMegatron, Framework::kFsdp}) {
+    config.training.framework = framework;
+    config.layout.zero = framework == Framework::kMegatron ? 1 : 3;
+    CAPTURE(to_string(framework));
+    CHECK(estimate_memory(config).worst().intermediates.optimizer_step_transient_bytes == 0);
+  }
+}
+
+TEST_CASE("optimizer step: foreach AdamW's sqrt(v) copy can make the step the peak of a small-activation run") {
+  // torch/optim/adamw.py _multi_tensor_adamw: exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs), a copy
+  // of v (bf16 under pure bf16): 2 B per trained parameter on one GPU.
+  Config config = preset_config("llama3.2-1b", 1);
+  config.training.framework = Framework::kFsdp;
+  config.layout.zero = 0;
+  config.training.precision = Precision::kPureBf16;
+  config.training.seq = 128;
+  config.training.micro_batch = 1;
+  config.training.global_batch = 1;
+  config.training.recompute = Recompute::kFull;
+  const MemoryReport fused = estimate_memory(config);
+  config.training.optimizer_impl = OptimizerImpl::kForeach;
+  const MemoryReport foreach = estimate_memory(config);
+  REQUIRE(fused.valid());
+  REQUIRE(foreach.valid());
+  const RankMemory& rank = foreach.worst();
+  CHECK(rank.intermediates.optimizer_step_transient_bytes == doctest::Approx(2.0 * rank.intermediates.trainable_parameters));
+  CHECK(rank.intermediates.peak_at_optimizer_step);
+  CHECK(rank.bytes(Component::kActivations) == 0);
+  CHECK(rank.peak_allocated_bytes == doctest::Approx(rank.intermediates.optimizer_step_allocated_bytes));
+  CHECK(rank.peak_allocated_bytes > fused.worst().peak_allocated_bytes);
+}
+
+TEST_CASE("without FlashAttention the attention backward holds two score-sized gradients") {
+  Config config = preset_config("llama3.1-8b", 8, 8, 1, 1);
+  config.training.recompute = Recompute::kFull;
+  config.training.seq = 4096;
+  config.training.flash = true;
+  const double flash = estimate_memory(config).worst().intermediates.backward_working_bytes;
+  config.training.flash = false;
+  const MemoryReport eager = estimate_memory(config);
+  const double scores = 2.0 * 32.0 / 8.0 * 4096.0 * 4096.0 * double(config.training.micro_batch);  // 2as^2b/t, llama3.1-8b: 32 heads
+  // The saved probabilities (recompute working, instead of FlashAttention's fp32 log-sum-exp) plus
+  // two gradients of their size, which replace the MLP's f-wide gradients as the larger temporary.
+  const double lse = 4.0 * 32.0 / 8.0 * 4096.0 * double(config.training.micro_batch);
+  const double mlp_grads = 3.0 * 2.0 * 4096.0 * double(config.training.micro_batch) * 14336.0 / 8.0;
+  CHECK(eager.worst().intermediates.backward_working_bytes - flash == doctest::Approx(3.0 * scores - lse - mlp_grads));
+}

@@ -9,6 +9,8 @@
 
 #include "csv.h"
 #include "fixtures.h"
+#include "api.h"
+#include "io/serialize.h"
 #include "perf/perf_model.h"
 
 using namespace meshfit;
@@ -111,6 +113,32 @@ TEST_CASE("the breakdown adds up to the step time and MFU follows from tokens/s"
       if (recompute == Recompute::kNone) CHECK(step.hfu == doctest::Approx(step.mfu));
       else CHECK(step.hfu > step.mfu);
     }
+}
+
+TEST_CASE("time to train is the tokens to train over the cluster's tokens/s, and absent without them") {
+  Config config = preset_config("llama3-70b", 256, 8, 4, 1);
+  config.gpu.memory_bytes *= 10;
+  CHECK(predict(config).time_to_train_s == 0);
+  config.training.tokens_to_train = 15e12;  // Llama 3's pretraining corpus (Llama 3 paper §3.1: 15T tokens)
+  const StepReport step = predict(config);
+  CHECK(step.time_to_train_s == doctest::Approx(15e12 / (step.tokens_per_s_per_gpu * 256.0)).epsilon(1e-12));
+  config.training.tokens_to_train = 30e12;
+  CHECK(predict(config).time_to_train_s == doctest::Approx(2.0 * step.time_to_train_s).epsilon(1e-12));
+  // The JSON carries it in seconds and in days beside tokens/s and the error band.
+  const Estimate result = estimate(config);
+  const nlohmann::json out = estimate_to_json(config, result, result.memory.issues);
+  CHECK(out["time_to_train_days"].get<double>() == doctest::Approx(out["time_to_train_s"].get<double>() / 86400.0));
+  CHECK(out.contains("error_band"));
+}
+
+TEST_CASE("tokens_to_train outside [0, 1e18] is refused with an issue naming the field") {
+  for (double bad : {-1.0, 2e18}) {
+    CAPTURE(bad);
+    const ParsedConfig parsed = parse_config(nlohmann::json{{"model", "llama3-8b"}, {"tokens_to_train", bad}});
+    REQUIRE(!parsed.issues.empty());
+    CHECK(parsed.issues.front().field == "tokens_to_train");
+  }
+  CHECK(parse_config(nlohmann::json{{"model", "llama3-8b"}, {"tokens_to_train", 1e12}}).issues.empty());
 }
 
 TEST_CASE("physics: recompute costs time, more micro-batches shrink the bubble, interleaving helps") {

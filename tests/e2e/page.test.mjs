@@ -186,6 +186,29 @@ test('invalid input shows its message and nothing crashes', async () => {
   await context.close();
 });
 
+test('tokens/s, MFU and the time to train are shown with the validation error band the CLI reports', async () => {
+  const state = 'v=1&model=llama3-70b&gpus=128&seq=4096&gbs=256&tp=8&pp=4&vpp=2&recompute=selective';
+  const { context, page, errors } = await openPage('#' + state);
+  let m = await mirror(page);
+  assert.equal(m.ok, true);
+  const native = JSON.parse(execFileSync(cli, ['estimate', '--state', state, '--tokens-to-train', '15e12', '--json'],
+    { encoding: 'utf8' }));
+  assert.ok(native.error_band.runs > 0, 'H100 Megatron has published runs behind its band');
+  assert.ok(m.throughput_text.includes(native.error_band.text), m.throughput_text);
+  assert.ok(!m.throughput_text.includes('days to train'), 'no time to train without tokens to train');
+  // Typing 15,000 billion tokens (Llama 3's corpus) gives the CLI's days, band beside them.
+  await typeInto(page, 'tokens_to_train', '15000');
+  m = await mirror(page);
+  assert.equal(m.config.tokens_to_train, 15e12);
+  const days = native.time_to_train_days.toFixed(1);
+  assert.ok(m.throughput_text.includes(`${days} days to train 15 T tokens (${native.error_band.text})`), m.throughput_text);
+  assert.ok((await page.evaluate(() => document.getElementById('results').textContent)).includes(native.error_band.text));
+  await clickWidget(page, 'copy_markdown');
+  assert.ok((await page.evaluate(() => meshfitShell.lastClipboard())).includes(m.throughput_text));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('Copy link and Copy as Markdown put the page link and the per-rank table on the clipboard', async () => {
   const { context, page, errors } = await openPage('#v=1&model=llama3-8b&gpus=16&tp=2');
   await clickWidget(page, 'copy_link');

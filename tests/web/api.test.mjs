@@ -140,3 +140,16 @@ test('presets, parseHfConfig and version', () => {
   assert.equal(meshfit.parseHfConfig('{"num_local_experts": 8}').ok, false);
   assert.match(meshfit.version, /^\d+\.\d+\.\d+$/);
 });
+
+test('the page\'s view keys in a state are checked like other keys and otherwise ignored', () => {
+  const view = '&tab=layouts&units=mib&sort=tokens_per_s_per_gpu&order=desc&filter=tp%3D2&pin=v%3D1%26gpus%3D8';
+  const decoded = meshfit.decodeState('v=1&model=llama3-8b&gpus=16' + view);
+  assert.equal(decoded.ok, true);
+  assert.deepEqual(decoded.issues, []);
+  assert.equal(decoded.config.gpus, 16);
+  assert.equal(meshfit.estimate({ state: 'v=1&model=llama3-8b&gpus=16' + view }).ok, true);
+  const bad = meshfit.decodeState('v=1&model=llama3-8b&tab=charts&units=MB');
+  assert.equal(bad.ok, false);
+  assert.deepEqual(bad.issues.map((i) => [i.field, i.code]), [['tab', 'unknown_value'], ['units', 'unknown_value']]);
+  assert.equal(bad.issues[0].message, 'tab must be one of inputs, memory, layouts, compare, validation, got "charts".');
+});

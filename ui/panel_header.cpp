@@ -55,6 +55,7 @@ std::string markdown_report(const AppState& s) {
   else
     std::snprintf(line, sizeof line, "Throughput not predicted (the GPU has no compute figure).\n");
   out += line;
+  out += compare_markdown(s);
   if (!s.search.top.empty()) {
     out += "\nFastest layouts that fit:\n\n| # | dp | tp | pp | cp | vpp | mb | zero | recompute | memory | tokens/s/GPU | MFU |\n"
            "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
@@ -225,9 +226,38 @@ void draw_header(AppState& s) {
   export_button(s, "Export JSON", "meshfit.json", "application/json", json_report);
   record_rect(s, "export_json");
   flow("Export CSV");
-  export_button(s, "Export CSV", "meshfit-ranks.csv", "text/csv", csv_report);
-  flow("Units: GiB");
-  if (ImGui::Button(s.units_gb ? "Units: GB" : "Units: GiB")) s.units_gb = !s.units_gb;
+  if (ImGui::Button("Export CSV")) ImGui::OpenPopup("export_csv");
+  record_rect(s, "export_csv");
+  if (ImGui::BeginPopup("export_csv")) {
+    if (ImGui::Selectable("Per-rank memory of this configuration")) {
+      s.outbox.download_name = "meshfit-ranks.csv";
+      s.outbox.download_text = csv_report(s);
+      s.outbox.download_mime = "text/csv";
+    }
+    record_rect(s, "csv_ranks");
+    ImGui::BeginDisabled(!s.search.valid() || s.running_search != nullptr || s.export_search != nullptr);
+    if (ImGui::Selectable("Every evaluated layout (the layout search)")) export_layouts_csv(s);
+    ImGui::EndDisabled();
+    record_rect(s, "csv_layouts");
+    ImGui::EndPopup();
+  }
+  // Units: binary GiB, decimal GB (datasheets), binary MiB (nvidia-smi, allocator logs).
+  flow("Units: GiB GB MiB");
+  ImGui::TextUnformatted("Units:");
+  for (int u = 0; u < int(enum_count<ViewUnits>()); ++u) {
+    ImGui::SameLine();
+    const ViewUnits units = ViewUnits(u);
+    if (ImGui::RadioButton(enum_label(units), s.units == units)) s.units = units;
+    record_rect(s, (std::string("units_") + to_string(units)).c_str());
+  }
+  flow(s.pinned ? "Re-pin" : "Pin to compare");
+  if (ImGui::Button(s.pinned ? "Re-pin" : "Pin to compare")) {
+    pin_config(s, s.config);
+    s.select_tab = 2;
+    s.tab = ViewTab::kCompare;
+    s.status = "Pinned: edit the inputs to compare with it.";
+  }
+  record_rect(s, "pin");
   flow("Light theme");
   if (ImGui::Button(s.dark ? "Light theme" : "Dark theme")) {
     s.dark = !s.dark;
@@ -235,6 +265,7 @@ void draw_header(AppState& s) {
   }
   flow("Formulas & sources");
   if (ImGui::Button("Formulas & sources")) s.outbox.open_docs = true;
+  record_rect(s, "formulas");
   if (!s.status.empty()) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s", s.status.c_str());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "app_state.h"
 #include "imgui.h"
@@ -30,12 +31,21 @@ bool draw_memory_view(AppState& s);    // panel_memory.cpp; true when a suggeste
 bool draw_layouts_view(AppState& s);   // panel_layouts.cpp; true when a layout was applied
 void draw_header(AppState& s);         // panel_header.cpp (verdict banner, copy/export buttons)
 void draw_validation_view(AppState& s);  // panel_validation.cpp (measured runs vs predictions)
+bool draw_compare_view(AppState& s);   // panel_compare.cpp; true when the pinned config was restored
+struct ConfigDifference {
+  std::string key, pinned, current;    // a config_to_json key and its two values as text
+};
+std::vector<ConfigDifference> config_differences(const Config& pinned, const Config& current);
+void pin_config(AppState& s, const Config& config);  // pins `config` for Compare (computes its estimate)
+void unpin(AppState& s);
+std::string compare_markdown(const AppState& s);  // the Compare section of the Markdown ("" when nothing is pinned)
 std::string verdict_text(const AppState& s);  // the banner's line: verdict, worst rank, share of capacity
 
 // [SECTION] Formats and widgets (widgets.cpp)
-std::string format_bytes(const AppState& s, double bytes, int decimals = 2);  // "12.34 GiB" / "13.25 GB"
+std::string format_bytes(const AppState& s, double bytes, int decimals = 2);  // "12.34 GiB" / "13.25 GB" / "12636 MiB"
+double unit_bytes(const AppState& s);    // bytes in the chosen unit (kGiB, kGB or kMiB)
 double unit_value(const AppState& s, double bytes);
-const char* unit_label(const AppState& s);
+const char* unit_label(const AppState& s);  // "GiB", "GB" or "MiB"
 std::string format_count(double value);                                       // "8.030 B", "12.00 M"
 std::string rank_name(const RankMemory& rank, size_t ranks);                  // "first 0", or "only"
 std::string candidate_label(const LayoutCandidate& c);                        // "dp=8 tp=8 ... sp=1"

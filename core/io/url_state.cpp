@@ -70,14 +70,15 @@ std::string value_text(const json& value) {
   return buffer;
 }
 
-// One view key's value read into `view`, or an issue in parse_config's words.
+// One view key's value read into `view`, or an issue in parse_config's words. A warning: the view
+// falls back to its default and the config is still evaluated (a bad tab must not hide a result).
 template <typename Enum>
 void read_view_word(const std::string& key, const std::string& value, Enum& out, std::vector<Issue>& issues) {
   if (const auto parsed = enum_from_key<Enum>(value)) {
     out = *parsed;
     return;
   }
-  issues.push_back({IssueCode::kUnknownValue, Severity::kError, key,
+  issues.push_back({IssueCode::kUnknownValue, Severity::kWarning, key,
                     key + " must be one of " + enum_keys_text<Enum>() + ", got " + quote_text(value) + "."});
 }
 
@@ -88,7 +89,7 @@ void read_view_key(const std::string& key, const std::string& value, PageView& v
   else if (key == "order") read_view_word(key, value, view.order, issues);
   else if (key == "filter") {
     if (value.size() > kMaxViewFilterBytes)
-      issues.push_back({IssueCode::kOutOfRange, Severity::kError, key,
+      issues.push_back({IssueCode::kOutOfRange, Severity::kWarning, key,
                         "filter is " + std::to_string(value.size()) + " bytes, more than the " +
                             std::to_string(kMaxViewFilterBytes) + " the layouts filter holds."});
     else view.filter = value;
@@ -97,7 +98,7 @@ void read_view_key(const std::string& key, const std::string& value, PageView& v
     const ParsedConfig pinned = decode_state(value);
     for (const Issue& issue : pinned.issues)
       if (issue.severity == Severity::kError) {
-        issues.push_back({issue.code, Severity::kError, key,
+        issues.push_back({issue.code, Severity::kWarning, key,
                           "the pinned configuration is not used: " + issue.field + ": " + issue.message});
         return;
       }

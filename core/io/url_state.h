@@ -83,10 +83,10 @@ bool is_view_key(const std::string& key);  // tab, units, sort, order, filter, p
 std::string encode_state(const Config& config);
 // Accepts a leading '#' or '?'. Issues for unknown keys, malformed pairs, newer versions, and
 // everything parse_config reports; the view keys' values are checked and, given `view`, read into
-// it (a bad value leaves that field at its default, with an issue naming the key).
+// it (a bad value leaves that field at its default, with a warning naming the key).
 ParsedConfig decode_state(const std::string& state, PageView* view = nullptr);
 // The state's fields as a config object (short keys mapped to JSON names), for front ends that
-// merge it with other inputs; issues for malformed pairs, versions and bad view values.
+// merge it with other inputs; issues for malformed pairs and versions, warnings for bad view values.
 nlohmann::json state_to_object(const std::string& state, std::vector<Issue>& issues, PageView* view = nullptr);
 
 }  // namespace meshfit

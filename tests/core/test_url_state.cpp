@@ -112,7 +112,7 @@ TEST_CASE("the page's view rides after the config's keys and round-trips") {
   CHECK(encode_state(cli.config) == encode_state(config));
 }
 
-TEST_CASE("bad view values are reported like other keys, naming the key; the rest of the view is kept") {
+TEST_CASE("bad view values are reported like other keys, naming the key, as warnings that keep the config") {
   PageView view;
   const ParsedConfig parsed =
       decode_state("v=1&gpus=16&tab=charts&units=MB&sort=speed&order=up&filter=" + std::string(80, 'x') +
@@ -132,6 +132,10 @@ TEST_CASE("bad view values are reported like other keys, naming the key; the res
   CHECK(message_for("tabs").find("is not a meshfit config field") != std::string::npos);  // unknown: as ever
   CHECK(view == PageView{});
   CHECK(parsed.config.cluster.gpus == 16);
+  // Warnings: the view falls back to its default and the config is still evaluated.
+  for (const Issue& issue : parsed.issues)
+    if (is_view_key(issue.field)) CHECK(issue.severity == Severity::kWarning);
+  CHECK_FALSE(has_errors(decode_state("v=1&model=llama3-8b&gpus=16&tab=charts").issues));
   // A view key given twice is a duplicate like any other.
   std::vector<Issue> issues;
   state_to_object("v=1&tab=layouts&tab=memory", issues);

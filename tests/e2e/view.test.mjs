@@ -100,6 +100,12 @@ async function clickWidget(page, name, { changes = false } = {}) {
   else await nextFrames(page);
 }
 
+// Opens the "Export CSV" menu and waits for its items to be drawn.
+async function openCsvMenu(page) {
+  await clickWidget(page, 'export_csv');
+  await page.waitForFunction(() => 'csv_layouts' in JSON.parse(document.getElementById('widgets').textContent || '{}'));
+}
+
 async function typeInto(page, name, text) {
   await clickWidget(page, name);
   const before = await version(page);
@@ -165,7 +171,7 @@ test('the view (tab, units, sort, filter) is part of the link, round-trips, and 
   await context.close();
 });
 
-test('a link with bad view values lists each in the CLI\'s words and keeps the config', async () => {
+test('a link with bad view values lists each in the CLI\'s words, as warnings that keep the result', async () => {
   const state = 'v=1&model=llama3-8b&gpus=16&tab=charts&units=MB&sort=speed&order=up';
   const { context, page, errors } = await openPage('#' + state);
   const m = await mirror(page);
@@ -176,8 +182,11 @@ test('a link with bad view values lists each in the CLI\'s words and keeps the c
   assert.deepEqual(Object.keys(listed).sort(), ['order', 'sort', 'tab', 'units']);
   assert.deepEqual(listed, byField(native.issues), 'the banner words them exactly as the CLI does');
   assert.equal(listed.tab, 'tab must be one of inputs, memory, layouts, compare, validation, got "charts".');
+  assert.equal(m.ok, true, 'the config is still evaluated');
   assert.equal(m.config.gpus, 16);
+  assert.ok(m.link_issues.every((i) => i.severity === 'warning'));
   assert.deepEqual(m.view, { tab: 'memory', units: 'gib', sort: 'rank', order: 'asc', filter: '' });
+  assert.equal(m.link, 'v=1&model=llama3-8b&gpus=16', 'the link is rewritten without the bad keys');
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -284,10 +293,10 @@ test('"Export CSV" writes every evaluated layout through the core\'s CSV writer,
   const { context, page, errors } = await openPage('#' + state);
   await searched(page);
   const m = await mirror(page);
-  await clickWidget(page, 'export_csv');
+  await openCsvMenu(page);
   await page.screenshot({ path: path.join(artifacts, 'export-csv-menu.png') });
   await clickWidget(page, 'csv_layouts');
-  await page.waitForFunction(() => window.meshfitDownloads.length > 0);
+  await page.waitForFunction(() => window.meshfitDownloads.length > 0, null, { timeout: 60000 });
   const [download] = await page.evaluate(() => window.meshfitDownloads);
   assert.equal(download.name, 'meshfit-layouts.csv');
   assert.equal(download.mime, 'text/csv');
@@ -303,7 +312,7 @@ test('"Export CSV" writes every evaluated layout through the core\'s CSV writer,
   assert.ok(rows.some((r) => r[feasible] === 'false'), 'the out-of-memory evaluations are rows too');
   assert.ok(rows.every((r) => r.every((cell) => !/^-?(nan|inf)/i.test(cell))), 'no NaN or inf in the export');
   // The per-rank CSV is the menu's other item.
-  await clickWidget(page, 'export_csv');
+  await openCsvMenu(page);
   await clickWidget(page, 'csv_ranks');
   await page.waitForFunction(() => window.meshfitDownloads.length > 1);
   const ranks = (await page.evaluate(() => window.meshfitDownloads))[1];
@@ -365,7 +374,7 @@ test('screenshots: Compare, the CSV menu in MiB, and the formulas page, both the
       assert.equal(m.compare.pinned, true);
       await page.screenshot({ path: path.join(artifacts, `review-compare-${size}.png`) });
       await clickWidget(page, 'units_mib', { changes: true });
-      await clickWidget(page, 'export_csv');
+      await openCsvMenu(page);
       await page.screenshot({ path: path.join(artifacts, `review-csv-mib-${size}.png`) });
       await page.keyboard.press('Escape');
       await nextFrames(page);

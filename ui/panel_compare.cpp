@@ -143,10 +143,10 @@ bool draw_compare_view(AppState& s) {
   bool changed = false;
   if (ImGui::Button("Unpin")) unpin(s);
   record_rect(s, "compare_unpin");
-  ImGui::SameLine();
+  flow("Pin this one instead");
   if (s.pinned && ImGui::Button("Pin this one instead")) pin_config(s, s.config);
   record_rect(s, "compare_repin");
-  ImGui::SameLine();
+  flow("Go back to the pinned one");
   if (s.pinned && ImGui::Button("Go back to the pinned one")) {
     s.config = s.pin_config;
     changed = true;
@@ -156,7 +156,23 @@ bool draw_compare_view(AppState& s) {
 
   const std::vector<CompareRow> rows = compare_rows(s);
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("compare", 4, flags)) {
+  // A phone-width window has no room for four columns: each row's two values and the change go
+  // under its label, wrapped.
+  const bool narrow = ImGui::GetContentRegionAvail().x < 30.0f * em;
+  if (narrow && ImGui::BeginTable("compare", 2, flags | ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("pinned \xE2\x86\x92 this (change)", ImGuiTableColumnFlags_WidthStretch, 2.0f);
+    ImGui::TableHeadersRow();
+    for (const CompareRow& row : rows) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextWrapped("%s", row.label.c_str());
+      ImGui::TableNextColumn();
+      const std::string text = row.pinned + " \xE2\x86\x92 " + row.current + (row.change.empty() ? "" : " (" + row.change + ")");
+      ImGui::TextWrapped("%s", text.c_str());
+    }
+    ImGui::EndTable();
+  } else if (!narrow && ImGui::BeginTable("compare", 4, flags)) {
     ImGui::TableSetupColumn("");
     ImGui::TableSetupColumn("pinned");
     ImGui::TableSetupColumn("this configuration");

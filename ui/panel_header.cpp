@@ -185,13 +185,6 @@ void draw_verdict_banner(AppState& s) {
   }
 }
 
-// SameLine for the next button when it fits on this line, else a new line (narrow windows).
-void flow(const char* next_label) {
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const float next = ImGui::CalcTextSize(next_label).x + 2 * style.FramePadding.x;
-  const float right = ImGui::GetItemRectMax().x + style.ItemSpacing.x + next;
-  if (right <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
-}
 
 }  // namespace
 
@@ -242,7 +235,14 @@ void draw_header(AppState& s) {
     ImGui::EndPopup();
   }
   // Units: binary GiB, decimal GB (datasheets), binary MiB (nvidia-smi, allocator logs).
-  flow("Units: GiB GB MiB");
+  // The label and its three radio buttons stay on one line (a radio is a frame-high circle and its label).
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float units_width = ImGui::CalcTextSize("Units:").x;
+  for (int u = 0; u < int(enum_count<ViewUnits>()); ++u)
+    units_width += 2 * style.ItemSpacing.x + ImGui::GetFrameHeight() + style.ItemInnerSpacing.x +
+                   ImGui::CalcTextSize(enum_label(ViewUnits(u))).x;
+  flow_width(units_width);
+  ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Units:");
   for (int u = 0; u < int(enum_count<ViewUnits>()); ++u) {
     ImGui::SameLine();

@@ -50,6 +50,10 @@ std::string format_count(double value);                                       //
 std::string rank_name(const RankMemory& rank, size_t ranks);                  // "first 0", or "only"
 std::string candidate_label(const LayoutCandidate& c);                        // "dp=8 tp=8 ... sp=1"
 void record_rect(AppState& s, const char* name);   // the last item's rectangle, for the DOM mirror
+// SameLine for the next item when it fits on this line, else a new line (narrow windows): a button
+// labelled `next_label`, or any item `width` CSS pixels wide.
+void flow(const char* next_label);
+void flow_width(float width);
 void field_issue(const AppState& s, const char* field);  // the field's first message, in red
 void apply_candidate(AppState& s, const LayoutCandidate& c);
 // The "Copy launch flags" menu items for a config (the current one, or a layouts-table row's): each

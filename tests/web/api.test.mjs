@@ -142,7 +142,7 @@ test('presets, parseHfConfig and version', () => {
 });
 
 test('the page\'s view keys in a state are checked like other keys and otherwise ignored', () => {
-  const view = '&tab=layouts&units=mib&sort=tokens_per_s_per_gpu&order=desc&filter=tp%3D2&pin=v%3D1%26gpus%3D8';
+  const view = '&tab=layouts&units=mib&sort=tokens_per_s_per_gpu&order=desc&filter=tp%3D2&pin=v%3D1%26model%3Dllama3-8b%26gpus%3D8';
   const decoded = meshfit.decodeState('v=1&model=llama3-8b&gpus=16' + view);
   assert.equal(decoded.ok, true);
   assert.deepEqual(decoded.issues, []);

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <limits>
 
 #include "imgui.h"
 #include "panels.h"
@@ -39,8 +41,40 @@ void init(AppState& s) {
   recompute(s);
 }
 
+namespace {
+
+// The view a link asked for (decode_state checked every value; a bad one stayed at its default).
+void apply_view(AppState& s, const PageView& view) {
+  s.units = view.units;
+  s.tab = view.tab;
+  s.select_tab = 2;
+  if (view.sort != s.sort || view.order != s.order) {
+    s.sort = view.sort;
+    s.order = view.order;
+    ++s.sort_generation;  // a fresh table takes the link's sort as its default
+  }
+  std::snprintf(s.layout_filter, sizeof s.layout_filter, "%s", view.filter.c_str());
+  if (view.pin.empty()) unpin(s);
+  else pin_config(s, decode_state(view.pin).config);
+}
+
+}  // namespace
+
+PageView current_view(const AppState& s) {
+  PageView view;
+  view.tab = s.tab;
+  view.units = s.units;
+  view.sort = s.sort;
+  view.order = s.order;
+  view.filter = s.layout_filter;
+  if (s.pinned) view.pin = encode_state(s.pin_config);
+  return view;
+}
+
 void set_state(AppState& s, const std::string& encoded) {
-  ParsedConfig decoded = decode_state(encoded);
+  PageView view;
+  ParsedConfig decoded = decode_state(encoded, &view);
+  apply_view(s, view);
   s.config = decoded.config;  // every field of the link, pipeline split and flags included
   s.input_issues = std::move(decoded.issues);
   const auto preset = find_gpu_preset(s.config.gpu.id);
@@ -54,11 +88,54 @@ void set_state(AppState& s, const std::string& encoded) {
 
 namespace {
 
+// The searches' options: every layout for the model, GPU and training (top 200 for the table,
+// up to kPageKeepAll evaluated ones for the scatter).
+constexpr int64_t kPageKeepAll = 4000;
+
+SearchOptions page_search_options(const AppState& s) {
+  SearchOptions options;
+  options.top_k = 200;
+  options.keep_all_max = kPageKeepAll;
+  if (s.search_under_headroom) options.memory_limit = std::min(1.0, std::max(0.01, s.config.training.headroom));
+  return options;
+}
+
+json compare_to_json(const AppState& s) {
+  json out = {{"pinned", s.pinned}};
+  if (!s.pinned) return out;
+  out["pin_state"] = encode_state(s.pin_config);
+  const auto side = [](const Estimate& e) {
+    json j = {{"ok", e.valid()}};
+    if (!e.valid()) return j;
+    j["verdict"] = to_string(e.memory.verdict);
+    j["device_bytes"] = e.worst().device_bytes;
+    j["ranks"] = json::array();
+    for (const RankMemory& rank : e.memory.ranks) j["ranks"].push_back(rank.device_bytes);
+    j["step_time_s"] = e.step.step_time_s;
+    j["tokens_per_s_per_gpu"] = e.step.tokens_per_s_per_gpu;
+    j["mfu"] = e.step.mfu;
+    return j;
+  };
+  out["pinned_result"] = side(s.pin_estimate);
+  out["current_result"] = side(s.estimate);
+  json diff = json::array();
+  for (const ConfigDifference& d : config_differences(s.pin_config, s.config))
+    diff.push_back({{"key", d.key}, {"pinned", d.pinned}, {"current", d.current}});
+  out["diff"] = diff;
+  return out;
+}
+
 // The mirror: what a screen reader hears and what the browser tests read. `version` lets a test
 // wait for the result of its own action instead of sleeping.
 std::string make_mirror(const AppState& s) {
   const bool ok = s.estimate.valid() && !has_errors(s.issues);
-  json mirror = {{"ok", ok}, {"state", s.state}, {"issues", issues_to_json(s.issues)}, {"version", s.mirror_version + 1}};
+  json mirror = {{"ok", ok}, {"state", s.state}, {"link", s.link}, {"issues", issues_to_json(s.issues)},
+                 {"version", s.mirror_version + 1}};
+  mirror["view"] = {{"tab", to_string(s.tab)}, {"units", to_string(s.units)}, {"sort", to_string(s.sort)},
+                    {"order", to_string(s.order)}, {"filter", std::string(s.layout_filter)}};
+  mirror["compare"] = compare_to_json(s);
+  mirror["fit_pending"] = s.fit_pending;
+  mirror["export_running"] = s.export_search != nullptr;
   if (ok) {
     const MemoryReport& report = s.estimate.memory;
     mirror["verdict"] = to_string(report.verdict);
@@ -114,6 +191,7 @@ std::string make_mirror(const AppState& s) {
 }
 
 constexpr double kFirstSearchSliceMs = 40;  // in recompute: most searches finish within it
+
 constexpr int64_t kSearchSliceWork = 64;      // work units between clock checks (a step is <= 6 evaluations)
 
 void select_current_candidate(AppState& s) {
@@ -124,10 +202,81 @@ void select_current_candidate(AppState& s) {
 
 }  // namespace
 
-bool search_running(const AppState& s) { return s.running_search != nullptr; }
+bool search_running(const AppState& s) {
+  return s.running_search != nullptr || s.fit_pending || s.export_search != nullptr;
+}
+
+namespace {
+
+// The fit advice of the config, from the cache or computed now (a frame of its own, after the commit
+// was drawn); the cache holds the last few configs, so going back and forth answers at once.
+constexpr size_t kFitCacheSize = 32;
+
+void compute_fit_advice(AppState& s) {
+  s.fit_pending = false;
+  if (!s.estimate.valid() || has_errors(s.issues)) {
+    s.fit = FitAdvice{};
+    return;
+  }
+  const auto cached = s.fit_cache.find(s.state);
+  if (cached != s.fit_cache.end()) {
+    s.fit = cached->second;
+    return;
+  }
+  s.fit = fit_advice(s.config);
+  if (s.fit_cache.size() >= kFitCacheSize) s.fit_cache.clear();
+  s.fit_cache.emplace(s.state, s.fit);
+}
+
+// "Export layouts CSV" of a search that kept only part of its evaluated layouts: the full search
+// runs in slices; when done, its every layout goes to the download.
+void step_export(AppState& s, double budget_ms) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  LayoutSearch& search = *s.export_search;
+  while (!search.advance(kSearchSliceWork))
+    if (std::chrono::duration<double, std::milli>(Clock::now() - start).count() >= budget_ms) break;
+  if (!search.done()) return;
+  const SearchResult all = search.take_result();
+  s.export_search.reset();
+  s.outbox.download_name = "meshfit-layouts.csv";
+  s.outbox.download_text = layouts_to_csv(all.all);
+  s.outbox.download_mime = "text/csv";
+  s.status = "Exported " + std::to_string(all.all.size()) + " evaluated layouts.";
+}
+
+}  // namespace
+
+void export_layouts_csv(AppState& s) {
+  if (!s.search.valid() || s.running_search) return;  // the button waits for the search
+  if (int64_t(s.search.all.size()) < kPageKeepAll) {  // the page's search kept every evaluated layout
+    s.outbox.download_name = "meshfit-layouts.csv";
+    s.outbox.download_text = layouts_to_csv(s.search.all);
+    s.outbox.download_mime = "text/csv";
+    s.status = "Exported " + std::to_string(s.search.all.size()) + " evaluated layouts.";
+    return;
+  }
+  SearchOptions options = page_search_options(s);
+  options.keep_all_max = std::numeric_limits<int64_t>::max();
+  s.export_search = std::make_shared<LayoutSearch>(s.config, options);
+  s.status = "Exporting every evaluated layout...";
+}
 
 bool step_search(AppState& s, double budget_ms) {
-  if (!s.running_search) return false;
+  if (s.fit_pending) {  // the frame after the commit was drawn (fit_advice is milliseconds: 0.2 ms natively
+                        // for 70B out of memory on 64 GPUs); the search's slices follow
+    compute_fit_advice(s);
+    s.mirror = make_mirror(s);
+    ++s.mirror_version;
+    return search_running(s);
+  }
+  if (!s.running_search && s.export_search) {
+    step_export(s, budget_ms);
+    s.mirror = make_mirror(s);
+    ++s.mirror_version;
+    return search_running(s);
+  }
+  if (!s.running_search) return s.fit_pending;
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   LayoutSearch& search = *s.running_search;
@@ -141,7 +290,7 @@ bool step_search(AppState& s, double budget_ms) {
   }
   s.mirror = make_mirror(s);
   ++s.mirror_version;
-  return s.running_search != nullptr;
+  return search_running(s);
 }
 
 void fetched_hf_config(AppState& s, int status, const std::string& body) {
@@ -170,16 +319,17 @@ void recompute(AppState& s) {
   s.field_issues.clear();
   for (const Issue& issue : s.issues) s.field_issues.emplace(issue.field, issue.message);  // the first per field
   s.state = encode_state(s.config);  // the shareable state of what was typed, valid or not
+  s.link = s.state + encode_view(current_view(s));
 
   // Every layout for this model, GPU and training: the search ignores the config's layout fields. It
   // runs in slices (step_search): a first one now, the rest across frames, the last result shown.
-  SearchOptions options;
-  options.top_k = 200;
-  options.keep_all_max = 4000;
-  if (s.search_under_headroom) options.memory_limit = std::min(1.0, std::max(0.01, s.config.training.headroom));
-  s.running_search = std::make_shared<LayoutSearch>(s.config, options);
+  s.running_search = std::make_shared<LayoutSearch>(s.config, page_search_options(s));
+  s.export_search.reset();  // an export of earlier inputs is moot
   s.search_stale = true;
-  s.fit = s.estimate.valid() && !has_errors(s.issues) ? fit_advice(s.config) : FitAdvice{};
+  // How to make it fit: a frame of its own after this one (step_search), from the cache when seen.
+  s.fit = FitAdvice{};
+  s.fit_pending = true;
+  if (const auto cached = s.fit_cache.find(s.state); cached != s.fit_cache.end()) compute_fit_advice(s);
   s.methods_ready = false;  // recomputed when the Methods view is next shown
   s.dirty = false;
   select_current_candidate(s);
@@ -188,8 +338,18 @@ void recompute(AppState& s) {
 
 namespace {
 
+// A view change (tab, units, sort, filter, pin) moves the link without a recompute.
+void refresh_link(AppState& s) {
+  const std::string link = s.state + encode_view(current_view(s));
+  if (link == s.link) return;
+  s.link = link;
+  s.mirror = make_mirror(s);
+  ++s.mirror_version;
+}
+
 // After an edit: when it broke the layout, move to the nearest valid one (core's
 // nearest_valid_layout), keeping the dimensions this edit chose, and say what moved.
+
 void keep_layout_valid(AppState& s, const Config& before) {
   const Layout& a = before.layout;
   const Layout& b = s.config.layout;
@@ -248,35 +408,41 @@ bool draw(AppState& s) {
   if (ImGui::BeginChild("results", ImVec2(0, 0), false)) {
     if (ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyResizeDown)) {
       if (narrow) {
-        const bool inputs_open = ImGui::BeginTabItem("Inputs");
+        const ImGuiTabItemFlags flags = s.select_tab > 0 && s.tab == ViewTab::kInputs ? ImGuiTabItemFlags_SetSelected : 0;
+        const bool inputs_open = ImGui::BeginTabItem("Inputs", nullptr, flags);
         record_rect(s, "tab_inputs");
+        if (inputs_open && s.select_tab == 0) s.tab = ViewTab::kInputs;
         if (inputs_open) {
           if (ImGui::BeginChild("inputs", ImVec2(0, 0), false)) changed |= draw_inputs(s);
           ImGui::EndChild();
           ImGui::EndTabItem();
         }
       }
-      const bool memory_open = ImGui::BeginTabItem(narrow ? "Memory" : "Per-rank memory");
-      record_rect(s, "tab_memory");
-      if (memory_open) {
+      // The tab a link asked for is selected once; after that the tab on screen is the view's.
+      const auto tab = [&](ViewTab which, const char* label, const char* rect) {
+        const ImGuiTabItemFlags flags = s.select_tab > 0 && s.tab == which ? ImGuiTabItemFlags_SetSelected : 0;
+        const bool open = ImGui::BeginTabItem(label, nullptr, flags);
+        record_rect(s, rect);
+        if (open && s.select_tab == 0) s.tab = which;
+        return open;
+      };
+      if (tab(ViewTab::kMemory, narrow ? "Memory" : "Per-rank memory", "tab_memory")) {
         changed |= draw_memory_view(s);
         ImGui::EndTabItem();
       }
-      const bool layouts_open = ImGui::BeginTabItem("Layouts");
-      record_rect(s, "tab_layouts");
-      if (layouts_open) {
+      if (tab(ViewTab::kLayouts, "Layouts", "tab_layouts")) {
         changed |= draw_layouts_view(s);
         ImGui::EndTabItem();
       }
-      const bool methods_open = ImGui::BeginTabItem("Methods");
-      record_rect(s, "tab_methods");
-      if (methods_open) {
+      if (tab(ViewTab::kMethods, "Methods", "tab_methods")) {
         changed |= draw_methods_view(s);
         ImGui::EndTabItem();
       }
-      const bool validation_open = ImGui::BeginTabItem("Validation");
-      record_rect(s, "tab_validation");
-      if (validation_open) {
+      if (tab(ViewTab::kCompare, s.pinned ? "Compare" : "Compare (pin first)", "tab_compare")) {
+        changed |= draw_compare_view(s);
+        ImGui::EndTabItem();
+      }
+      if (tab(ViewTab::kValidation, "Validation", "tab_validation")) {
         draw_validation_view(s);
         ImGui::EndTabItem();
       }
@@ -285,6 +451,8 @@ bool draw(AppState& s) {
   }
   ImGui::EndChild();
   ImGui::End();
+  if (s.select_tab > 0) --s.select_tab;
+  refresh_link(s);
   if (changed) {
     s.input_issues.clear();  // the link's problems are the user's edit now
     keep_layout_valid(s, before);

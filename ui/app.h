@@ -30,6 +30,12 @@ void apply_theme(AppState& state);
 // All panels; returns true when the config changed during this frame.
 bool draw(AppState& state);
 
+// The view of the page as a link carries it (tab, units, sort, filter, pinned config).
+PageView current_view(const AppState& state);
+// "Export layouts CSV": every evaluated layout (core's layouts_to_csv) to the outbox; when the page's
+// search kept only some, a full search runs in slices first (step_search) and the download follows.
+void export_layouts_csv(AppState& state);
+
 std::string markdown_report(const AppState& state);  // "{{url}}" stands for the page link
 std::string csv_report(const AppState& state);
 std::string json_report(const AppState& state);

@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "io/measured_runs.h"
+#include "io/url_state.h"
 #include "search/fit_advice.h"
 #include "search/method_select.h"
 
@@ -45,11 +46,17 @@ struct AppState {
   std::vector<Issue> issues;           // input_issues + validation
   std::map<std::string, std::string> field_issues;  // field -> first message
   FitAdvice fit;                       // how to make it fit (core's fit_advice), largest micro-batch/seq
+  bool fit_pending = false;            // `fit` is not yet computed for the config: the next frame's work
+                                       // (step_search), so a commit never waits for it
+  std::map<std::string, FitAdvice> fit_cache;  // by config state: a config seen again answers at once
   SearchResult search;                 // all layouts for the GPU count (keep_all for the scatter): the last
                                        // finished search, kept on screen while a new one runs
   std::shared_ptr<LayoutSearch> running_search;  // in progress: advanced a slice per frame (step_search)
   bool search_stale = false;           // `search` belongs to earlier inputs (a new one runs or was cancelled)
+  std::shared_ptr<LayoutSearch> export_search;  // "Export layouts CSV" when `search` kept only some
+                                       // of the evaluated layouts: the full list, in slices like the search
   std::string state;                   // the shareable URL state of the config
+  std::string link;                    // state + the view (io/url_state's encode_view): the URL hash
   std::string mirror;                  // JSON for the DOM mirror (aria-live region + tests)
   int64_t mirror_version = 0;          // bumps when mirror changes
   ValidationReport validation;         // the measured runs vs their predictions (fixed data)
@@ -58,8 +65,19 @@ struct AppState {
   MethodRanking methods;               // fine-tuning methods for the config (core's rank_finetune_methods)
   bool methods_ready = false;          // computed when the Methods tab is shown after an edit
 
-  // View.
-  bool units_gb = false;               // GiB (binary) by default; GB (decimal) on request
+  // Compare: a pinned configuration beside the edited one (part of the link: pin=<its state>).
+  bool pinned = false;
+  Config pin_config;
+  Estimate pin_estimate;               // of pin_config, computed when pinned
+
+  // View (part of the link, PageView; the selected row is the layout's own fields).
+  ViewUnits units = ViewUnits::kGiB;   // GiB (binary) by default; GB (decimal) or MiB on request
+  ViewTab tab = ViewTab::kMemory;      // the tab on screen
+  int select_tab = 0;                  // frames left in which the tab a link asked for is selected (ImGui
+                                       // shows a programmatic selection a frame late)
+  LayoutColumn sort = LayoutColumn::kRank;  // the layouts table's sort (read back from the table)
+  SortOrder order = SortOrder::kAscending;
+  int sort_generation = 0;             // bumped when a link sets the sort: a fresh table takes it as default
   bool dark = true;
   bool show_rank_table = true;
   char layout_filter[64] = "";

@@ -98,13 +98,6 @@ void draw_verdict_banner(AppState& s) {
   }
 }
 
-// SameLine for the next button when it fits on this line, else a new line (narrow windows).
-void flow(const char* next_label) {
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const float next = ImGui::CalcTextSize(next_label).x + 2 * style.FramePadding.x;
-  const float right = ImGui::GetItemRectMax().x + style.ItemSpacing.x + next;
-  if (right <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
-}
 
 }  // namespace
 
@@ -141,10 +134,45 @@ void draw_header(AppState& s) {
   export_button(s, "Export JSON", "meshfit.json", "application/json", json_report);
   record_rect(s, "export_json");
   flow("Export CSV");
-  export_button(s, "Export CSV", "meshfit-ranks.csv", "text/csv", csv_report);
+  if (ImGui::Button("Export CSV")) ImGui::OpenPopup("export_csv");
   record_rect(s, "export_csv");
-  flow("Units: GiB");
-  if (ImGui::Button(s.units_gb ? "Units: GB" : "Units: GiB")) s.units_gb = !s.units_gb;
+  if (ImGui::BeginPopup("export_csv")) {
+    if (ImGui::Selectable("Per-rank memory of this configuration")) {
+      s.outbox.download_name = "meshfit-ranks.csv";
+      s.outbox.download_text = csv_report(s);
+      s.outbox.download_mime = "text/csv";
+    }
+    record_rect(s, "csv_ranks");
+    ImGui::BeginDisabled(!s.search.valid() || s.running_search != nullptr || s.export_search != nullptr);
+    if (ImGui::Selectable("Every evaluated layout (the layout search)")) export_layouts_csv(s);
+    ImGui::EndDisabled();
+    record_rect(s, "csv_layouts");
+    ImGui::EndPopup();
+  }
+  // Units: binary GiB, decimal GB (datasheets), binary MiB (nvidia-smi, allocator logs).
+  // The label and its three radio buttons stay on one line (a radio is a frame-high circle and its label).
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float units_width = ImGui::CalcTextSize("Units:").x;
+  for (int u = 0; u < int(enum_count<ViewUnits>()); ++u)
+    units_width += 2 * style.ItemSpacing.x + ImGui::GetFrameHeight() + style.ItemInnerSpacing.x +
+                   ImGui::CalcTextSize(enum_label(ViewUnits(u))).x;
+  flow_width(units_width);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("Units:");
+  for (int u = 0; u < int(enum_count<ViewUnits>()); ++u) {
+    ImGui::SameLine();
+    const ViewUnits units = ViewUnits(u);
+    if (ImGui::RadioButton(enum_label(units), s.units == units)) s.units = units;
+    record_rect(s, (std::string("units_") + to_string(units)).c_str());
+  }
+  flow(s.pinned ? "Re-pin" : "Pin to compare");
+  if (ImGui::Button(s.pinned ? "Re-pin" : "Pin to compare")) {
+    pin_config(s, s.config);
+    s.select_tab = 2;
+    s.tab = ViewTab::kCompare;
+    s.status = "Pinned: edit the inputs to compare with it.";
+  }
+  record_rect(s, "pin");
   flow("Light theme");
   if (ImGui::Button(s.dark ? "Light theme" : "Dark theme")) {
     s.dark = !s.dark;
@@ -152,6 +180,7 @@ void draw_header(AppState& s) {
   }
   flow("Formulas & sources");
   if (ImGui::Button("Formulas & sources")) s.outbox.open_docs = true;
+  record_rect(s, "formulas");
   if (!s.status.empty()) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s", s.status.c_str());

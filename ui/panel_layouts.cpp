@@ -30,6 +30,15 @@ bool draw_layout_table(AppState& s) {
   if (ImGui::Checkbox("only under the tight threshold", &s.search_under_headroom)) s.dirty = true;
   if (!top.empty())  // every row shares the framework and GPU, so one band covers the table's tokens/s and MFU
     ImGui::TextDisabled("tokens/s/GPU and MFU: %s", error_band_text(top.front().step.error_band).c_str());
+  // Every evaluated layout (not only these rows) as CSV, through core's writer.
+  ImGui::BeginDisabled(s.running_search != nullptr || s.export_search != nullptr);
+  if (ImGui::Button("Export layouts CSV")) export_layouts_csv(s);
+  ImGui::EndDisabled();
+  record_rect(s, "export_layouts_csv");
+  if (s.export_search) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("exporting: %.0f%%", 100.0 * s.export_search->progress());
+  }
 
   std::vector<int> rows;
   for (int i = 0; i < int(top.size()); ++i) {
@@ -51,15 +60,24 @@ bool draw_layout_table(AppState& s) {
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
   const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y * 0.5f);
-  if (!ImGui::BeginTable("layouts", 15, flags, ImVec2(0, height))) return false;
+  // A link's sort (s.sort, s.order) is the default of a fresh table (its id carries sort_generation);
+  // after that the table's own sort specs are read back into the view.
+  constexpr int kColumns = int(enum_count<LayoutColumn>());
+  const std::string table_id = "layouts##" + std::to_string(s.sort_generation);
+  if (!ImGui::BeginTable(table_id.c_str(), kColumns, flags, ImVec2(0, height))) return false;
   ImGui::TableSetupScrollFreeze(0, 1);
-  const char* headers[] = {"#", "dp", "tp", "pp", "cp", "vpp", "mb", "zero", "recompute", "sp", "memory", "% cap",
-                           "tokens/s/GPU", "MFU", "bubble / comm"};
-  for (int c = 0; c < 15; ++c)
-    ImGui::TableSetupColumn(headers[c], c == 0 ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None);
+  for (int c = 0; c < kColumns; ++c) {
+    ImGuiTableColumnFlags column_flags = ImGuiTableColumnFlags_None;
+    if (c == int(s.sort))
+      column_flags = ImGuiTableColumnFlags_DefaultSort | (s.order == SortOrder::kDescending ? ImGuiTableColumnFlags_PreferSortDescending
+                                                                                           : ImGuiTableColumnFlags_PreferSortAscending);
+    ImGui::TableSetupColumn(enum_label(LayoutColumn(c)), column_flags);
+  }
   ImGui::TableHeadersRow();
   if (ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs(); sort && sort->SpecsCount > 0) {
     const ImGuiTableColumnSortSpecs& spec = sort->Specs[0];
+    s.sort = LayoutColumn(std::clamp<int>(spec.ColumnIndex, 0, kColumns - 1));
+    s.order = spec.SortDirection == ImGuiSortDirection_Descending ? SortOrder::kDescending : SortOrder::kAscending;
     const auto key = [&](int i) -> double {
       const LayoutCandidate& c = top[size_t(i)];
       switch (spec.ColumnIndex) {

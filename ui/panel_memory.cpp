@@ -111,7 +111,7 @@ void draw_axis(const AppState& s, ImDrawList* draw, const BarChart& chart, float
   const double max_bytes = chart.max_bytes;
   const float em = s.em;
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  const double unit = s.units_gb ? kGB : kGiB;
+  const double unit = unit_bytes(s);
   const double span = max_bytes / unit;
   const double raw_step = span / 6.0;
   const double magnitude = std::pow(10.0, std::floor(std::log10(raw_step)));
@@ -304,14 +304,16 @@ void draw_step_breakdown(AppState& s) {
 
 }  // namespace
 
-// "How to make it fit": core's fit_advice (searched changes, cheapest first), one click to apply.
+// "How to make it fit": core's fit_advice (searched changes in fit_advice_before's order), one click to apply.
 bool draw_fit_advice(AppState& s) {
   const FitAdvice& advice = s.fit;
   bool changed = false;
   const Verdict verdict = s.estimate.memory.verdict;
   if (verdict != Verdict::kFits) {
     ImGui::SeparatorText(verdict == Verdict::kOutOfMemory ? "How to make it fit" : "How to get under the tight threshold");
-    if (!(s.estimate.step.step_time_s > 0)) {
+    if (s.fit_pending) {
+      ImGui::TextDisabled("Searching for changes that fit...");
+    } else if (!(s.estimate.step.step_time_s > 0)) {
       ImGui::TextWrapped("Ranking changes needs the GPU's dense BF16 TFLOPS and HBM bandwidth: enter them under Hardware.");
     } else if (advice.suggestions.empty()) {
       ImGui::TextWrapped("No change of one or two layout dimensions brings the worst rank under %.0f%% of capacity; "
@@ -347,8 +349,9 @@ bool draw_fit_advice(AppState& s) {
     }
   }
   const auto largest = [](int64_t value) { return value > 0 ? std::to_string(value) : std::string("none"); };
-  ImGui::TextDisabled("Largest that fit this layout: micro-batch %s, sequence length %s.",
-                      largest(advice.largest_micro_batch).c_str(), largest(advice.largest_seq).c_str());
+  if (!s.fit_pending)
+    ImGui::TextDisabled("Largest that fit this layout: micro-batch %s, sequence length %s.",
+                        largest(advice.largest_micro_batch).c_str(), largest(advice.largest_seq).c_str());
   return changed;
 }
 

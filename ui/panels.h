@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "app_state.h"
 #include "reports.h"
@@ -33,11 +34,16 @@ void draw_header(AppState& s);         // panel_header.cpp (verdict banner, copy
 void draw_validation_view(AppState& s);  // panel_validation.cpp (measured runs vs predictions)
 bool draw_methods_view(AppState& s);   // panel_methods.cpp; true when a method was applied
 void ensure_methods(AppState& s);      // computes the method ranking for the config if it is stale
+bool draw_compare_view(AppState& s);   // panel_compare.cpp; true when the pinned config was restored
 std::string verdict_text(const AppState& s);  // the banner's line: verdict, worst rank, share of capacity
 
 // [SECTION] Formats and widgets (widgets.cpp)
 std::string candidate_label(const LayoutCandidate& c);                        // "dp=8 tp=8 ... sp=1"
 void record_rect(AppState& s, const char* name);   // the last item's rectangle, for the DOM mirror
+// SameLine for the next item when it fits on this line, else a new line (narrow windows): a button
+// labelled `next_label`, or any item `width` CSS pixels wide.
+void flow(const char* next_label);
+void flow_width(float width);
 void field_issue(const AppState& s, const char* field);  // the field's first message, in red
 void apply_candidate(AppState& s, const LayoutCandidate& c);
 // The "Copy launch flags" menu items for a config (the current one, or a layouts-table row's): each

@@ -16,15 +16,25 @@
 
 namespace meshfit::ui {
 
+double unit_bytes(const AppState& s) {
+  switch (s.units) {
+    case ViewUnits::kGB: return kGB;
+    case ViewUnits::kMiB: return kMiB;
+    case ViewUnits::kGiB: break;
+  }
+  return kGiB;
+}
+
 std::string format_bytes(const AppState& s, double bytes, int decimals) {
   char text[48];
-  if (s.units_gb) std::snprintf(text, sizeof text, "%.*f GB", decimals, bytes_to_gb(bytes));
-  else std::snprintf(text, sizeof text, "%.*f GiB", decimals, bytes_to_gib(bytes));
+  // MiB figures are large: a whole number of MiB is what nvidia-smi and the allocator print.
+  if (s.units == ViewUnits::kMiB) decimals = 0;
+  std::snprintf(text, sizeof text, "%.*f %s", decimals, bytes / unit_bytes(s), unit_label(s));
   return text;
 }
 
-double unit_value(const AppState& s, double bytes) { return s.units_gb ? bytes_to_gb(bytes) : bytes_to_gib(bytes); }
-const char* unit_label(const AppState& s) { return s.units_gb ? "GB" : "GiB"; }
+double unit_value(const AppState& s, double bytes) { return bytes / unit_bytes(s); }
+const char* unit_label(const AppState& s) { return enum_label(s.units); }
 
 std::string format_count(double value) {
   char text[32];
@@ -118,6 +128,7 @@ std::string markdown_report(const AppState& s) {
   else
     std::snprintf(line, sizeof line, "Throughput not predicted (the GPU has no compute figure).\n");
   out += line;
+  out += compare_markdown(s);
   if (!s.search.top.empty()) {
     out += "\nFastest layouts that fit:\n\n| # | dp | tp | pp | cp | vpp | mb | zero | recompute | memory | tokens/s/GPU | MFU |\n"
            "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";

@@ -3,18 +3,34 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "app_state.h"
 
 namespace meshfit::ui {
 
-std::string format_bytes(const AppState& s, double bytes, int decimals = 2);  // "12.34 GiB" / "13.25 GB"
+std::string format_bytes(const AppState& s, double bytes, int decimals = 2);  // "12.34 GiB" / "13.25 GB" / "12636 MiB"
+double unit_bytes(const AppState& s);    // bytes in the chosen unit (kGiB, kGB or kMiB)
 double unit_value(const AppState& s, double bytes);
-const char* unit_label(const AppState& s);
+const char* unit_label(const AppState& s);  // "GiB", "GB" or "MiB"
 std::string format_count(double value);                                       // "8.030 B", "12.00 M"
 // The predicted tokens/s/GPU and MFU with their validation error band, and the time to train when
 // tokens_to_train is set; "" when the step is not predicted.
 std::string throughput_text(const AppState& s);
 std::string rank_name(const RankMemory& rank, size_t ranks);                  // "first 0", or "only"
+
+
+// Compare (compare.cpp): a pinned configuration beside the edited one.
+struct ConfigDifference {
+  std::string key, pinned, current;    // a config_to_json key and its two values as text
+};
+std::vector<ConfigDifference> config_differences(const Config& pinned, const Config& current);
+void pin_config(AppState& s, const Config& config);  // pins `config` for Compare (computes its estimate)
+void unpin(AppState& s);
+std::string compare_markdown(const AppState& s);  // the Compare section of the Markdown ("" when nothing is pinned)
+struct CompareRow {
+  std::string label, pinned, current, change;
+};
+std::vector<CompareRow> compare_rows(const AppState& s);  // the rows both the page and the Markdown show, in units of the view
 
 }  // namespace meshfit::ui

@@ -18,6 +18,13 @@ std::string candidate_label(const LayoutCandidate& c) {
   return text;
 }
 
+void flow_width(float width) {
+  const float right = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width;
+  if (right <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
+}
+
+void flow(const char* next_label) { flow_width(ImGui::CalcTextSize(next_label).x + 2 * ImGui::GetStyle().FramePadding.x); }
+
 void record_rect(AppState& s, const char* name) {
   const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
   s.widget_rects[name] = Rect{min.x, min.y, max.x - min.x, max.y - min.y};

@@ -60,4 +60,25 @@ const std::string& csv_field(const CsvRow& row, const std::string& column) {
   return found == row.end() ? empty : found->second;
 }
 
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char ch : text) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+std::string write_csv(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::string out;
+  const auto line = [&](const std::vector<std::string>& fields) {
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (i > 0) out += ',';
+      if (i < fields.size()) out += csv_cell(fields[i]);
+    }
+    out += '\n';
+  };
+  line(header);
+  for (const std::vector<std::string>& row : rows) line(row);
+  return out;
+}
+
 }  // namespace meshfit

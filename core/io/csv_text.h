@@ -1,5 +1,6 @@
 // csv_text.h — a minimal RFC-4180 CSV reader (quoted fields, embedded commas and quotes) for the
-// reference data meshfit carries (tests/data/*.csv). Rows are maps from header names to text.
+// reference data meshfit carries (tests/data/*.csv), and the writer of the exports (the page's
+// "Export CSV"), which the reader reads back. Rows are maps from header names to text.
 #pragma once
 
 #include <map>
@@ -15,5 +16,11 @@ using CsvRow = std::map<std::string, std::string>;
 std::vector<CsvRow> parse_csv(const std::string& text);
 // The row's value in `column`, or "" when the column is absent.
 const std::string& csv_field(const CsvRow& row, const std::string& column);
+
+// One field as RFC 4180 writes it: quoted (inner quotes doubled) when it holds a comma, a quote or
+// a line break, as is otherwise.
+std::string csv_cell(const std::string& text);
+// A header line and one line per row ("\n" line ends), each row as long as the header.
+std::string write_csv(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 
 }  // namespace meshfit

@@ -4,6 +4,9 @@
 
 #include <cctype>
 #include <cmath>
+#include <limits>
+
+#include "spec/validate.h"
 
 namespace meshfit {
 
@@ -82,8 +85,12 @@ CountText parse_count_text(const std::string& raw, int64_t max) {
   }
   value *= std::pow(10.0L, static_cast<long double>(exponent)) * scale;
   if (negative) value = -value;
-  if (!std::isfinite(static_cast<double>(value)) || std::fabs(static_cast<double>(value)) > static_cast<double>(max))
-    return refuse(text, "is beyond the largest supported value, " + std::to_string(max) + ".");
+  // Compared in long double (exact for every int64), so max = INT64_MAX cannot let 2^63 through.
+  if (!std::isfinite(static_cast<double>(value)) || std::fabs(value) > static_cast<long double>(max)) {
+    CountText out = refuse(text, "is beyond the largest supported value, " + std::to_string(max) + ".");
+    out.too_large = true;
+    return out;
+  }
   const long double whole = std::round(value);
   if (std::fabs(static_cast<double>(value - whole)) > 1e-9L * std::max<long double>(1, std::fabs(value)))
     return refuse(text, "is not a whole number.");
@@ -91,6 +98,17 @@ CountText parse_count_text(const std::string& raw, int64_t max) {
   out.ok = true;
   out.value = static_cast<int64_t>(whole);
   return out;
+}
+
+int64_t count_text_limit(const std::string& key) {
+  struct Limit { const char* key; int64_t max; };
+  static const Limit limits[] = {
+      {"hidden", kMaxHidden}, {"layers", kMaxLayers}, {"heads", kMaxHeads}, {"kv_heads", kMaxHeads},
+      {"ffn", kMaxFfn}, {"vocab", kMaxVocab}, {"gpus", kMaxGpus}, {"gpus_per_node", kMaxGpus},
+      {"gpu_nvlink_domain", kMaxGpus}, {"seq", kMaxSeq}, {"global_batch", kMaxBatch}, {"micro_batch", kMaxBatch}};
+  for (const Limit& limit : limits)
+    if (key == limit.key) return limit.max;
+  return std::numeric_limits<int64_t>::max();
 }
 
 }  // namespace meshfit

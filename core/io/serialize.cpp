@@ -2,10 +2,13 @@
 // config files and (later) the JS API and URL state.
 #include "io/serialize.h"
 
+#include "io/csv_text.h"
+
 #include "memory/finetune.h"
 
 #include <cerrno>
 #include <cmath>
+#include <map>
 #include <cstdlib>
 #include <algorithm>
 
@@ -564,6 +567,40 @@ json search_result_to_json(const SearchResult& result) {
     for (const LayoutCandidate& c : result.all) out["all"].push_back(layout_candidate_to_json(c));
   }
   return out;
+}
+
+namespace {
+
+void flatten(const json& value, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+  if (value.is_object()) {
+    for (const auto& item : value.items()) flatten(item.value(), prefix.empty() ? item.key() : prefix + "." + item.key(), out);
+    return;
+  }
+  out.emplace_back(prefix, value.is_string() ? value.get<std::string>()
+                                             : value.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+}  // namespace
+
+std::string layouts_to_csv(const std::vector<LayoutCandidate>& candidates) {
+  std::vector<std::string> header;
+  std::map<std::string, size_t> column;
+  std::vector<std::vector<std::pair<std::string, std::string>>> flat;
+  flat.reserve(candidates.size());
+  for (const LayoutCandidate& c : candidates) {
+    flat.emplace_back();
+    flatten(layout_candidate_to_json(c), "", flat.back());
+    for (const auto& cell : flat.back())
+      if (column.emplace(cell.first, header.size()).second) header.push_back(cell.first);
+  }
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(flat.size());
+  for (const auto& cells : flat) {
+    std::vector<std::string> row(header.size());
+    for (const auto& cell : cells) row[column[cell.first]] = cell.second;
+    rows.push_back(std::move(row));
+  }
+  return write_csv(header, rows);
 }
 
 json presets_to_json() {

@@ -51,6 +51,10 @@ nlohmann::json presets_to_json();
 SearchOptions search_options_from_json(nlohmann::json& object, std::vector<Issue>& issues);
 nlohmann::json layout_candidate_to_json(const LayoutCandidate& candidate);
 nlohmann::json search_result_to_json(const SearchResult& result);
+// Candidates as CSV (io/csv_text's writer): one column per key of layout_candidate_to_json, nested
+// objects flattened ("breakdown.compute_s"), columns in order of first appearance; a candidate
+// without a key (no step report when infeasible) leaves that cell empty.
+std::string layouts_to_csv(const std::vector<LayoutCandidate>& candidates);
 // Adds step_time_s, tokens_per_s_per_gpu, mfu, hfu, tflops_per_gpu and the breakdown to `out`.
 void add_step_report(nlohmann::json& out, const StepReport& step);
 

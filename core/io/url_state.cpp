@@ -70,7 +70,67 @@ std::string value_text(const json& value) {
   return buffer;
 }
 
+// One view key's value read into `view`, or an issue in parse_config's words. A warning: the view
+// falls back to its default and the config is still evaluated (a bad tab must not hide a result).
+template <typename Enum>
+void read_view_word(const std::string& key, const std::string& value, Enum& out, std::vector<Issue>& issues) {
+  if (const auto parsed = enum_from_key<Enum>(value)) {
+    out = *parsed;
+    return;
+  }
+  issues.push_back({IssueCode::kUnknownValue, Severity::kWarning, key,
+                    key + " must be one of " + enum_keys_text<Enum>() + ", got " + quote_text(value) + "."});
+}
+
+void read_view_key(const std::string& key, const std::string& value, PageView& view, std::vector<Issue>& issues) {
+  if (key == "tab") read_view_word(key, value, view.tab, issues);
+  else if (key == "units") read_view_word(key, value, view.units, issues);
+  else if (key == "sort") read_view_word(key, value, view.sort, issues);
+  else if (key == "order") read_view_word(key, value, view.order, issues);
+  else if (key == "filter") {
+    if (value.size() > kMaxViewFilterBytes)
+      issues.push_back({IssueCode::kOutOfRange, Severity::kWarning, key,
+                        "filter is " + std::to_string(value.size()) + " bytes, more than the " +
+                            std::to_string(kMaxViewFilterBytes) + " the layouts filter holds."});
+    else view.filter = value;
+  } else if (key == "pin") {
+    // The pinned config is a state of its own: its problems are the link's, named "pin".
+    const ParsedConfig pinned = decode_state(value);
+    for (const Issue& issue : pinned.issues)
+      if (issue.severity == Severity::kError) {
+        issues.push_back({issue.code, Severity::kWarning, key,
+                          "the pinned configuration is not used: " + issue.field + ": " + issue.message});
+        return;
+      }
+    view.pin = encode_state(pinned.config);
+  }
+}
+
 }  // namespace
+
+bool operator==(const PageView& a, const PageView& b) {
+  return a.tab == b.tab && a.units == b.units && a.sort == b.sort && a.order == b.order && a.filter == b.filter &&
+         a.pin == b.pin;
+}
+
+bool is_view_key(const std::string& key) {
+  for (const char* name : {"tab", "units", "sort", "order", "filter", "pin"})
+    if (key == name) return true;
+  return false;
+}
+
+std::string encode_view(const PageView& view) {
+  const PageView defaults;
+  std::string out;
+  const auto add = [&](const char* key, const std::string& value) { out += "&" + std::string(key) + "=" + percent_encode(value); };
+  if (view.tab != defaults.tab) add("tab", to_string(view.tab));
+  if (view.units != defaults.units) add("units", to_string(view.units));
+  if (view.sort != defaults.sort) add("sort", to_string(view.sort));
+  if (view.order != defaults.order) add("order", to_string(view.order));
+  if (!view.filter.empty()) add("filter", view.filter);
+  if (!view.pin.empty()) add("pin", view.pin);
+  return out;
+}
 
 std::string encode_state(const Config& config) {
   const json current = config_to_json(config);
@@ -123,7 +183,8 @@ int parse_version(const std::string& text) {
 
 }  // namespace
 
-json state_to_object(const std::string& state, std::vector<Issue>& issues) {
+json state_to_object(const std::string& state, std::vector<Issue>& issues, PageView* view) {
+  PageView unused;
   json object = json::object();
   if (state.size() > kMaxStateBytes) {
     issues.push_back({IssueCode::kInputTooLarge, Severity::kError, "state",
@@ -184,6 +245,10 @@ json state_to_object(const std::string& state, std::vector<Issue>& issues) {
                               std::to_string(kStateVersion) + ", digits only)."});
       continue;
     }
+    if (!field && is_view_key(key)) {
+      read_view_key(key, value, view ? *view : unused, issues);
+      continue;
+    }
     object[name] = field && field->kind == FieldKind::kText ? json(value) : value_from_text(value);
   }
   if (!version_given) {
@@ -194,9 +259,9 @@ json state_to_object(const std::string& state, std::vector<Issue>& issues) {
   return object;
 }
 
-ParsedConfig decode_state(const std::string& state) {
+ParsedConfig decode_state(const std::string& state, PageView* view) {
   std::vector<Issue> issues;
-  const json object = state_to_object(state, issues);
+  const json object = state_to_object(state, issues, view);
   ParsedConfig parsed = parse_config(object);
   parsed.issues.insert(parsed.issues.begin(), issues.begin(), issues.end());
   return parsed;

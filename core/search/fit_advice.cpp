@@ -4,6 +4,7 @@
 #include "search/fit_advice.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "api.h"
@@ -94,6 +95,19 @@ bool fits(const Config& config) {
 
 }  // namespace
 
+int throughput_cost_percent(const FitSuggestion& s) {
+  return int(std::lround(-100.0 * s.throughput_change));
+}
+
+bool fit_advice_before(const FitSuggestion& x, const FitSuggestion& y) {
+  const auto verdict_rank = [](Verdict v) { return v == Verdict::kFits ? 0 : v == Verdict::kTight ? 1 : 2; };
+  if (verdict_rank(x.verdict) != verdict_rank(y.verdict)) return verdict_rank(x.verdict) < verdict_rank(y.verdict);
+  if (throughput_cost_percent(x) != throughput_cost_percent(y)) return throughput_cost_percent(x) < throughput_cost_percent(y);
+  if (x.changed_dimensions != y.changed_dimensions) return x.changed_dimensions < y.changed_dimensions;
+  if (x.tokens_per_s_per_gpu != y.tokens_per_s_per_gpu) return x.tokens_per_s_per_gpu > y.tokens_per_s_per_gpu;
+  return x.change < y.change;  // a total order: the list never depends on the search's visiting order
+}
+
 FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
   FitAdvice advice;
   const Estimate current = estimate(config);
@@ -124,9 +138,10 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
 
   // Nothing to rank by without the GPU's compute figures (a custom GPU given only its memory).
   if (current.memory.verdict == Verdict::kFits || !(current.step.step_time_s > 0)) return advice;
+  // Every single change and every pair, then one order for all of them (fit_advice_before).
   std::set<std::string> seen;
-  for (int pass = 1; pass <= 2 && advice.suggestions.size() < max_suggestions; ++pass) {
-    std::vector<FitSuggestion> found;
+  std::vector<FitSuggestion> found;
+  for (int pass = 1; pass <= 2; ++pass)
     for (int a = 0; a < kDimensionCount; ++a)
       for (int b = pass == 1 ? a : a + 1; b < (pass == 1 ? a + 1 : int(kDimensionCount)); ++b) {
         const SearchResult result = search_layouts(config, pinned_options(config, a, b));
@@ -143,29 +158,25 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
         suggestion.throughput_change = before > 0 ? c.step.tokens_per_s_per_gpu / before - 1.0 : 0.0;
         found.push_back(suggestion);
       }
-    // Fine-tuning changes are one dimension each: estimated directly, kept when the worst rank ends
-    // under the tight threshold, as the searched ones are.
-    if (pass == 1)
-      for (const Config& changed : finetune_changes(config)) {
-        const Estimate e = estimate(changed);
-        if (!e.valid() || e.memory.worst().device_bytes > config.training.headroom * e.memory.capacity_bytes) continue;
-        FitSuggestion suggestion;
-        suggestion.config = changed;
-        suggestion.change = describe_change(config, changed, suggestion.changed_dimensions);
-        if (!seen.insert(suggestion.change).second) continue;
-        suggestion.device_bytes = e.memory.worst().device_bytes;
-        suggestion.verdict = e.memory.verdict;
-        suggestion.tokens_per_s_per_gpu = e.step.tokens_per_s_per_gpu;
-        const double before = current.step.tokens_per_s_per_gpu;
-        suggestion.throughput_change = before > 0 ? e.step.tokens_per_s_per_gpu / before - 1.0 : 0.0;
-        found.push_back(suggestion);
-      }
-    std::stable_sort(found.begin(), found.end(), [](const FitSuggestion& x, const FitSuggestion& y) {
-      return x.tokens_per_s_per_gpu > y.tokens_per_s_per_gpu;
-    });
-    for (FitSuggestion& s : found)
-      if (advice.suggestions.size() < max_suggestions) advice.suggestions.push_back(std::move(s));
+  // Fine-tuning changes are one dimension each: estimated directly, kept when the worst rank ends
+  // under the tight threshold, as the searched ones are.
+  for (const Config& changed : finetune_changes(config)) {
+    const Estimate e = estimate(changed);
+    if (!e.valid() || e.memory.worst().device_bytes > config.training.headroom * e.memory.capacity_bytes) continue;
+    FitSuggestion suggestion;
+    suggestion.config = changed;
+    suggestion.change = describe_change(config, changed, suggestion.changed_dimensions);
+    if (!seen.insert(suggestion.change).second) continue;
+    suggestion.device_bytes = e.memory.worst().device_bytes;
+    suggestion.verdict = e.memory.verdict;
+    suggestion.tokens_per_s_per_gpu = e.step.tokens_per_s_per_gpu;
+    const double before = current.step.tokens_per_s_per_gpu;
+    suggestion.throughput_change = before > 0 ? e.step.tokens_per_s_per_gpu / before - 1.0 : 0.0;
+    found.push_back(suggestion);
   }
+  std::sort(found.begin(), found.end(), fit_advice_before);
+  if (found.size() > max_suggestions) found.resize(max_suggestions);
+  advice.suggestions = std::move(found);
   return advice;
 }
 

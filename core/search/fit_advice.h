@@ -1,9 +1,10 @@
 // fit_advice.h — "how to make it fit": the cheapest changes to a config that is tight or out of
 // memory, each found by the layout search (layout_search.h) with every other dimension pinned, so
-// the answer is the search's own ranking: one changed dimension first (more tp/pp/cp, vpp,
-// recompute, a smaller micro-batch, a ZeRO stage; for a fine-tuning config also LoRA instead of full,
-// QLoRA, a smaller LoRA rank, an 8-bit or paged optimizer, CPU offload), then pairs; each with its new peak and its
-// predicted throughput against the current layout. Also the largest micro-batch and sequence
+// the answer is the search's own ranking over one changed dimension (more tp/pp/cp, vpp, recompute,
+// a smaller micro-batch, a ZeRO stage; for a fine-tuning config also LoRA instead of full, QLoRA, a
+// smaller LoRA rank, an 8-bit or paged optimizer, CPU offload) and pairs of them; each with its new
+// peak and its predicted throughput against the current layout, in the order of fit_advice_before.
+// Also the largest micro-batch and sequence
 // length that fit the current layout.
 #pragma once
 
@@ -27,10 +28,17 @@ struct FitSuggestion {
 };
 
 struct FitAdvice {
-  std::vector<FitSuggestion> suggestions;  // fewest changed dimensions first, then fastest
+  std::vector<FitSuggestion> suggestions;  // in the order of fit_advice_before
   int64_t largest_micro_batch = 0;         // largest micro-batch dividing the batch that fits (0: none)
   int64_t largest_seq = 0;                 // largest sequence length that fits, a multiple of 512*cp (0: none)
 };
+
+// The list's order, by what the user cares about: first what fits (fits before tight), then the
+// throughput it costs in whole percent of the current prediction (a faster change first; changes
+// within the same percent count as equally fast, the step model does not tell them apart), then
+// the size of the change (fewer changed dimensions), then the exact throughput and the text.
+bool fit_advice_before(const FitSuggestion& x, const FitSuggestion& y);
+int throughput_cost_percent(const FitSuggestion& s);  // -100 x throughput_change, rounded
 
 // Empty advice for an invalid config. Suggestions are searched when the verdict is tight or out of
 // memory and keep the worst rank under the tight threshold (headroom x capacity).

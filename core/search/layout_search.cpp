@@ -19,12 +19,8 @@ namespace {
 
 std::vector<int64_t> divisors_in(int64_t n, const Range& range) {
   std::vector<int64_t> out;
-  for (int64_t d = 1; d * d <= n; ++d) {
-    if (n % d != 0) continue;
+  for (int64_t d : divisors(n))
     if (range.contains(d)) out.push_back(d);
-    if (d != n / d && range.contains(n / d)) out.push_back(n / d);
-  }
-  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -73,14 +73,19 @@ bool interleave_fits(const FrameworkProfile& profile, int64_t vpp, int64_t micro
   return vpp == 1 || !profile.interleave_needs_pp_multiple || microbatches % pp == 0;
 }
 
-namespace {
-
 std::vector<int64_t> divisors(int64_t n) {
-  std::vector<int64_t> out;
-  for (int64_t d = 1; d <= n && d <= (int64_t(1) << 20); ++d)
-    if (n % d == 0) out.push_back(d);
-  return out;
+  // Pairs (d, n/d) with d <= sqrt(n): O(sqrt n) steps, ascending order.
+  std::vector<int64_t> low, high;
+  for (int64_t d = 1; d <= n / d; ++d) {
+    if (n % d != 0) continue;
+    low.push_back(d);
+    if (d != n / d) high.push_back(n / d);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
 }
+
+namespace {
 
 bool split_exists(const Config& config, int64_t pp, int64_t vpp) {
   Layout layout = config.layout;

@@ -36,6 +36,10 @@ bool batch_divides(int64_t global_batch, int64_t dp, int64_t micro_batch);
 // The interleaved schedule's micro-batch rule (Megatron-LM: micro-batches per step % pp == 0).
 bool interleave_fits(const FrameworkProfile& profile, int64_t vpp, int64_t microbatches, int64_t pp);
 
+// Every divisor of n in ascending order (none for n < 1), found in O(sqrt n) steps: the search's
+// enumeration and the page's choosers walk them.
+std::vector<int64_t> divisors(int64_t n);
+
 // Degrees that keep every rule for the rest of the config (the page's choosers).
 std::vector<int64_t> tp_choices(const Config& config);
 std::vector<int64_t> pp_choices(const Config& config);   // at the config's tp

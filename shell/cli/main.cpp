@@ -14,6 +14,7 @@
 #include "spec/config_schema.h"
 #include "io/json_text.h"
 #include "io/launch_config.h"
+#include "io/number_text.h"
 #include "memory/memory_model.h"
 #include "io/serialize.h"
 #include "io/text.h"
@@ -94,6 +95,13 @@ void add_input_flags(CLI::App& command, Inputs& in) {
 
 void print_issues(const json& issues);
 
+// The search flags that are counts (memory-limit is a fraction).
+bool is_count_option(const std::string& key) {
+  for (const char* name : {"max_dp", "max_tp", "max_pp", "max_cp", "max_vpp", "max_micro_batch", "top", "budget"})
+    if (key == name) return true;
+  return false;
+}
+
 // File first, then flags over it. Returns 0, or the exit status after printing why: 1 for an
 // unreadable file, 2 for text that is not a valid config (malformed, too large, not UTF-8).
 int gather_config(const Inputs& in, json& object) {
@@ -118,6 +126,14 @@ int gather_config(const Inputs& in, json& object) {
   for (const auto& [key, text] : in.values) {
     if (text.empty() || !meshfit::check_input_text(text, key, meshfit::kMaxFlagBytes, issues)) continue;
     const meshfit::ConfigField* field = meshfit::find_config_field(key);
+    if ((field && field->kind == meshfit::FieldKind::kInteger) || is_count_option(key)) {
+      // A count reads as the page's fields read it ("8k", "4,096", "1e4"), with the page's messages.
+      const meshfit::CountText count = meshfit::parse_count_text(text, meshfit::count_text_limit(key));
+      if (count.ok) object[key] = count.value;
+      else issues.push_back({count.too_large ? meshfit::IssueCode::kOutOfRange : meshfit::IssueCode::kNotInteger,
+                             meshfit::Severity::kError, key, count.message});
+      continue;
+    }
     object[key] = field && field->kind == meshfit::FieldKind::kText ? json(text) : meshfit::value_from_text(text);
   }
   for (const auto& [key, value] : in.switches)

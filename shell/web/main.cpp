@@ -34,6 +34,7 @@ EM_JS(void, js_download, (const char* name, const char* mime, const char* text),
       { meshfitShell.download(UTF8ToString(name), UTF8ToString(mime), UTF8ToString(text)); });
 EM_JS(void, js_open_docs, (), { meshfitShell.openDocs(); });
 EM_JS(void, js_fetch_config, (const char* url), { meshfitShell.fetchConfig(UTF8ToString(url)); });
+EM_JS(int, js_docs_open, (), { return meshfitShell.docsOpen() ? 1 : 0; });
 EM_JS(void, js_update_mirror, (const char* mirror, const char* rects), {
   meshfitShell.updateMirror(UTF8ToString(mirror), UTF8ToString(rects));
 });
@@ -152,6 +153,7 @@ bool single_codepoint(const char* text) {
 }
 
 EM_BOOL on_key(int type, const EmscriptenKeyboardEvent* e, void*) {
+  if (js_docs_open()) return false;  // the formulas page is over the canvas: its keys are the browser's
   ImGuiIO& io = ImGui::GetIO();
   const bool down = type == EMSCRIPTEN_EVENT_KEYDOWN;
   io.AddKeyEvent(ImGuiMod_Ctrl, e->ctrlKey || e->metaKey);

@@ -33,7 +33,18 @@ check "invalid input lists issues with field and code" json_has "$tmp/bad.json" 
 
 "$meshfit" estimate --model llama3-8b --tp 2.5 >/dev/null 2>"$tmp/frac.err"
 check "fractional degree exits 2" test $? -eq 2
-check "fractional degree message names the field" grep -q "tp must be an integer, got 2.5" "$tmp/frac.err"
+check "fractional degree message names the field" grep -q 'tp: "2.5" is not a whole number.' "$tmp/frac.err"
+
+# Counts read as the page reads them (core/io/number_text), with the page's messages.
+"$meshfit" estimate --model llama3-8b --seq 8k --global-batch 4,096 --gpus 1.6e1 --json >"$tmp/counts.json"
+check "8k, 4,096 and 1.6e1 are counts" json_has "$tmp/counts.json" \
+  "d['config']['seq']==8192 and d['config']['global_batch']==4096 and d['config']['gpus']==16"
+"$meshfit" estimate --model llama3-8b --seq 3.7 --gpus 1e15 --json >"$tmp/badcount.json" 2>/dev/null
+check "3.7 and 1e15 exit 2" test $? -eq 2
+check "3.7 and 1e15 are refused with the page's words" json_has "$tmp/badcount.json" \
+  "any(i['field']=='seq' and i['message']=='\"3.7\" is not a whole number.' for i in d['issues']) and any(i['field']=='gpus' and i['code']=='out_of_range' and i['message']=='\"1e15\" is beyond the largest supported value, 4194304.' for i in d['issues'])"
+"$meshfit" search --model llama3-8b --gpus 8 --top 1e1 --max-micro-batch 2 --json >"$tmp/top.json"
+check "search count flags read 1e1" json_has "$tmp/top.json" "len(d['layouts'])==10"
 
 printf '{"model": "llama2-7b", "gpus": 8, "tp": 2, "seq": 2048}\n' >"$tmp/cfg.json"
 "$meshfit" estimate --config "$tmp/cfg.json" --tp 4 --json >"$tmp/over.json"

@@ -21,23 +21,51 @@ Config oom_config() {
 
 }  // namespace
 
-TEST_CASE("each suggestion for an out-of-memory config fits when applied, fewest changes first") {
+TEST_CASE("each suggestion for an out-of-memory config fits when applied, in the list's order") {
   const Config config = oom_config();
   REQUIRE(estimate(config).memory.verdict == Verdict::kOutOfMemory);
   const FitAdvice advice = fit_advice(config);
   REQUIRE_FALSE(advice.suggestions.empty());
-  int last_changes = 1;
-  for (const FitSuggestion& s : advice.suggestions) {
+  for (size_t i = 0; i < advice.suggestions.size(); ++i) {
+    const FitSuggestion& s = advice.suggestions[i];
     CAPTURE(s.change);
     const Estimate applied = estimate(s.config);
     REQUIRE(applied.valid());
     CHECK(applied.memory.verdict == Verdict::kFits);
     CHECK(applied.worst().device_bytes == doctest::Approx(s.device_bytes).epsilon(1e-9));
-    CHECK(s.changed_dimensions >= last_changes);
-    last_changes = s.changed_dimensions;
     CHECK(s.change.find("\xE2\x86\x92") != std::string::npos);
+    if (i > 0) CHECK_FALSE(fit_advice_before(s, advice.suggestions[i - 1]));
   }
-  CHECK(advice.suggestions.front().changed_dimensions == 1);
+  // The first suggestion is the fastest within a percent: no fitting change further down is faster.
+  const FitSuggestion& first = advice.suggestions.front();
+  for (const FitSuggestion& s : advice.suggestions) {
+    CAPTURE(s.change);
+    CHECK(throughput_cost_percent(s) >= throughput_cost_percent(first));
+  }
+}
+
+TEST_CASE("fit advice order: fits first, then throughput cost, then the size of the change") {
+  const auto make = [](const char* change, int dimensions, double throughput_change, Verdict verdict) {
+    FitSuggestion s;
+    s.change = change;
+    s.changed_dimensions = dimensions;
+    s.throughput_change = throughput_change;
+    s.tokens_per_s_per_gpu = 1000.0 * (1.0 + throughput_change);
+    s.verdict = verdict;
+    return s;
+  };
+  // A two-dimension change 5% slower comes before a one-dimension change 30% slower.
+  CHECK(fit_advice_before(make("tp, recompute", 2, -0.05, Verdict::kFits), make("pp", 1, -0.30, Verdict::kFits)));
+  CHECK_FALSE(fit_advice_before(make("pp", 1, -0.30, Verdict::kFits), make("tp, recompute", 2, -0.05, Verdict::kFits)));
+  // Within the same whole percent the smaller change comes first, even if a hair slower.
+  CHECK(fit_advice_before(make("pp", 1, -0.104, Verdict::kFits), make("tp, pp", 2, -0.098, Verdict::kFits)));
+  // Fits before tight, whatever the speed.
+  CHECK(fit_advice_before(make("zero", 1, -0.50, Verdict::kFits), make("cp", 1, 0.0, Verdict::kTight)));
+  // Same cost and size: the exact throughput, then the text (a strict order).
+  CHECK(fit_advice_before(make("a", 1, -0.1001, Verdict::kFits), make("b", 1, -0.1002, Verdict::kFits)));
+  CHECK(fit_advice_before(make("a", 1, -0.1, Verdict::kFits), make("b", 1, -0.1, Verdict::kFits)));
+  CHECK_FALSE(fit_advice_before(make("a", 1, -0.1, Verdict::kFits), make("a", 1, -0.1, Verdict::kFits)));
+  CHECK(throughput_cost_percent(make("x", 1, -0.125, Verdict::kFits)) == 13);
 }
 
 TEST_CASE("the largest sequence that fits fits, and one step more does not") {

@@ -2,7 +2,10 @@
 // exponents accepted where the result is whole; fractions, overflow and junk refused with a sentence.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "io/number_text.h"
+#include "spec/validate.h"
 
 using namespace meshfit;
 
@@ -32,4 +35,25 @@ TEST_CASE("fractions, overflow and junk are refused with a message that quotes t
     CHECK(parsed.message.find(why) != std::string::npos);
     CHECK(parsed.message.find(std::string("\"") + text) == 0);
   }
+}
+
+TEST_CASE("only a value beyond the limit is refused as too large, up to int64's largest") {
+  CHECK(parse_count_text("1e15", int64_t(1) << 25).too_large);
+  CHECK_FALSE(parse_count_text("3.7", int64_t(1) << 25).too_large);
+  const int64_t int64_max = std::numeric_limits<int64_t>::max();
+  const CountText largest = parse_count_text("9223372036854775807", int64_max);
+  REQUIRE(largest.ok);
+  CHECK(largest.value == int64_max);
+  // 2^63 rounds to int64's largest as a double: the comparison must not let it through.
+  CHECK(parse_count_text("9223372036854775808", int64_max).too_large);
+  CHECK(parse_count_text("8G", int64_max).value == int64_t(8) << 30);
+}
+
+TEST_CASE("count fields are bounded by validate's limits, the same for the page and the CLI") {
+  CHECK(count_text_limit("seq") == kMaxSeq);
+  CHECK(count_text_limit("gpus") == kMaxGpus);
+  CHECK(count_text_limit("global_batch") == kMaxBatch);
+  CHECK(count_text_limit("tp") == std::numeric_limits<int64_t>::max());
+  CHECK_FALSE(parse_count_text("64M", count_text_limit("seq")).ok);
+  CHECK(parse_count_text("32M", count_text_limit("seq")).value == kMaxSeq);
 }

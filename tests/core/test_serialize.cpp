@@ -6,8 +6,11 @@
 
 #include "memory/memory_model.h"
 #include "io/serialize.h"
+#include "io/csv_text.h"
+#include "fixtures.h"
 
 using namespace meshfit;
+using meshfit_test::preset_config;
 using nlohmann::json;
 
 TEST_CASE("fields override a preset whatever the key order, and rename it") {
@@ -83,4 +86,39 @@ TEST_CASE("presets JSON lists every model and GPU the issue asks for") {
     CHECK_MESSAGE(models.count(id) == 1, id);
   for (const char* id : {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200", "b200", "gb200", "mi300x", "l40s", "rtx4090"})
     CHECK_MESSAGE(gpus.count(id) == 1, id);
+}
+
+TEST_CASE("layouts_to_csv writes every candidate, and the CSV reader reads each value back") {
+  SearchOptions options;
+  options.keep_all_max = 100000;
+  const SearchResult result = search_layouts(preset_config("llama3-8b", 16, 1, 1), options);
+  REQUIRE(result.valid());
+  REQUIRE(result.all.size() > 10);
+  const std::string csv = layouts_to_csv(result.all);
+  const std::vector<CsvRow> rows = parse_csv(csv);
+  REQUIRE(rows.size() == result.all.size());
+  bool saw_feasible = false, saw_infeasible = false;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const LayoutCandidate& c = result.all[i];
+    CAPTURE(i);
+    CHECK(csv_field(rows[i], "dp") == std::to_string(c.layout.dp));
+    CHECK(csv_field(rows[i], "tp") == std::to_string(c.layout.tp));
+    CHECK(csv_field(rows[i], "micro_batch") == std::to_string(c.micro_batch));
+    CHECK(csv_field(rows[i], "recompute") == to_string(c.recompute));
+    CHECK(std::stod(csv_field(rows[i], "device_bytes")) == c.device_bytes);  // round-trip precision
+    if (c.feasible) {
+      saw_feasible = true;
+      CHECK(std::stod(csv_field(rows[i], "tokens_per_s_per_gpu")) == c.step.tokens_per_s_per_gpu);
+      CHECK(std::stod(csv_field(rows[i], "breakdown.compute_s")) == c.step.breakdown.compute_s);
+    } else {
+      saw_infeasible = true;
+      CHECK(csv_field(rows[i], "tokens_per_s_per_gpu").empty());
+    }
+  }
+  CHECK(saw_feasible);
+  CHECK(saw_infeasible);
+  // The error band's text holds commas and is quoted; the reader returns it whole.
+  CHECK(csv_cell("a,b \"c\"") == "\"a,b \"\"c\"\"\"");
+  CHECK(csv_cell("plain") == "plain");
+  CHECK(parse_csv(write_csv({"x", "y"}, {{"1,5", "line\nbreak"}}))[0].at("y") == "line\nbreak");
 }

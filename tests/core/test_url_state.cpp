@@ -5,6 +5,7 @@
 #include "fixtures.h"
 #include "memory/memory_model.h"
 #include "io/url_state.h"
+#include "spec/config_schema.h"
 
 using namespace meshfit;
 using namespace meshfit_test;
@@ -82,4 +83,70 @@ TEST_CASE("the API envelope: ok and issues on every result, state merged under e
   CHECK(run_search({{"model", "llama3-8b"}, {"gpus", 16}}, {{"top", 3}})["layouts"].size() == 3);
   CHECK(run_decode_state("v=1&model=llama3-8b")["ok"] == true);
   CHECK(run_encode_state({{"model", "llama3-8b"}, {"seq", 8192}})["state"] == "v=1&model=llama3-8b&seq=8192");
+}
+
+TEST_CASE("the page's view rides after the config's keys and round-trips") {
+  Config config = preset_config("llama3.1-405b", 1024, 8, 16);
+  PageView view;
+  CHECK(encode_view(view).empty());  // the default view adds nothing to a link
+  view.tab = ViewTab::kLayouts;
+  view.units = ViewUnits::kMiB;
+  view.sort = LayoutColumn::kTokensPerSPerGpu;
+  view.order = SortOrder::kDescending;
+  view.filter = "tp=8 recompute=none";
+  Config pinned = preset_config("llama3.1-405b", 1024, 8, 8);
+  view.pin = encode_state(pinned);
+  const std::string link = encode_state(config) + encode_view(view);
+  CHECK(link.find("&tab=layouts&units=mib&sort=tokens_per_s_per_gpu&order=desc&filter=tp%3D8%20recompute%3Dnone&pin=v%3D1") !=
+        std::string::npos);
+  PageView read;
+  const ParsedConfig parsed = decode_state(link, &read);
+  CHECK_FALSE(has_errors(parsed.issues));
+  CHECK(read == view);
+  CHECK(encode_state(parsed.config) == encode_state(config));
+  // The pinned state decodes to the pinned config.
+  CHECK(encode_state(decode_state(read.pin).config) == encode_state(pinned));
+  // A front end without a view (the CLI's --state) reads the same config and no issue.
+  const ParsedConfig cli = decode_state(link);
+  CHECK(cli.issues.empty());
+  CHECK(encode_state(cli.config) == encode_state(config));
+}
+
+TEST_CASE("bad view values are reported like other keys, naming the key, as warnings that keep the config") {
+  PageView view;
+  const ParsedConfig parsed =
+      decode_state("v=1&gpus=16&tab=charts&units=MB&sort=speed&order=up&filter=" + std::string(80, 'x') +
+                       "&pin=v%3D1%26tp%3D2.5&tabs=memory",
+                   &view);
+  const auto message_for = [&](const char* field) {
+    for (const Issue& issue : parsed.issues)
+      if (issue.field == field) return issue.message;
+    return std::string();
+  };
+  CHECK(message_for("tab") == "tab must be one of inputs, memory, layouts, methods, compare, validation, got \"charts\".");
+  CHECK(message_for("units") == "units must be one of gib, gb, mib, got \"MB\".");
+  CHECK(message_for("sort").find("sort must be one of rank, dp, tp") == 0);
+  CHECK(message_for("order") == "order must be one of asc, desc, got \"up\".");
+  CHECK(message_for("filter").find("80 bytes") != std::string::npos);
+  CHECK(message_for("pin").find("the pinned configuration is not used: tp:") == 0);
+  CHECK(message_for("tabs").find("is not a meshfit config field") != std::string::npos);  // unknown: as ever
+  CHECK(view == PageView{});
+  CHECK(parsed.config.cluster.gpus == 16);
+  // Warnings: the view falls back to its default and the config is still evaluated.
+  for (const Issue& issue : parsed.issues)
+    if (is_view_key(issue.field)) CHECK(issue.severity == Severity::kWarning);
+  CHECK_FALSE(has_errors(decode_state("v=1&model=llama3-8b&gpus=16&tab=charts").issues));
+  // A view key given twice is a duplicate like any other.
+  std::vector<Issue> issues;
+  state_to_object("v=1&tab=layouts&tab=memory", issues);
+  REQUIRE(issues.size() == 1);
+  CHECK(issues[0].code == IssueCode::kDuplicateKey);
+}
+
+TEST_CASE("no config field's state key is a view key") {
+  for (const ConfigField& field : config_fields()) {
+    CAPTURE(field.key);
+    CHECK_FALSE(is_view_key(field.state_key));
+    CHECK_FALSE(is_view_key(field.key));
+  }
 }

@@ -61,7 +61,9 @@ async function settled(page, before = 0) {
     const text = document.getElementById('mirror').textContent;
     if (!text) return false;
     const m = JSON.parse(text);
-    return m.version > v && location.hash === '#' + m.state && document.getElementById('widgets').textContent !== '';
+    // The hash is the config's state plus the view (m.link); the fit advice follows a frame later.
+    return m.version > v && location.hash === '#' + (m.link || m.state) && !m.fit_pending &&
+           document.getElementById('widgets').textContent !== '';
   }, before, { timeout: 60000 });
 }
 

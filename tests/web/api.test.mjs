@@ -151,3 +151,17 @@ test('fine-tuning exports (torchtune YAML, HF Trainer + PEFT) equal the native C
   assert.match(meshfit.exportLaunchConfig(config, 'torchtune').text, /quantize_base: True/);
   assert.match(meshfit.exportLaunchConfig(config, 'hf-trainer').text, /lora_config = LoraConfig\(/);
 });
+
+test('the page\'s view keys in a state are checked like other keys and otherwise ignored', () => {
+  const view = '&tab=layouts&units=mib&sort=tokens_per_s_per_gpu&order=desc&filter=tp%3D2&pin=v%3D1%26model%3Dllama3-8b%26gpus%3D8';
+  const decoded = meshfit.decodeState('v=1&model=llama3-8b&gpus=16' + view);
+  assert.equal(decoded.ok, true);
+  assert.deepEqual(decoded.issues, []);
+  assert.equal(decoded.config.gpus, 16);
+  assert.equal(meshfit.estimate({ state: 'v=1&model=llama3-8b&gpus=16' + view }).ok, true);
+  const bad = meshfit.decodeState('v=1&model=llama3-8b&tab=charts&units=MB');
+  assert.equal(bad.ok, true, 'a bad view value is a warning: the config still stands');
+  assert.deepEqual(bad.issues.map((i) => [i.field, i.code, i.severity]),
+                   [['tab', 'unknown_value', 'warning'], ['units', 'unknown_value', 'warning']]);
+  assert.equal(bad.issues[0].message, 'tab must be one of inputs, memory, layouts, methods, compare, validation, got "charts".');
+});

@@ -507,8 +507,9 @@ bool draw_layout(AppState& s) {
 // The run's free-text fields (FieldGroup::kRun: notes, ...) straight from the schema, through its
 // accessors: a new one appears here without UI code. validate() checks what is typed (UTF-8, length).
 bool draw_run(AppState& s) {
-  ImGui::SeparatorText("Run");
   bool changed = false;
+  // Closed by default: names and notes are secondary, and a closed header draws nothing each frame.
+  if (!ImGui::CollapsingHeader("Run name and notes")) return changed;
   for (const ConfigField& field : config_fields()) {
     if (field.group != FieldGroup::kRun) continue;
     ImGui::TextUnformatted(field.help);

@@ -95,6 +95,17 @@ std::string make_mirror(const AppState& s) {
   mirror["search_running"] = s.running_search != nullptr;
   mirror["search_progress"] = s.running_search ? s.running_search->progress() : 1.0;
   mirror["search_complete"] = s.search.complete && !s.search_stale;
+  // The accessible twins of the canvas (shell.html): the inputs panel's fields, and the first rows
+  // of the layouts table as the page shows them (its sort is the search's: fastest first).
+  mirror["form"] = json::parse(describe_form(s));
+  mirror["layouts"] = json::array();
+  for (size_t i = 0; i < std::min<size_t>(10, s.search.top.size()); ++i) {
+    const LayoutCandidate& c = s.search.top[i];
+    mirror["layouts"].push_back({{"dp", c.layout.dp}, {"tp", c.layout.tp}, {"pp", c.layout.pp}, {"cp", c.layout.cp},
+                                 {"vpp", c.layout.vpp}, {"micro_batch", c.micro_batch}, {"zero", c.layout.zero},
+                                 {"recompute", to_string(c.recompute)}, {"device_bytes", c.device_bytes},
+                                 {"tokens_per_s_per_gpu", c.step.tokens_per_s_per_gpu}, {"mfu", c.step.mfu}});
+  }
   return mirror.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -179,6 +190,12 @@ void keep_layout_valid(AppState& s, const Config& before) {
 
 }  // namespace
 
+void commit_edit(AppState& s, const Config& before) {
+  s.input_issues.clear();  // the link's problems are the user's edit now
+  keep_layout_valid(s, before);
+  s.dirty = true;
+}
+
 // [SECTION] Theme and frame
 
 void apply_theme(AppState& s) {
@@ -194,12 +211,24 @@ void apply_theme(AppState& s) {
   style.ScrollbarSize = 0.8f * s.em;
   style.GrabMinSize = 0.6f * s.em;
   style.IndentSpacing = 1.2f * s.em;
+  if (s.coarse_pointer) {
+    // A finger, not a mouse: rows and buttons about 2.4 em (38 CSS px at 16 px; WCAG 2.5.8 asks
+    // 24 px at least, Apple's HIG 44 pt), wider scrollbars and grabs, more space between targets.
+    style.FramePadding = ImVec2(0.6f * s.em, 0.7f * s.em);
+    style.ItemSpacing = ImVec2(0.6f * s.em, 0.55f * s.em);
+    style.ItemInnerSpacing = ImVec2(0.5f * s.em, 0.4f * s.em);
+    style.CellPadding = ImVec2(0.45f * s.em, 0.45f * s.em);
+    style.ScrollbarSize = 1.2f * s.em;
+    style.GrabMinSize = 1.4f * s.em;
+    style.TouchExtraPadding = ImVec2(0.2f * s.em, 0.2f * s.em);
+  }
   ImGui::GetStyle() = style;
 }
 
 bool draw(AppState& s) {
   if (s.dirty) recompute(s);
   const Config before = s.config;
+  s.text_field_numeric = false;  // the active count field says so again while it is active
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->Pos);
   ImGui::SetNextWindowSize(viewport->Size);
@@ -209,9 +238,10 @@ bool draw(AppState& s) {
   draw_header(s);
   ImGui::Separator();
   bool changed = false;
-  // Below ~44 em (about 700 CSS px) one column: the verdict banner above, then the inputs as the
-  // first tab beside the results, each full width.
-  const bool narrow = viewport->Size.x < 44.0f * s.em;
+  bool inputs_drawn = !narrow_window(s);
+  // Below ~44 em (about 700 CSS px) one column: the verdict banner above, then the results as the
+  // first tab (a phone opens on the answer) and the inputs as the second, each full width.
+  const bool narrow = narrow_window(s);
   if (!narrow) {
     if (ImGui::BeginChild("inputs", ImVec2(17.0f * s.em, 0), true)) changed |= draw_inputs(s);
     ImGui::EndChild();
@@ -219,20 +249,23 @@ bool draw(AppState& s) {
   }
   if (ImGui::BeginChild("results", ImVec2(0, 0), false)) {
     if (ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyResizeDown)) {
-      if (narrow) {
-        const bool inputs_open = ImGui::BeginTabItem("Inputs");
-        record_rect(s, "tab_inputs");
-        if (inputs_open) {
-          if (ImGui::BeginChild("inputs", ImVec2(0, 0), false)) changed |= draw_inputs(s);
-          ImGui::EndChild();
-          ImGui::EndTabItem();
-        }
-      }
       const bool memory_open = ImGui::BeginTabItem(narrow ? "Memory" : "Per-rank memory");
       record_rect(s, "tab_memory");
       if (memory_open) {
         changed |= draw_memory_view(s);
         ImGui::EndTabItem();
+      }
+      if (narrow) {
+        // The DOM form's focus brings its field into view: this tab opens for it.
+        const bool inputs_open =
+            ImGui::BeginTabItem("Inputs", nullptr, s.focus_field.empty() ? 0 : ImGuiTabItemFlags_SetSelected);
+        record_rect(s, "tab_inputs");
+        if (inputs_open) {
+          inputs_drawn = true;
+          if (ImGui::BeginChild("inputs", ImVec2(0, 0), false)) changed |= draw_inputs(s);
+          ImGui::EndChild();
+          ImGui::EndTabItem();
+        }
       }
       const bool layouts_open = ImGui::BeginTabItem("Layouts");
       record_rect(s, "tab_layouts");
@@ -251,11 +284,8 @@ bool draw(AppState& s) {
   }
   ImGui::EndChild();
   ImGui::End();
-  if (changed) {
-    s.input_issues.clear();  // the link's problems are the user's edit now
-    keep_layout_valid(s, before);
-    s.dirty = true;
-  }
+  if (inputs_drawn) s.focus_field.clear();  // brought into view by record_rect; else not on the panel
+  if (changed) commit_edit(s, before);
   return changed;
 }
 

@@ -63,6 +63,9 @@ struct AppState {
   std::string hf_message;
   std::string status;                  // a short line after copy/export
   std::map<std::string, Rect> widget_rects;  // named widgets for the mirror
+  std::string focus_field;             // the DOM form's focused field: brought into view once
+  bool text_field_numeric = false;     // this frame's active text field takes a number (phone number pad)
+  bool coarse_pointer = false;         // a touch screen: larger hit targets
 
   std::string public_url;              // the build's public address of the page ("" = none)
   bool local_file = false;             // the page runs from file:// (its own address helps nobody else)

@@ -137,12 +137,18 @@ void draw_verdict_banner(AppState& s) {
   const float font_size = ImGui::GetFontSize() * 1.15f;
   const float width = ImGui::GetContentRegionAvail().x;
   const float wrap = width - 1.2f * em;  // narrow windows wrap the line instead of cutting it
-  const ImVec2 text_size = ImGui::GetFont()->CalcTextSizeA(font_size, FLT_MAX, wrap, text.c_str());
+  // A number and its unit stay together when the line wraps (no-break spaces after digits).
+  std::string drawn;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == ' ' && i > 0 && text[i - 1] >= '0' && text[i - 1] <= '9') drawn += "\xC2\xA0";
+    else drawn += text[i];
+  }
+  const ImVec2 text_size = ImGui::GetFont()->CalcTextSizeA(font_size, FLT_MAX, wrap, drawn.c_str());
   const ImVec2 size(width, std::max(2.0f * em, text_size.y + 0.85f * em));
   ImDrawList* draw = ImGui::GetWindowDrawList();
   draw->AddRectFilled(min, ImVec2(min.x + size.x, min.y + size.y), colors.background, 0.25f * em);
   draw->AddText(ImGui::GetFont(), font_size, ImVec2(min.x + 0.6f * em, min.y + (size.y - text_size.y) / 2), colors.text,
-                text.c_str(), nullptr, wrap);
+                drawn.c_str(), nullptr, wrap);
   ImGui::Dummy(size);
   record_rect(s, "verdict_banner");
   // What a link could not use, each in the CLI's words, until dismissed or edited away.
@@ -195,9 +201,12 @@ void flow(const char* next_label) {
 }  // namespace
 
 void draw_header(AppState& s) {
+  // A phone sees the answer first: the banner right under the name, the buttons after it.
+  const bool narrow = narrow_window(s);
   ImGui::TextUnformatted("meshfit");
   flow("will it fit? per-rank training memory and the fastest layout");
   ImGui::TextDisabled("will it fit? per-rank training memory and the fastest layout");
+  if (narrow) draw_verdict_banner(s);
   if (ImGui::Button("Copy link")) {
     s.outbox.clipboard = "{{url}}";
     s.status = s.local_file && s.public_url.empty()
@@ -239,7 +248,7 @@ void draw_header(AppState& s) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s", s.status.c_str());
   }
-  draw_verdict_banner(s);
+  if (!narrow) draw_verdict_banner(s);
 }
 
 }  // namespace meshfit::ui

@@ -364,6 +364,7 @@ bool draw_memory_view(AppState& s) {
                                       (1.4f + 2.0f * float(report.ranks.size()) + 2.2f) * s.em);
   if (ImGui::BeginChild("bars", ImVec2(0, std::max(chart_height, 6.0f * s.em)), false)) draw_rank_bars(s);
   ImGui::EndChild();
+  record_rect(s, "rank_bars");
   const bool changed = draw_fit_advice(s);
   ImGui::Checkbox("Show the numbers as a table", &s.show_rank_table);
   if (s.show_rank_table) draw_rank_table(s);

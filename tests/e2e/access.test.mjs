@@ -89,13 +89,13 @@ function nativeRanks(state) {
 test('a phone (390x844, touch) opens on the verdict and the per-rank chart, in one column', async () => {
   const { context, page, errors } = await openPage('', phone);
   const w = await widgets(page);
+  assert.equal(w.gpus, undefined, 'the inputs are a tab of their own, not the first thing shown');
+  assert.ok(w.tab_inputs, 'and that tab is there');
   const banner = w.verdict_banner;
   assert.ok(banner, 'the verdict banner is drawn');
   assert.ok(banner[1] >= 0 && banner[1] + banner[3] <= 844 / 3, `the verdict is in the top third: ${banner}`);
   assert.ok(banner[2] >= 390 - 40, 'the banner spans the width (one column)');
   assert.ok(w.rank_bars && w.rank_bars[1] < 844, `the per-rank chart starts on the first screen: ${w.rank_bars}`);
-  assert.equal(w.gpus, undefined, 'the inputs are a tab of their own, not the first thing shown');
-  assert.ok(w.tab_inputs, 'and that tab is there');
   await page.screenshot({ path: path.join(artifacts, 'phone-first-screen.png') });
   assert.deepEqual(errors, []);
   await context.close();
@@ -103,10 +103,12 @@ test('a phone (390x844, touch) opens on the verdict and the per-rank chart, in o
 
 test('on a phone one tap switches tab, a drag scrolls the inputs, and a tap on a number field focuses a text input', async () => {
   const { context, page, errors } = await openPage('', phone);
-  // One tap on the Inputs tab opens it.
-  await page.touchscreen.tap(centre(await rectOf(page, 'tab_inputs')).x, centre(await rectOf(page, 'tab_inputs')).y);
-  const gpus = await rectOf(page, 'gpus');
-  assert.ok(gpus[1] > 0, 'the inputs are drawn after a single tap');
+  // One tap on a tab opens it: Layouts (its filter field is drawn), then Inputs.
+  const tap = async (name) => { const c = centre(await rectOf(page, name)); await page.touchscreen.tap(c.x, c.y); await frames(page, 6); };
+  await tap('tab_layouts');
+  assert.ok((await widgets(page)).layout_filter, 'one tap opened the Layouts tab');
+  await tap('tab_inputs');
+  assert.ok((await widgets(page)).gpus, 'one tap opened the Inputs tab');
   // A finger dragged up scrolls the panel under it.
   const before = (await rectOf(page, 'seq'))[1];
   await touchDrag(page, { x: 200, y: 760 }, { x: 200, y: 460 });

@@ -367,30 +367,27 @@ bool draw_training(AppState& s) {
   ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##recompute", t.recompute);
   record_rect(s, "recompute");
-  // Two combos a line, or one when the panel is a phone's width (their labels would be cut).
-  const bool stacked = narrow_window(s);
-  const float half = stacked ? -FLT_MIN : (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
-  ImGui::TextUnformatted(stacked ? "precision" : "precision / optimizer");
-  ImGui::SetNextItemWidth(half);
+  // One combo a line: two side by side cut "bf16 mixed (fp32 master)" to "bf16 mixed (f" in the
+  // 17 em panel, and a phone's column is no wider.
+  ImGui::TextUnformatted("precision");
+  ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##precision", t.precision);
   record_rect(s, "precision");
-  if (stacked) ImGui::TextUnformatted("optimizer");
-  else ImGui::SameLine();
-  ImGui::SetNextItemWidth(half);
+  field_issue(s, "precision");
+  ImGui::TextUnformatted("optimizer");
+  ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##optimizer", t.optimizer);
   record_rect(s, "optimizer");
-  field_issue(s, "precision");
-  ImGui::TextUnformatted(stacked ? "cross-entropy" : "cross-entropy / allocator");
-  ImGui::SetNextItemWidth(half);
+  ImGui::TextUnformatted("cross-entropy");
+  ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##loss", t.loss);
   record_rect(s, "loss");
-  if (stacked) ImGui::TextUnformatted("allocator");
-  else ImGui::SameLine();
-  ImGui::SetNextItemWidth(half);
+  ImGui::TextUnformatted("allocator");
+  ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##allocator", t.allocator);
   record_rect(s, "allocator");
   for (const FlagField& flag : kTrainingFlags) {
-    if (std::string(flag.field) == "async_tp" && !stacked) ImGui::SameLine();  // beside torch.compile, which it needs
+    if (std::string(flag.field) == "async_tp") ImGui::SameLine();  // beside torch.compile, which it needs
     changed |= checkbox_field(s, flag);
   }
   return changed;

@@ -97,7 +97,7 @@ std::string make_mirror(const AppState& s) {
   mirror["search_complete"] = s.search.complete && !s.search_stale;
   // The accessible twins of the canvas (shell.html): the inputs panel's fields, and the first rows
   // of the layouts table as the page shows them (its sort is the search's: fastest first).
-  mirror["form"] = json::parse(describe_form(s));
+  mirror["form"] = json::parse(s.form.empty() ? "[]" : s.form);
   mirror["layouts"] = json::array();
   for (size_t i = 0; i < std::min<size_t>(10, s.search.top.size()); ++i) {
     const LayoutCandidate& c = s.search.top[i];
@@ -164,6 +164,7 @@ void recompute(AppState& s) {
   s.running_search = std::make_shared<LayoutSearch>(s.config, options);
   s.search_stale = true;
   s.fit = s.estimate.valid() && !has_errors(s.issues) ? fit_advice(s.config) : FitAdvice{};
+  s.form = describe_form(s);
   s.dirty = false;
   select_current_candidate(s);
   step_search(s, kFirstSearchSliceMs);  // also writes the mirror

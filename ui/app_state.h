@@ -47,6 +47,8 @@ struct AppState {
   std::shared_ptr<LayoutSearch> running_search;  // in progress: advanced a slice per frame (step_search)
   bool search_stale = false;           // `search` belongs to earlier inputs (a new one runs or was cancelled)
   std::string state;                   // the shareable URL state of the config
+  std::string form;                    // JSON of the inputs panel's fields for the DOM form (describe_form);
+                                       // made by recompute, not by every search slice
   std::string mirror;                  // JSON for the DOM mirror (aria-live region + tests)
   int64_t mirror_version = 0;          // bumps when mirror changes
   ValidationReport validation;         // the measured runs vs their predictions (fixed data)

@@ -183,7 +183,9 @@ void draw_rank_bars(AppState& s) {
     char value[64];
     std::snprintf(value, sizeof value, "%s  %.0f%%", format_bytes(s, rank.device_bytes, 1).c_str(),
                   100.0 * rank.device_bytes / capacity);
-    draw->AddText(ImVec2(chart.x(rank.device_bytes) + 0.4f * em, text_y), text_color, value);
+    // On a phone the bars are short and the values would sit on the capacity lines: a column.
+    const float value_x = narrow ? chart.x(chart.max_bytes) + 0.4f * em : chart.x(rank.device_bytes) + 0.4f * em;
+    draw->AddText(ImVec2(value_x, text_y), text_color, value);
     if (int64_t(r) == report.worst_rank) {
       draw->AddRect(ImVec2(chart.x(0) - 2, y - 2), ImVec2(chart.x(rank.device_bytes) + 2, y + bar_height + 2), text_color, 0, 0, 2.0f);
       if (!narrow)

@@ -187,6 +187,17 @@ std::string make_mirror(const AppState& s) {
                                      {"reason", c.rejected}});
     mirror["methods"] = methods;
   }
+  // The accessible twins of the canvas (shell.html): the inputs panel's fields, and the first rows
+  // of the layouts table as the page shows them (its sort is the search's: fastest first).
+  mirror["form"] = json::parse(s.form.empty() ? "[]" : s.form);
+  mirror["layouts"] = json::array();
+  for (size_t i = 0; i < std::min<size_t>(10, s.search.top.size()); ++i) {
+    const LayoutCandidate& c = s.search.top[i];
+    mirror["layouts"].push_back({{"dp", c.layout.dp}, {"tp", c.layout.tp}, {"pp", c.layout.pp}, {"cp", c.layout.cp},
+                                 {"vpp", c.layout.vpp}, {"micro_batch", c.micro_batch}, {"zero", c.layout.zero},
+                                 {"recompute", to_string(c.recompute)}, {"device_bytes", c.device_bytes},
+                                 {"tokens_per_s_per_gpu", c.step.tokens_per_s_per_gpu}, {"mfu", c.step.mfu}});
+  }
   return mirror.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -331,6 +342,7 @@ void recompute(AppState& s) {
   s.fit_pending = true;
   if (const auto cached = s.fit_cache.find(s.state); cached != s.fit_cache.end()) compute_fit_advice(s);
   s.methods_ready = false;  // recomputed when the Methods view is next shown
+  s.form = describe_form(s);
   s.dirty = false;
   select_current_candidate(s);
   step_search(s, kFirstSearchSliceMs);  // also writes the mirror
@@ -367,12 +379,25 @@ void keep_layout_valid(AppState& s, const Config& before) {
 
 }  // namespace
 
+void commit_edit(AppState& s, const Config& before) {
+  s.input_issues.clear();  // the link's problems are the user's edit now
+  keep_layout_valid(s, before);
+  s.dirty = true;
+}
+
 // [SECTION] Theme and frame
 
 void apply_theme(AppState& s) {
   ImGuiStyle style;
-  if (s.dark) ImGui::StyleColorsDark(&style);
-  else ImGui::StyleColorsLight(&style);
+  if (s.dark) {
+    ImGui::StyleColorsDark(&style);
+  } else {
+    ImGui::StyleColorsLight(&style);
+    // White fields and checkboxes on the light grey panel need an edge to be seen (WCAG 1.4.11
+    // asks 3:1 for a control's boundary): a 1 px border, #8c8c8c on white is 3.4:1.
+    style.FrameBorderSize = 1.0f;
+    style.Colors[ImGuiCol_Border] = ImVec4(0.0f, 0.0f, 0.0f, 0.45f);
+  }
   style.WindowRounding = 0.0f;
   style.FrameRounding = 0.25f * s.em / 13.0f * 13.0f / 4.0f;
   style.FramePadding = ImVec2(0.4f * s.em, 0.25f * s.em);
@@ -382,12 +407,24 @@ void apply_theme(AppState& s) {
   style.ScrollbarSize = 0.8f * s.em;
   style.GrabMinSize = 0.6f * s.em;
   style.IndentSpacing = 1.2f * s.em;
+  if (s.coarse_pointer) {
+    // A finger, not a mouse: rows and buttons about 2.4 em (38 CSS px at 16 px; WCAG 2.5.8 asks
+    // 24 px at least, Apple's HIG 44 pt), wider scrollbars and grabs, more space between targets.
+    style.FramePadding = ImVec2(0.6f * s.em, 0.7f * s.em);
+    style.ItemSpacing = ImVec2(0.6f * s.em, 0.55f * s.em);
+    style.ItemInnerSpacing = ImVec2(0.5f * s.em, 0.4f * s.em);
+    style.CellPadding = ImVec2(0.45f * s.em, 0.45f * s.em);
+    style.ScrollbarSize = 1.2f * s.em;
+    style.GrabMinSize = 1.4f * s.em;
+    style.TouchExtraPadding = ImVec2(0.2f * s.em, 0.2f * s.em);
+  }
   ImGui::GetStyle() = style;
 }
 
 bool draw(AppState& s) {
   if (s.dirty) recompute(s);
   const Config before = s.config;
+  s.text_field_numeric = false;  // the active count field says so again while it is active
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->Pos);
   ImGui::SetNextWindowSize(viewport->Size);
@@ -397,9 +434,10 @@ bool draw(AppState& s) {
   draw_header(s);
   ImGui::Separator();
   bool changed = false;
-  // Below ~44 em (about 700 CSS px) one column: the verdict banner above, then the inputs as the
-  // first tab beside the results, each full width.
-  const bool narrow = viewport->Size.x < 44.0f * s.em;
+  bool inputs_drawn = !narrow_window(s);
+  // Below ~44 em (about 700 CSS px) one column: the verdict banner above, then the results as the
+  // first tab (a phone opens on the answer) and the inputs as the second, each full width.
+  const bool narrow = narrow_window(s);
   if (!narrow) {
     if (ImGui::BeginChild("inputs", ImVec2(17.0f * s.em, 0), true)) changed |= draw_inputs(s);
     ImGui::EndChild();
@@ -407,42 +445,41 @@ bool draw(AppState& s) {
   }
   if (ImGui::BeginChild("results", ImVec2(0, 0), false)) {
     if (ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyResizeDown)) {
-      if (narrow) {
-        const ImGuiTabItemFlags flags = s.select_tab > 0 && s.tab == ViewTab::kInputs ? ImGuiTabItemFlags_SetSelected : 0;
-        const bool inputs_open = ImGui::BeginTabItem("Inputs", nullptr, flags);
-        record_rect(s, "tab_inputs");
-        if (inputs_open && s.select_tab == 0) s.tab = ViewTab::kInputs;
-        if (inputs_open) {
-          if (ImGui::BeginChild("inputs", ImVec2(0, 0), false)) changed |= draw_inputs(s);
-          ImGui::EndChild();
-          ImGui::EndTabItem();
-        }
-      }
-      // The tab a link asked for is selected once; after that the tab on screen is the view's.
-      const auto tab = [&](ViewTab which, const char* label, const char* rect) {
-        const ImGuiTabItemFlags flags = s.select_tab > 0 && s.tab == which ? ImGuiTabItemFlags_SetSelected : 0;
+      // The tab a link asked for is selected once (or the one `select` asks for); after that the tab
+      // on screen is the view's.
+      const auto tab = [&](ViewTab which, const char* label, const char* rect, bool select) {
+        const ImGuiTabItemFlags flags = select || (s.select_tab > 0 && s.tab == which) ? ImGuiTabItemFlags_SetSelected : 0;
         const bool open = ImGui::BeginTabItem(label, nullptr, flags);
         record_rect(s, rect);
         if (open && s.select_tab == 0) s.tab = which;
         return open;
       };
-      if (tab(ViewTab::kMemory, narrow ? "Memory" : "Per-rank memory", "tab_memory")) {
+      if (tab(ViewTab::kMemory, narrow ? "Memory" : "Per-rank memory", "tab_memory", false)) {
         changed |= draw_memory_view(s);
         ImGui::EndTabItem();
       }
-      if (tab(ViewTab::kLayouts, "Layouts", "tab_layouts")) {
+      if (narrow) {
+        // The DOM form's focus brings its field into view: this tab opens for it.
+        if (tab(ViewTab::kInputs, "Inputs", "tab_inputs", !s.focus_field.empty())) {
+          inputs_drawn = true;
+          if (ImGui::BeginChild("inputs", ImVec2(0, 0), false)) changed |= draw_inputs(s);
+          ImGui::EndChild();
+          ImGui::EndTabItem();
+        }
+      }
+      if (tab(ViewTab::kLayouts, "Layouts", "tab_layouts", false)) {
         changed |= draw_layouts_view(s);
         ImGui::EndTabItem();
       }
-      if (tab(ViewTab::kMethods, "Methods", "tab_methods")) {
+      if (tab(ViewTab::kMethods, "Methods", "tab_methods", false)) {
         changed |= draw_methods_view(s);
         ImGui::EndTabItem();
       }
-      if (tab(ViewTab::kCompare, s.pinned ? "Compare" : "Compare (pin first)", "tab_compare")) {
+      if (tab(ViewTab::kCompare, s.pinned ? "Compare" : "Compare (pin first)", "tab_compare", false)) {
         changed |= draw_compare_view(s);
         ImGui::EndTabItem();
       }
-      if (tab(ViewTab::kValidation, "Validation", "tab_validation")) {
+      if (tab(ViewTab::kValidation, "Validation", "tab_validation", false)) {
         draw_validation_view(s);
         ImGui::EndTabItem();
       }
@@ -452,12 +489,9 @@ bool draw(AppState& s) {
   ImGui::EndChild();
   ImGui::End();
   if (s.select_tab > 0) --s.select_tab;
+  if (inputs_drawn) s.focus_field.clear();  // brought into view by record_rect; else not on the panel
   refresh_link(s);
-  if (changed) {
-    s.input_issues.clear();  // the link's problems are the user's edit now
-    keep_layout_valid(s, before);
-    s.dirty = true;
-  }
+  if (changed) commit_edit(s, before);
   return changed;
 }
 

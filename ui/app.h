@@ -25,6 +25,13 @@ void fetched_hf_config(AppState& state, int status, const std::string& body);
 // Rebuilds the DOM mirror after a change that is not an input (a message under a box, the methods
 // view's ranking).
 void refresh_mirror(AppState& state);
+// After an edit of the config (`before` = the config before it): the link's problems are dropped,
+// a layout the edit broke moves to the nearest valid one (saying what moved), results recompute.
+void commit_edit(AppState& state, const Config& before);
+// Sets one inputs-panel field from text typed or chosen in the page's DOM form (the accessible twin
+// of the panel), through the same parsing and schema setters as the panel; text that is not a
+// valid value is refused beside the field. Returns whether the config changed.
+bool set_form_field(AppState& state, const std::string& field, const std::string& text);
 // Style for the theme at a font size of `em` CSS pixels.
 void apply_theme(AppState& state);
 // All panels; returns true when the config changed during this frame.

@@ -57,6 +57,8 @@ struct AppState {
                                        // of the evaluated layouts: the full list, in slices like the search
   std::string state;                   // the shareable URL state of the config
   std::string link;                    // state + the view (io/url_state's encode_view): the URL hash
+  std::string form;                    // JSON of the inputs panel's fields for the DOM form (describe_form);
+                                       // made by recompute, not by every search slice
   std::string mirror;                  // JSON for the DOM mirror (aria-live region + tests)
   int64_t mirror_version = 0;          // bumps when mirror changes
   ValidationReport validation;         // the measured runs vs their predictions (fixed data)
@@ -95,6 +97,9 @@ struct AppState {
   } hf_fetch;
   std::string status;                  // a short line after copy/export
   std::map<std::string, Rect> widget_rects;  // named widgets for the mirror
+  std::string focus_field;             // the DOM form's focused field: brought into view once
+  bool text_field_numeric = false;     // this frame's active text field takes a number (phone number pad)
+  bool coarse_pointer = false;         // a touch screen: larger hit targets
 
   std::string public_url;              // the build's public address of the page ("" = none)
   bool local_file = false;             // the page runs from file:// (its own address helps nobody else)

@@ -39,6 +39,32 @@ std::string verdict_text(const AppState& s) {
 
 namespace {
 
+// Lines of at most `width` broken at spaces only, a number kept with its unit ("102.5 GiB"):
+// ImGui's own wrapping also breaks after '.' and ',', which split "102.5" on a phone.
+std::string wrap_at_spaces(const std::string& text, float font_size, float width) {
+  const auto fits = [&](const std::string& line) {
+    return ImGui::GetFont()->CalcTextSizeA(font_size, FLT_MAX, 0.0f, line.c_str()).x <= width;
+  };
+  std::string out, line;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(' ', start);
+    // A space after a digit joins the number to its unit.
+    while (end != std::string::npos && end > 0 && text[end - 1] >= '0' && text[end - 1] <= '9') end = text.find(' ', end + 1);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    const std::string joined = start == 0 ? word : line + " " + word;
+    if (start > 0 && !line.empty() && !word.empty() && !fits(joined)) {
+      out += line + "\n";
+      line = word;
+    } else {
+      line = joined;
+    }
+    start = end + 1;
+  }
+  return out + line;
+}
+
 // The verdict as a full-width coloured band: verdict, worst rank and its share of capacity; under
 // it, the line saying what the last edit moved to keep the layout valid.
 void draw_verdict_banner(AppState& s) {
@@ -51,12 +77,13 @@ void draw_verdict_banner(AppState& s) {
   const float font_size = ImGui::GetFontSize() * 1.15f;
   const float width = ImGui::GetContentRegionAvail().x;
   const float wrap = width - 1.2f * em;  // narrow windows wrap the line instead of cutting it
-  const ImVec2 text_size = ImGui::GetFont()->CalcTextSizeA(font_size, FLT_MAX, wrap, text.c_str());
+  const std::string drawn = wrap_at_spaces(text, font_size, wrap);
+  const ImVec2 text_size = ImGui::GetFont()->CalcTextSizeA(font_size, FLT_MAX, 0.0f, drawn.c_str());
   const ImVec2 size(width, std::max(2.0f * em, text_size.y + 0.85f * em));
   ImDrawList* draw = ImGui::GetWindowDrawList();
   draw->AddRectFilled(min, ImVec2(min.x + size.x, min.y + size.y), colors.background, 0.25f * em);
   draw->AddText(ImGui::GetFont(), font_size, ImVec2(min.x + 0.6f * em, min.y + (size.y - text_size.y) / 2), colors.text,
-                text.c_str(), nullptr, wrap);
+                drawn.c_str());
   ImGui::Dummy(size);
   record_rect(s, "verdict_banner");
   // What a link could not use, each in the CLI's words, until dismissed or edited away.
@@ -102,9 +129,12 @@ void draw_verdict_banner(AppState& s) {
 }  // namespace
 
 void draw_header(AppState& s) {
+  // A phone sees the answer first: the banner right under the name, the buttons after it.
+  const bool narrow = narrow_window(s);
   ImGui::TextUnformatted("meshfit");
   flow("will it fit? per-rank training memory and the fastest layout");
   ImGui::TextDisabled("will it fit? per-rank training memory and the fastest layout");
+  if (narrow) draw_verdict_banner(s);
   for (const auto& run_text : run_texts(s.config))
     ImGui::TextWrapped("%s: %s", run_text.first.c_str(), run_text.second.c_str());
   if (ImGui::Button("Copy link")) {
@@ -185,7 +215,7 @@ void draw_header(AppState& s) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s", s.status.c_str());
   }
-  draw_verdict_banner(s);
+  if (!narrow) draw_verdict_banner(s);
 }
 
 }  // namespace meshfit::ui

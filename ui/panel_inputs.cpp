@@ -1,10 +1,22 @@
 // panel_inputs.cpp — the inputs panel: model, hardware, training, layout and verdict threshold.
 // Edits the AppState's Config in place. The degree and ZeRO choosers offer what structure.h and
-// the framework profile allow, the same rules validate() and the layout search apply.
+// the framework profile allow, the same rules validate() and the layout search apply. Also the
+// panel's accessible twin: describe_form lists the same fields in the same order (label, value,
+// choices, message) for the page's DOM form, and set_form_field applies what is typed there
+// through the config schema's setters (core/spec/config_schema.h), as the panel's widgets do.
+//
+// Index
+// [SECTION] Field tables (labels, limits, units: one row each, for the panel and its DOM twin)
+// [SECTION] Widgets
+// [SECTION] Panel
+// [SECTION] DOM form (describe_form, set_form_field)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 
+#include "app.h"
 #include "io/import_export.h"
 #include "io/launch_config.h"
 #include "io/number_text.h"
@@ -37,18 +49,81 @@ bool import_into(AppState& s, const LaunchImport& imported, const std::string& s
   return applied;
 }
 
+// [SECTION] Field tables (labels, limits, units: one row each, for the panel and its DOM twin)
+
+struct CountField {
+  const char* field;  // schema key (config_schema.h), also the widget's mirror name
+  const char* label;
+  int64_t max;        // input_limits.h
+};
+constexpr CountField kCountFields[] = {
+    {"hidden", "hidden", kMaxHidden},
+    {"layers", "layers", kMaxLayers},
+    {"heads", "attention heads", kMaxHeads},
+    {"kv_heads", "key/value heads", kMaxHeads},
+    {"ffn", "ffn", kMaxFfn},
+    {"vocab", "vocab", kMaxVocab},
+    {"gpu_nvlink_domain", "NVLink domain (GPUs)", kMaxGpus},
+    {"gpus", "GPUs", kMaxGpus},
+    {"gpus_per_node", "GPUs per node", kMaxGpus},
+    {"seq", "sequence length", kMaxSeq},
+    {"global_batch", "global batch (sequences)", kMaxBatch},
+    {"micro_batch", "micro-batch", kMaxBatch},
+    {"lora_rank", "LoRA rank r", kMaxHidden},
+};
+const CountField* find_count_field(const std::string& field) {
+  for (const CountField& row : kCountFields)
+    if (field == row.field) return &row;
+  return nullptr;
+}
+
+// A custom GPU's figures as the panel shows them: stored value = shown value * scale.
+struct FigureField {
+  const char* field;
+  const char* label;
+  double GpuSpec::*member;
+  double scale;
+  const char* format;
+};
+const FigureField kFigureFields[] = {
+    {"gpu_bf16_tflops", "dense BF16 TFLOPS", &GpuSpec::bf16_flops, 1e12, "%.0f"},
+    {"gpu_fp8_tflops", "dense FP8 TFLOPS (0 = none)", &GpuSpec::fp8_flops, 1e12, "%.0f"},
+    {"gpu_hbm_tbps", "HBM bandwidth (TB/s)", &GpuSpec::hbm_bytes_per_s, 1e12, "%.2f"},
+    {"gpu_nvlink_gbps", "NVLink per GPU (GB/s)", &GpuSpec::nvlink_bytes_per_s, 1e9, "%.0f"},
+    {"gpu_nic_gbps", "network per GPU (GB/s)", &GpuSpec::internode_bytes_per_s, 1e9, "%.1f"},
+};
+
+// Checkboxes: schema key and label (their values go through the schema row's get/set).
+struct FlagField {
+  const char* field;
+  const char* label;
+};
+constexpr FlagField kModelFlags[] = {
+    {"tied_embeddings", "tied embeddings"}, {"linear_bias", "linear biases"}, {"dropout", "dropout"}};
+constexpr FlagField kTrainingFlags[] = {{"flash", "FlashAttention"},
+                                        {"sp", "sequence parallelism (with tp > 1)"},
+                                        {"async_tp", "AsyncTP (needs kernels = torch.compile)"}};
+
+// The verdict threshold's range (the slider's and the DOM field's).
+constexpr double kHeadroomMin = 0.5, kHeadroomMax = 1.0;
+
+// [SECTION] Widgets
+
 // A count field that reads what was typed ("8k", "4,096", "1e4": core's parse_count_text) and
 // commits on Enter or when it loses focus, never per keystroke (so a slow search never blocks
 // typing). Text that is not a whole number in range stays in the field with its message beside it
 // and the config keeps its last good value.
-bool input_count(AppState& s, const char* label, const char* field, int64_t& value, int64_t max) {
-  ImGui::TextUnformatted(label);
+bool input_count(AppState& s, const char* field, int64_t& value) {
+  const CountField& row = *find_count_field(field);
+  const int64_t max = row.max;
+  ImGui::TextUnformatted(row.label);
   ImGui::SetNextItemWidth(-FLT_MIN);
   const std::string id = std::string("##") + field;
   std::string& text = s.field_text[field];
   const bool refused = s.text_errors.count(field) > 0;
   if (ImGui::GetActiveID() != ImGui::GetID(id.c_str()) && !refused) text = std::to_string(value);
   ImGui::InputText(id.c_str(), &text, ImGuiInputTextFlags_AutoSelectAll);
+  if (ImGui::IsItemActive()) s.text_field_numeric = true;  // a phone shows its number pad
   const bool commit = ImGui::IsItemDeactivatedAfterEdit() ||
                       (ImGui::IsItemActive() && (ImGui::IsKeyPressed(ImGuiKey_Enter) || ImGui::IsKeyPressed(ImGuiKey_KeypadEnter)));
   record_rect(s, field);
@@ -74,6 +149,16 @@ bool input_count(AppState& s, const char* label, const char* field, int64_t& val
   } else {
     field_issue(s, field);
   }
+  return changed;
+}
+
+// A checkbox on a boolean schema field.
+bool checkbox_field(AppState& s, const FlagField& flag) {
+  const ConfigField* schema = find_config_field(flag.field);
+  bool value = schema->get(s.config).get<bool>();
+  const bool changed = ImGui::Checkbox(flag.label, &value);
+  if (changed) schema->set(s.config, value);
+  record_rect(s, flag.field);
   return changed;
 }
 
@@ -151,19 +236,19 @@ bool draw_model(AppState& s) {
     }
     record_rect(s, "edit_dimensions");
   } else {
-    changed |= input_count(s, "hidden", "hidden", m.hidden, kMaxHidden);
-    changed |= input_count(s, "layers", "layers", m.layers, kMaxLayers);
-    changed |= input_count(s, "attention heads", "heads", m.heads, kMaxHeads);
-    changed |= input_count(s, "key/value heads", "kv_heads", m.kv_heads, kMaxHeads);
-    changed |= input_count(s, "ffn", "ffn", m.ffn, kMaxFfn);
-    changed |= input_count(s, "vocab", "vocab", m.vocab, kMaxVocab);
-    changed |= ImGui::Checkbox("tied embeddings", &m.tied_embeddings);
-    changed |= ImGui::Checkbox("linear biases", &m.linear_bias);
-    changed |= ImGui::Checkbox("dropout", &m.dropout);
+    changed |= input_count(s, "hidden", m.hidden);
+    changed |= input_count(s, "layers", m.layers);
+    changed |= input_count(s, "heads", m.heads);
+    changed |= input_count(s, "kv_heads", m.kv_heads);
+    changed |= input_count(s, "ffn", m.ffn);
+    changed |= input_count(s, "vocab", m.vocab);
+    for (const FlagField& flag : kModelFlags) changed |= checkbox_field(s, flag);
     ImGui::SetNextItemWidth(-FLT_MIN);
     changed |= combo_enum("##norm", m.norm);
+    record_rect(s, "norm");
     ImGui::SetNextItemWidth(-FLT_MIN);
     changed |= combo_enum("##mlp", m.mlp);
+    record_rect(s, "mlp");
   }
   // One box for every launch config people paste; the format is detected (core/io/launch_config.h).
   // A fetched config.json (the shell's answer to the Fetch button) takes the same path.
@@ -221,31 +306,37 @@ bool draw_model(AppState& s) {
 
 // A non-negative finite figure in display units (value_bytes = shown * scale); anything else typed
 // is refused and the figure keeps its value, so no NaN or inf reaches the model.
-bool input_figure(AppState& s, const char* label, const char* id, double& value, double scale, const char* format,
-                  double max_value = 1e30) {
+bool figure_accepted(double shown, double scale) { return std::isfinite(shown) && shown >= 0 && shown * scale < 1e30; }
+
+// A number shown in display units (value = shown * scale), at most max_value.
+bool input_scaled(AppState& s, const char* label, const char* field, double& value, double scale, const char* format,
+                  double max_value) {
   ImGui::TextUnformatted(label);
   ImGui::SetNextItemWidth(-FLT_MIN);
   double shown = value / scale;
   bool changed = false;
-  if (ImGui::InputDouble(id, &shown, 0.0, 0.0, format) && std::isfinite(shown) && shown >= 0 && shown * scale <= max_value) {
+  const std::string id = std::string("##") + field;
+  if (ImGui::InputDouble(id.c_str(), &shown, 0.0, 0.0, format) && std::isfinite(shown) && shown >= 0 &&
+      shown * scale <= max_value) {
     value = shown * scale;
     changed = true;
   }
-  record_rect(s, id + 2);
+  if (ImGui::IsItemActive()) s.text_field_numeric = true;
+  record_rect(s, field);
   return changed;
+}
+
+bool input_figure(AppState& s, const FigureField& row) {
+  return input_scaled(s, row.label, row.field, s.config.gpu.*row.member, row.scale, row.format, 1e30);
 }
 
 // Every figure of a custom GPU: compute, memory bandwidth, interconnect and NVLink domain size.
 bool draw_custom_gpu_figures(AppState& s) {
   GpuSpec& g = s.config.gpu;
   bool changed = false;
-  changed |= input_figure(s, "dense BF16 TFLOPS", "##gpu_bf16_tflops", g.bf16_flops, 1e12, "%.0f");
-  changed |= input_figure(s, "dense FP8 TFLOPS (0 = none)", "##gpu_fp8_tflops", g.fp8_flops, 1e12, "%.0f");
-  changed |= input_figure(s, "HBM bandwidth (TB/s)", "##gpu_hbm_tbps", g.hbm_bytes_per_s, 1e12, "%.2f");
-  changed |= input_figure(s, "NVLink per GPU (GB/s)", "##gpu_nvlink_gbps", g.nvlink_bytes_per_s, 1e9, "%.0f");
-  changed |= input_figure(s, "network per GPU (GB/s)", "##gpu_nic_gbps", g.internode_bytes_per_s, 1e9, "%.1f");
+  for (const FigureField& row : kFigureFields) changed |= input_figure(s, row);
   int64_t domain = g.nvlink_domain;
-  if (input_count(s, "NVLink domain (GPUs)", "gpu_nvlink_domain", domain, kMaxGpus) && domain >= 1) {
+  if (input_count(s, "gpu_nvlink_domain", domain) && domain >= 1) {
     g.nvlink_domain = domain;
     changed = true;
   }
@@ -274,10 +365,13 @@ bool draw_hardware(AppState& s) {
   }
   record_rect(s, "gpu");
   field_issue(s, "gpu");
-  if (c.gpu.id != "custom" && ImGui::Checkbox("override memory", &s.override_memory)) {
-    if (!s.override_memory)
-      if (auto preset = find_gpu_preset(c.gpu.id)) c.gpu.memory_bytes = preset->memory_bytes;
-    changed = true;
+  if (c.gpu.id != "custom") {
+    if (ImGui::Checkbox("override memory", &s.override_memory)) {
+      if (!s.override_memory)
+        if (auto preset = find_gpu_preset(c.gpu.id)) c.gpu.memory_bytes = preset->memory_bytes;
+      changed = true;
+    }
+    record_rect(s, "override_memory");
   }
   if (c.gpu.id == "custom" || s.override_memory) {
     ImGui::TextUnformatted("memory (GiB)");
@@ -287,11 +381,13 @@ bool draw_hardware(AppState& s) {
       c.gpu.memory_bytes = gib_to_bytes(gib);
       changed = true;
     }
+    if (ImGui::IsItemActive()) s.text_field_numeric = true;
+    record_rect(s, "gpu_memory_gib");
     field_issue(s, "gpu_memory_gib");
   }
   if (c.gpu.id == "custom") changed |= draw_custom_gpu_figures(s);
-  changed |= input_count(s, "GPUs", "gpus", c.cluster.gpus, kMaxGpus);
-  changed |= input_count(s, "GPUs per node", "gpus_per_node", c.cluster.gpus_per_node, kMaxGpus);
+  changed |= input_count(s, "gpus", c.cluster.gpus);
+  changed |= input_count(s, "gpus_per_node", c.cluster.gpus_per_node);
   return changed;
 }
 
@@ -299,11 +395,11 @@ bool draw_training(AppState& s) {
   TrainingSpec& t = s.config.training;
   bool changed = false;
   ImGui::SeparatorText("Training");
-  changed |= input_count(s, "sequence length", "seq", t.seq, kMaxSeq);
-  changed |= input_count(s, "global batch (sequences)", "global_batch", t.global_batch, kMaxBatch);
-  changed |= input_count(s, "micro-batch", "micro_batch", t.micro_batch, kMaxBatch);
+  changed |= input_count(s, "seq", t.seq);
+  changed |= input_count(s, "global_batch", t.global_batch);
+  changed |= input_count(s, "micro_batch", t.micro_batch);
   // For the time to train (days); the schema's range (validate.h kMaxTokensToTrain) bounds it here too.
-  changed |= input_figure(s, "tokens to train (billions, 0 = none)", "##tokens_to_train", t.tokens_to_train, 1e9, "%.0f",
+  changed |= input_scaled(s, "tokens to train (billions, 0 = none)", "tokens_to_train", t.tokens_to_train, 1e9, "%.0f",
                           kMaxTokensToTrain);
   field_issue(s, "tokens_to_train");
   ImGui::TextUnformatted("framework");
@@ -318,27 +414,36 @@ bool draw_training(AppState& s) {
   ImGui::TextUnformatted("recompute");
   ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##recompute", t.recompute);
-  ImGui::TextUnformatted("precision / optimizer");
-  const float half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
-  ImGui::SetNextItemWidth(half);
+  record_rect(s, "recompute");
+  // One combo a line: two side by side cut "bf16 mixed (fp32 master)" to "bf16 mixed (f" in the
+  // 17 em panel, and a phone's column is no wider.
+  ImGui::TextUnformatted("precision");
+  ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##precision", t.precision);
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(half);
-  changed |= combo_enum("##optimizer", t.optimizer);
+  record_rect(s, "precision");
   field_issue(s, "precision");
-  ImGui::TextUnformatted("cross-entropy / allocator");
-  ImGui::SetNextItemWidth(half);
+  ImGui::TextUnformatted("optimizer");
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  changed |= combo_enum("##optimizer", t.optimizer);
+  record_rect(s, "optimizer");
+  ImGui::TextUnformatted("cross-entropy");
+  ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##loss", t.loss);
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(half);
+  record_rect(s, "loss");
+  ImGui::TextUnformatted("allocator");
+  ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##allocator", t.allocator);
-  changed |= ImGui::Checkbox("FlashAttention", &t.flash);
-  changed |= ImGui::Checkbox("sequence parallelism (with tp > 1)", &t.sp);
+  record_rect(s, "allocator");
+  const FlagField* async_tp = nullptr;
+  for (const FlagField& flag : kTrainingFlags) {
+    if (std::string(flag.field) == "async_tp") async_tp = &flag;
+    else changed |= checkbox_field(s, flag);
+  }
   ImGui::TextUnformatted("kernels (compiled = torch.compile)");
-  ImGui::SetNextItemWidth(half);
+  ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##kernels", t.kernels);
-  ImGui::SameLine();
-  changed |= ImGui::Checkbox("AsyncTP", &t.async_tp);
+  record_rect(s, "kernels");
+  if (async_tp) changed |= checkbox_field(s, *async_tp);
   return changed;
 }
 
@@ -399,7 +504,7 @@ bool draw_finetune(AppState& s) {
   record_rect(s, "stack");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", finetune_stack_profile(t.stack).source);
   if (has_adapters(t)) {
-    changed |= input_count(s, "LoRA rank r", "lora_rank", t.lora_rank, kMaxHidden);
+    changed |= input_count(s, "lora_rank", t.lora_rank);
     const float half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
     ImGui::TextUnformatted("alpha / dropout");
     ImGui::SetNextItemWidth(half);
@@ -527,6 +632,8 @@ bool draw_run(AppState& s) {
 
 }  // namespace
 
+// [SECTION] Panel
+
 bool draw_inputs(AppState& s) {
   bool changed = draw_model(s);
   changed |= draw_hardware(s);
@@ -536,11 +643,225 @@ bool draw_inputs(AppState& s) {
   ImGui::SeparatorText("Verdict");
   ImGui::TextUnformatted("tight at (fraction of capacity)");
   ImGui::SetNextItemWidth(-FLT_MIN);
-  const double headroom_min = 0.5, headroom_max = 1.0;
-  changed |= ImGui::SliderScalar("##headroom", ImGuiDataType_Double, &s.config.training.headroom, &headroom_min,
-                                 &headroom_max, "%.2f");
+  changed |= ImGui::SliderScalar("##headroom", ImGuiDataType_Double, &s.config.training.headroom, &kHeadroomMin,
+                                 &kHeadroomMax, "%.2f");
+  record_rect(s, "headroom");
   field_issue(s, "headroom");
   changed |= draw_run(s);
+  return changed;
+}
+
+// [SECTION] DOM form (describe_form, set_form_field)
+
+namespace {
+
+using nlohmann::json;
+
+// The message shown beside a field: what its text was refused for, else validation's first.
+std::string field_message(const AppState& s, const std::string& field) {
+  if (const auto it = s.text_errors.find(field); it != s.text_errors.end()) return it->second;
+  if (const auto it = s.field_issues.find(field); it != s.field_issues.end()) return it->second;
+  return "";
+}
+
+json form_entry(const AppState& s, const std::string& field, const char* label, const char* kind, const std::string& value) {
+  return {{"field", field}, {"label", label}, {"kind", kind}, {"value", value}, {"error", field_message(s, field)}};
+}
+
+json count_entry(const AppState& s, const char* field) {
+  const CountField& row = *find_count_field(field);
+  const auto typed = s.field_text.find(field);
+  const bool refused = s.text_errors.count(field) > 0 && typed != s.field_text.end();
+  const std::string value = refused ? typed->second : find_config_field(field)->get(s.config).dump();
+  return form_entry(s, field, row.label, "count", value);
+}
+
+json option(const std::string& value, const std::string& label) { return {{"value", value}, {"label", label}}; }
+
+template <typename Enum>
+json enum_entry_json(const AppState& s, const char* field, const char* label, Enum value) {
+  json entry = form_entry(s, field, label, "choice", enum_key(value));
+  entry["options"] = json::array();
+  for (const EnumName<Enum>& name : EnumNames<Enum>::table)
+    if (name.label != nullptr) entry["options"].push_back(option(name.key, name.label));
+  return entry;
+}
+
+json degree_entry(const AppState& s, const char* field, int64_t value, const std::vector<int64_t>& valid) {
+  json entry = form_entry(s, field, field, "choice", std::to_string(value));
+  entry["options"] = json::array();
+  if (std::find(valid.begin(), valid.end(), value) == valid.end())
+    entry["options"].push_back(option(std::to_string(value), std::to_string(value) + " (invalid)"));
+  for (int64_t v : valid) entry["options"].push_back(option(std::to_string(v), std::to_string(v)));
+  return entry;
+}
+
+json flag_entry(const AppState& s, const FlagField& flag) {
+  return form_entry(s, flag.field, flag.label, "flag", find_config_field(flag.field)->get(s.config).get<bool>() ? "true" : "false");
+}
+
+json number_entry(const AppState& s, const char* field, const char* label, double value, const char* format) {
+  char text[48];
+  std::snprintf(text, sizeof text, format, value);
+  return form_entry(s, field, label, "number", text);
+}
+
+// A number typed in the DOM form: the whole text one finite number (strtod's reading), else nothing.
+std::optional<double> parse_number(const std::string& text) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double value = std::strtod(begin, &end);
+  while (end && (*end == ' ' || *end == '\t')) ++end;
+  if (end == begin || (end && *end != 0) || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+// A choice from the DOM form for one of the degree fields: one of the values its chooser offers.
+bool set_degree(Config& c, const std::string& field, const std::string& text, const std::vector<int64_t>& valid) {
+  const CountText parsed = parse_count_text(text, kMaxGpus);
+  if (!parsed.ok || std::find(valid.begin(), valid.end(), parsed.value) == valid.end()) return false;
+  return find_config_field(field)->set(c, json(parsed.value));
+}
+
+}  // namespace
+
+std::string describe_form(const AppState& s) {
+  const Config& c = s.config;
+  json form = json::array();
+  json model = form_entry(s, "model", "model", "choice", c.model.name);
+  model["options"] = json::array();
+  bool listed = c.model.name == "custom";
+  for (const ModelPreset& preset : model_presets()) {
+    model["options"].push_back(option(preset.id, preset.id));
+    listed |= c.model.name == preset.id;
+  }
+  if (!listed) model["options"].push_back(option(c.model.name, c.model.name));
+  model["options"].push_back(option("custom", "custom (edit dimensions)"));
+  form.push_back(model);
+  if (c.model.name == "custom") {
+    for (const char* field : {"hidden", "layers", "heads", "kv_heads", "ffn", "vocab"}) form.push_back(count_entry(s, field));
+    for (const FlagField& flag : kModelFlags) form.push_back(flag_entry(s, flag));
+    form.push_back(enum_entry_json(s, "norm", "normalisation", c.model.norm));
+    form.push_back(enum_entry_json(s, "mlp", "MLP kind", c.model.mlp));
+  }
+  json gpu = form_entry(s, "gpu", "GPU", "choice", c.gpu.id);
+  gpu["options"] = json::array();
+  for (const GpuPreset& preset : gpu_presets()) gpu["options"].push_back(option(preset.id, preset.spec.name));
+  gpu["options"].push_back(option("custom", "Custom GPU"));
+  form.push_back(gpu);
+  if (c.gpu.id == "custom" || s.override_memory)
+    form.push_back(number_entry(s, "gpu_memory_gib", "memory (GiB)", bytes_to_gib(c.gpu.memory_bytes), "%.2f"));
+  if (c.gpu.id == "custom") {
+    for (const FigureField& row : kFigureFields)
+      form.push_back(number_entry(s, row.field, row.label, c.gpu.*row.member / row.scale, row.format));
+    form.push_back(count_entry(s, "gpu_nvlink_domain"));
+  }
+  for (const char* field : {"gpus", "gpus_per_node", "seq", "global_batch", "micro_batch"}) form.push_back(count_entry(s, field));
+  const TrainingSpec& t = c.training;
+  form.push_back(enum_entry_json(s, "framework", "framework", t.framework));
+  form.push_back(enum_entry_json(s, "recompute", "recompute", t.recompute));
+  form.push_back(enum_entry_json(s, "precision", "precision", t.precision));
+  form.push_back(enum_entry_json(s, "optimizer", "optimizer", t.optimizer));
+  form.push_back(enum_entry_json(s, "loss", "cross-entropy", t.loss));
+  form.push_back(enum_entry_json(s, "allocator", "allocator", t.allocator));
+  for (const FlagField& flag : kTrainingFlags) form.push_back(flag_entry(s, flag));
+  const Layout& l = c.layout;
+  form.push_back(degree_entry(s, "tp", l.tp, tp_choices(c)));
+  form.push_back(degree_entry(s, "pp", l.pp, pp_choices(c)));
+  form.push_back(degree_entry(s, "cp", l.cp, cp_choices(c)));
+  form.push_back(degree_entry(s, "vpp", l.vpp, vpp_choices(c)));
+  const FrameworkProfile& profile = framework_profile(t.framework);
+  json zero = form_entry(s, "zero", t.framework == Framework::kMegatron ? "distributed optimizer" : "ZeRO stage", "choice",
+                         std::to_string(l.zero));
+  zero["options"] = json::array();
+  if (!profile.offers_zero(l.zero)) zero["options"].push_back(option(std::to_string(l.zero), "? (invalid)"));
+  for (int64_t stage : zero_choices(t.framework)) zero["options"].push_back(option(std::to_string(stage), profile.zero_stages[size_t(stage)]));
+  form.push_back(zero);
+  json headroom = number_entry(s, "headroom", "tight at (fraction of capacity)", t.headroom, "%.2f");
+  headroom["min"] = kHeadroomMin;
+  headroom["max"] = kHeadroomMax;
+  form.push_back(headroom);
+  return form.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+bool set_form_field(AppState& s, const std::string& field, const std::string& text) {
+  Config& c = s.config;
+  const Config before = c;
+  bool changed = false;
+  if (const CountField* row = find_count_field(field)) {
+    // As the canvas field does: text that is not a whole number in range stays, with its message.
+    s.field_text[field] = text;
+    const CountText parsed = parse_count_text(text, row->max);
+    if (!parsed.ok) {
+      s.text_errors[field] = parsed.message;
+      s.dirty = true;
+      return false;
+    }
+    s.text_errors.erase(field);
+    if (field == "gpu_nvlink_domain" && parsed.value < 1) return false;
+    changed = find_config_field(field)->get(c) != json(parsed.value) && find_config_field(field)->set(c, json(parsed.value));
+  } else if (field == "model") {
+    if (text == "custom") {
+      changed = c.model.name != "custom";
+      c.model.name = "custom";  // every architecture field stays, as "Edit dimensions" does
+    } else if (const std::optional<ModelSpec> preset = find_model_preset(text)) {
+      c.model = *preset;
+      changed = true;
+    }
+  } else if (field == "gpu") {
+    if (text == "custom") {
+      changed = c.gpu.id != "custom";
+      c.gpu.id = "custom";  // every figure prefilled from the GPU chosen so far
+      c.gpu.name = "Custom GPU";
+    } else if (const std::optional<GpuSpec> preset = find_gpu_preset(text)) {
+      c.gpu = *preset;
+      s.override_memory = false;
+      changed = true;
+    }
+  } else if (field == "gpu_memory_gib") {
+    const std::optional<double> gib = parse_number(text);
+    changed = gib && find_config_field(field)->set(c, json(*gib));
+  } else if (field == "headroom") {
+    const std::optional<double> value = parse_number(text);
+    if (value && *value >= kHeadroomMin && *value <= kHeadroomMax) changed = find_config_field(field)->set(c, json(*value));
+  } else if (field == "tp" || field == "cp") {
+    changed = set_degree(c, field, text, field == "tp" ? tp_choices(c) : cp_choices(c));
+  } else if (field == "pp" || field == "vpp") {
+    if (set_degree(c, field, text, field == "pp" ? pp_choices(c) : vpp_choices(c))) {
+      if (c.layout.pp == 1) c.layout.vpp = 1;
+      choose_pipeline_split(c.model.layers, framework_profile(c.training.framework), c.layout);  // as the search does
+      changed = true;
+    }
+  } else if (field == "zero") {
+    const CountText parsed = parse_count_text(text, 3);
+    const std::vector<int64_t> stages = zero_choices(c.training.framework);
+    if (parsed.ok && std::find(stages.begin(), stages.end(), parsed.value) != stages.end()) {
+      c.layout.zero = parsed.value;
+      changed = true;
+    }
+  } else {
+    for (const FigureField& row : kFigureFields)
+      if (field == row.field) {
+        const std::optional<double> shown = parse_number(text);
+        if (shown && figure_accepted(*shown, row.scale)) {
+          c.gpu.*row.member = *shown * row.scale;
+          changed = true;
+        }
+      }
+    const ConfigField* schema = find_config_field(field);
+    if (!changed && schema && schema->set && (schema->kind == FieldKind::kWord || schema->kind == FieldKind::kBoolean)) {
+      const json value = schema->kind == FieldKind::kBoolean ? json(text == "true") : json(text);
+      if (schema->kind == FieldKind::kBoolean && text != "true" && text != "false") return false;
+      changed = schema->set(c, value);
+      if (changed && field == "framework") {
+        // A stage the new framework does not offer becomes its default, as the panel's chooser does.
+        const FrameworkProfile& profile = framework_profile(c.training.framework);
+        if (!profile.offers_zero(c.layout.zero)) c.layout.zero = profile.default_zero;
+      }
+    }
+  }
+  if (changed) commit_edit(s, before);
+  else s.dirty = true;  // the mirror answers (a refused choice shows as the value it kept)
   return changed;
 }
 

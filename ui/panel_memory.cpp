@@ -139,9 +139,11 @@ void draw_rank_bars(AppState& s) {
   const float bar_height = 1.5f * em;
   const float row = bar_height + 0.5f * em;
   const float top = 1.4f * em;
-  chart.label_width = 6.5f * em;
+  // A phone's width: narrower name and value columns (the worst bar keeps its outline, not its tag).
+  const bool narrow = narrow_window(s);
+  chart.label_width = (narrow ? 4.6f : 6.5f) * em;
   chart.origin = ImGui::GetCursorScreenPos();
-  chart.width = std::max(10.0f * em, ImGui::GetContentRegionAvail().x - chart.label_width - 9.5f * em);
+  chart.width = std::max((narrow ? 6.0f : 10.0f) * em, ImGui::GetContentRegionAvail().x - chart.label_width - (narrow ? 7.6f : 9.5f) * em);
   const ImVec2 origin = chart.origin;
   const float height = top + row * float(ranks.size()) + 1.6f * em;
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -182,10 +184,13 @@ void draw_rank_bars(AppState& s) {
     char value[64];
     std::snprintf(value, sizeof value, "%s  %.0f%%", format_bytes(s, rank.device_bytes, 1).c_str(),
                   100.0 * rank.device_bytes / capacity);
-    draw->AddText(ImVec2(chart.x(rank.device_bytes) + 0.4f * em, text_y), text_color, value);
+    // On a phone the bars are short and the values would sit on the capacity lines: a column.
+    const float value_x = narrow ? chart.x(chart.max_bytes) + 0.4f * em : chart.x(rank.device_bytes) + 0.4f * em;
+    draw->AddText(ImVec2(value_x, text_y), text_color, value);
     if (int64_t(r) == report.worst_rank) {
       draw->AddRect(ImVec2(chart.x(0) - 2, y - 2), ImVec2(chart.x(rank.device_bytes) + 2, y + bar_height + 2), text_color, 0, 0, 2.0f);
-      draw->AddText(ImVec2(chart.x(rank.device_bytes) + 0.6f * em + ImGui::CalcTextSize(value).x, text_y),
+      if (!narrow)
+        draw->AddText(ImVec2(chart.x(rank.device_bytes) + 0.6f * em + ImGui::CalcTextSize(value).x, text_y),
                     error_text_color(s), "< worst");
     }
     if (mouse.y >= y && mouse.y < y + bar_height && mouse.x >= origin.x && mouse.x < chart.x(0) && tooltip.empty())
@@ -318,6 +323,25 @@ bool draw_fit_advice(AppState& s) {
     } else if (advice.suggestions.empty()) {
       ImGui::TextWrapped("No change of one or two layout dimensions brings the worst rank under %.0f%% of capacity; "
                          "see Layouts for every evaluated layout, or add GPUs.", 100.0 * s.config.training.headroom);
+    } else if (narrow_window(s)) {
+      // A phone's width: the change, then its figures and the button under it (five columns
+      // would leave the change a letter wide).
+      for (size_t i = 0; i < advice.suggestions.size(); ++i) {
+        const FitSuggestion& f = advice.suggestions[i];
+        ImGui::PushID(int(i));
+        ImGui::TextWrapped("%s", f.change.c_str());
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextDisabled("worst rank %s (%.0f%%), %.0f tokens/s/GPU (%+.1f%%)", format_bytes(s, f.device_bytes, 1).c_str(),
+                            100.0 * f.device_bytes / s.config.gpu.memory_bytes, f.tokens_per_s_per_gpu, 100.0 * f.throughput_change);
+        ImGui::PopTextWrapPos();
+        if (ImGui::Button("Apply")) {
+          s.config = f.config;
+          changed = true;
+        }
+        record_rect(s, ("fit_apply_" + std::to_string(i)).c_str());
+        ImGui::PopID();
+        ImGui::Separator();
+      }
     } else if (ImGui::BeginTable("fit", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
       ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthStretch);
       ImGui::TableSetupColumn("worst rank");
@@ -349,9 +373,12 @@ bool draw_fit_advice(AppState& s) {
     }
   }
   const auto largest = [](int64_t value) { return value > 0 ? std::to_string(value) : std::string("none"); };
-  if (!s.fit_pending)
+  if (!s.fit_pending) {
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("Largest that fit this layout: micro-batch %s, sequence length %s.",
                         largest(advice.largest_micro_batch).c_str(), largest(advice.largest_seq).c_str());
+    ImGui::PopTextWrapPos();
+  }
   return changed;
 }
 
@@ -385,12 +412,14 @@ bool draw_memory_view(AppState& s) {
     return false;
   }
   const MemoryReport& report = s.estimate.memory;
+  ImGui::PushTextWrapPos(0.0f);  // a phone's width wraps the summary instead of cutting it
   if (s.estimate.step.step_time_s > 0)
     ImGui::TextWrapped("%s, %.3g B parameters, %lld micro-batches per step; predicted %s", s.config.model.name.c_str(),
                        report.total_parameters / 1e9, (long long)report.num_microbatches, throughput_text(s).c_str());
   else
     ImGui::Text("%s, %.3g B parameters, %lld micro-batches per step; throughput not predicted",
                 s.config.model.name.c_str(), report.total_parameters / 1e9, (long long)report.num_microbatches);
+  ImGui::PopTextWrapPos();
   draw_fine_tuning_line(s);
   draw_legend(s);
   ImGui::Spacing();
@@ -398,6 +427,7 @@ bool draw_memory_view(AppState& s) {
                                       (1.4f + 2.0f * float(report.ranks.size()) + 2.2f) * s.em);
   if (ImGui::BeginChild("bars", ImVec2(0, std::max(chart_height, 6.0f * s.em)), false)) draw_rank_bars(s);
   ImGui::EndChild();
+  record_rect(s, "rank_bars");
   const bool changed = draw_fit_advice(s);
   ImGui::Checkbox("Show the numbers as a table", &s.show_rank_table);
   if (s.show_rank_table) draw_rank_table(s);

@@ -46,6 +46,11 @@ void flow(const char* next_label);
 void flow_width(float width);
 void field_issue(const AppState& s, const char* field);  // the field's first message, in red
 void apply_candidate(AppState& s, const LayoutCandidate& c);
+// One column (verdict first, inputs as a tab) below ~44 em, about 700 CSS px: phones, small windows.
+bool narrow_window(const AppState& s);
+// The inputs panel's fields in its order, as JSON for the page's DOM form (panel_inputs.cpp):
+// [{field, label, kind: count|number|choice|flag, value, error, options?: [{value, label}]}].
+std::string describe_form(const AppState& s);
 // The "Copy launch flags" menu items for a config (the current one, or a layouts-table row's): each
 // puts the export on the clipboard; `rect_prefix` names the items for the DOM mirror ("" = none).
 void launch_flags_menu(AppState& s, const Config& config, const std::string& rect_prefix);

@@ -28,7 +28,13 @@ void flow(const char* next_label) { flow_width(ImGui::CalcTextSize(next_label).x
 void record_rect(AppState& s, const char* name) {
   const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
   s.widget_rects[name] = Rect{min.x, min.y, max.x - min.x, max.y - min.y};
+  if (!s.focus_field.empty() && s.focus_field == name) {
+    ImGui::SetScrollHereY(0.5f);  // the field a keyboard or screen reader reached in the DOM form
+    s.focus_field.clear();
+  }
 }
+
+bool narrow_window(const AppState& s) { return ImGui::GetMainViewport()->Size.x < 44.0f * s.em; }
 
 BannerColors verdict_colors(Verdict verdict, bool valid) {
   if (!valid || verdict == Verdict::kOutOfMemory) return {IM_COL32(180, 35, 24, 255), IM_COL32(255, 255, 255, 255)};

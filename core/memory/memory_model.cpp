@@ -537,7 +537,8 @@ void place_components(const Config& config, const MemoryPlan& plan, const StageP
 }
 
 // Fragmentation over the dynamic part, the fixed overheads, the three totals and LLMem's sections.
-void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBytes& states, RankMemory& rank) {
+void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBytes& states, const CommBuffers& comm,
+                RankMemory& rank) {
   const TrainingSpec& training = config.training;
   RankIntermediates& in = rank.intermediates;
   auto& c = rank.component_bytes;
@@ -557,7 +558,7 @@ void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBy
   in.optimizer_step_new_segments = step.new_segments;
   const double persistent_comm =
       training.framework == Framework::kDeepSpeed ? 2.0 * std::min(states.trainable_parameters, kDeepSpeedReduceBucketElements)
-      : (training.framework == Framework::kFsdp && layout.zero == 0) ? comm.at_loss
+      : (training.framework == Framework::kFsdp && config.layout.zero == 0) ? comm.at_loss
                                                                      : 0.0;
   in.optimizer_step_allocated_bytes = c[size_t(Component::kWeights)] + states.gradients + c[size_t(Component::kOptimizerStates)] +
                                       persistent_comm + kCublasWorkspaceBytes + step.bytes;
@@ -624,7 +625,7 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   in.backward_working_bytes = backward_extra - comm.in_backward;
 
   place_components(config, plan, stage, states, comm, transients, rank);
-  sum_totals(config, plan, states, rank);
+  sum_totals(config, plan, states, comm, rank);
   return rank;
 }
 

@@ -1,7 +1,8 @@
 // main.cpp — the browser host of the calculator: WebGL2 context, the Dear ImGui platform layer on
 // Emscripten's HTML5 events (CSS pixels in, devicePixelRatio-sized backing store out), the main
 // loop that draws only when something changed, and the bridge to the page's JavaScript (URL
-// hash, clipboard, downloads, the Hugging Face fetch, the aria-live mirror). The app itself is ui/ (no emscripten there).
+// hash, clipboard, downloads, the Hugging Face fetch, the aria-live mirror and the DOM form, the
+// hidden text input that brings up a phone's keyboard, touch). The app itself is ui/ (no emscripten there).
 #include <emscripten.h>
 #include <emscripten/html5.h>
 #include <GLES3/gl3.h>
@@ -40,6 +41,9 @@ EM_JS(void, js_update_mirror, (const char* mirror, const char* rects), {
 });
 EM_JS(void, js_first_frame, (), { meshfitShell.firstFrame(); });
 EM_JS(double, js_font_size_px, (), { return meshfitShell.fontSizePx(); });
+EM_JS(void, js_text_input, (int want, int numeric, float x, float y, float height),
+      { meshfitShell.textInput(want !== 0, numeric !== 0, x, y, height); });
+EM_JS(int, js_dom_field_focused, (), { return meshfitShell.domFieldFocused() ? 1 : 0; });
 
 // [SECTION] Host state
 
@@ -55,6 +59,10 @@ struct Host {
   std::string clipboard;            // ImGui's clipboard: last copied or pasted text
   int pending_paste_frames = 0;
   double progress_drawn_ms = 0;     // when a frame last showed a running search's progress
+  // One finger on the canvas: a tap clicks where it lifts, a drag scrolls what is under it.
+  int touch_id = -1;                // the finger followed (others are ignored)
+  double touch_start_x = 0, touch_start_y = 0, touch_last_x = 0, touch_last_y = 0;
+  bool touch_dragged = false;
 };
 
 Host& host() {
@@ -154,7 +162,15 @@ bool single_codepoint(const char* text) {
 
 EM_BOOL on_key(int type, const EmscriptenKeyboardEvent* e, void*) {
   if (js_docs_open()) return false;  // the formulas page is over the canvas: its keys are the browser's
+  // Keys for the DOM form (a keyboard or screen-reader user in a real <input>) are the browser's.
+  if (js_dom_field_focused()) return false;
+  // An IME composing, or a phone keyboard (key "Unidentified", keyCode 229): its text comes by the
+  // hidden input's input/composition events (shell.html -> meshfit_text), not here.
+  if (e->keyCode == 229 || std::strcmp(e->key, "Process") == 0 || std::strcmp(e->key, "Unidentified") == 0) return false;
   ImGuiIO& io = ImGui::GetIO();
+  // Tab moves the browser's focus (canvas -> DOM form fields) unless a canvas text field is being
+  // edited, where it moves to the next field as in any form.
+  if (std::strcmp(e->key, "Tab") == 0 && !io.WantTextInput) return false;
   const bool down = type == EMSCRIPTEN_EVENT_KEYDOWN;
   io.AddKeyEvent(ImGuiMod_Ctrl, e->ctrlKey || e->metaKey);
   io.AddKeyEvent(ImGuiMod_Shift, e->shiftKey);
@@ -163,7 +179,8 @@ EM_BOOL on_key(int type, const EmscriptenKeyboardEvent* e, void*) {
   const bool command = e->ctrlKey || e->metaKey;
   // Ctrl+V is left to the browser: its paste event brings the text (shell.html -> meshfit_paste).
   if (command && std::strcmp(e->code, "KeyV") == 0) return false;
-  const ImGuiKey key = key_from_code(e->code);
+  // Some phone keyboards send no code: read the key name instead (same names for these keys).
+  const ImGuiKey key = key_from_code(e->code[0] != 0 ? e->code : e->key);
   if (key != ImGuiKey_None) io.AddKeyEvent(key, down);
   if (down && !command && single_codepoint(e->key)) io.AddInputCharactersUTF8(e->key);
   // Keep Tab, arrows and Backspace for the app while it has focus; let browser shortcuts through.
@@ -195,12 +212,56 @@ EM_BOOL on_wheel(int, const EmscriptenWheelEvent* e, void*) {
   return true;
 }
 
+// Touch (phones, tablets): the browser's own scrolling and compatibility mouse events are off for
+// the canvas (preventDefault), so one tap is one click and a drag scrolls the panel, list or table
+// under the finger as the mouse wheel does (ImGui's wheel step: 5 lines down, 2 across).
+EM_BOOL on_touch(int type, const EmscriptenTouchEvent* e, void*) {
+  Host& h = host();
+  ImGuiIO& io = ImGui::GetIO();
+  const EmscriptenTouchPoint* point = nullptr;
+  for (int i = 0; i < e->numTouches; ++i)
+    if (e->touches[i].isChanged && (h.touch_id < 0 || e->touches[i].identifier == h.touch_id)) point = &e->touches[i];
+  if (point == nullptr) return true;
+  const double x = double(point->targetX), y = double(point->targetY);
+  io.AddMouseSourceEvent(ImGuiMouseSource_TouchScreen);
+  if (type == EMSCRIPTEN_EVENT_TOUCHSTART) {
+    if (h.touch_id >= 0) return true;  // a second finger: ignored
+    h.touch_id = point->identifier;
+    h.touch_start_x = h.touch_last_x = x;
+    h.touch_start_y = h.touch_last_y = y;
+    h.touch_dragged = false;
+    io.AddMousePosEvent(float(x), float(y));  // hover, so the wheel goes to what is under the finger
+  } else if (type == EMSCRIPTEN_EVENT_TOUCHMOVE) {
+    // Past a few pixels it is a drag, not a tap (about a finger's wobble: 0.5 em).
+    if (std::hypot(x - h.touch_start_x, y - h.touch_start_y) > 0.5 * h.app.em) h.touch_dragged = true;
+    if (h.touch_dragged) {
+      const double line = h.app.em;
+      io.AddMouseWheelEvent(float((x - h.touch_last_x) / (2 * line)), float((y - h.touch_last_y) / (5 * line)));
+      h.touch_last_x = x;
+      h.touch_last_y = y;
+    }
+  } else {
+    if (type == EMSCRIPTEN_EVENT_TOUCHEND && !h.touch_dragged) {
+      io.AddMousePosEvent(float(x), float(y));
+      io.AddMouseButtonEvent(0, true);
+      io.AddMouseButtonEvent(0, false);  // the queue gives them separate frames
+    }
+    io.AddMousePosEvent(-FLT_MAX, -FLT_MAX);  // a lifted finger hovers nothing
+    h.touch_id = -1;
+  }
+  wake(6);
+  return true;
+}
+
 EM_BOOL on_resize(int, const EmscriptenUiEvent*, void*) {
   resize_canvas();
   return false;
 }
 
-EM_BOOL on_focus(int type, const EmscriptenFocusEvent*, void*) {
+EM_BOOL on_focus(int type, const EmscriptenFocusEvent* e, void*) {
+  // The page's own focus moves (canvas <-> hidden text input <-> DOM form) are not the app losing
+  // focus: only the window's own events are (captured element events name their node).
+  if (e->nodeName[0] != 0 && std::strcmp(e->nodeName, "#window") != 0) return false;
   ImGui::GetIO().AddFocusEvent(type == EMSCRIPTEN_EVENT_FOCUS);
   wake();
   return false;
@@ -220,6 +281,15 @@ EM_BOOL on_context_restored(int, const void*, void*) {
   h.context_lost = false;
   wake();
   return true;
+}
+
+// [SECTION] Text input: a hidden DOM <input> while ImGui edits text (phone keyboards, IME)
+
+// Called by ImGui when its text cursor appears, moves or goes (io.SetPlatformImeDataFn): the page
+// focuses its hidden input there (numeric keyboard for numbers) or gives the focus back.
+void set_ime_data(ImGuiViewport*, ImGuiPlatformImeData* data) {
+  js_text_input(data->WantVisible ? 1 : 0, host().app.text_field_numeric ? 1 : 0, data->InputPos.x, data->InputPos.y,
+                data->InputLineHeight);
 }
 
 // [SECTION] Clipboard (ImGui <-> navigator.clipboard / paste events)
@@ -344,6 +414,38 @@ EMSCRIPTEN_KEEPALIVE void meshfit_fetched(int status, const char* body) {
 
 EMSCRIPTEN_KEEPALIVE void meshfit_wake() { wake(); }
 
+// Text from the hidden input (a phone keyboard, an IME's composed text), for the active field.
+EMSCRIPTEN_KEEPALIVE void meshfit_text(const char* text) {
+  ImGui::GetIO().AddInputCharactersUTF8(text);
+  wake();
+}
+
+// A phone keyboard's delete (an input event, not a key event).
+EMSCRIPTEN_KEEPALIVE void meshfit_backspace() {
+  ImGuiIO& io = ImGui::GetIO();
+  io.AddKeyEvent(ImGuiKey_Backspace, true);
+  io.AddKeyEvent(ImGuiKey_Backspace, false);
+  wake();
+}
+
+// The DOM form (shell.html): a field changed there, or got the focus (bring it into view).
+EMSCRIPTEN_KEEPALIVE void meshfit_set_field(const char* field, const char* text) {
+  meshfit::ui::set_form_field(host().app, field, text);
+  wake();
+}
+
+EMSCRIPTEN_KEEPALIVE void meshfit_focus_field(const char* field) {
+  host().app.focus_field = field;
+  wake();
+}
+
+// A coarse pointer (touch screen): larger hit targets.
+EMSCRIPTEN_KEEPALIVE void meshfit_set_coarse_pointer(int coarse) {
+  host().app.coarse_pointer = coarse != 0;
+  meshfit::ui::apply_theme(host().app);
+  wake();
+}
+
 EMSCRIPTEN_KEEPALIVE void meshfit_resize() { resize_canvas(); }
 
 }  // extern "C"
@@ -372,6 +474,7 @@ int main() {
   io.BackendPlatformName = "meshfit_html5";
   io.SetClipboardTextFn = set_clipboard;
   io.GetClipboardTextFn = get_clipboard;
+  io.SetPlatformImeDataFn = set_ime_data;
   ImGui_ImplOpenGL3_Init("#version 300 es");
 
   h.app.em = float(js_font_size_px());
@@ -389,6 +492,10 @@ int main() {
   emscripten_set_mouseup_callback(EMSCRIPTEN_EVENT_TARGET_WINDOW, nullptr, true, on_mouse);
   emscripten_set_mouseleave_callback("#canvas", nullptr, true, on_leave);
   emscripten_set_wheel_callback("#canvas", nullptr, true, on_wheel);
+  emscripten_set_touchstart_callback("#canvas", nullptr, true, on_touch);
+  emscripten_set_touchmove_callback("#canvas", nullptr, true, on_touch);
+  emscripten_set_touchend_callback("#canvas", nullptr, true, on_touch);
+  emscripten_set_touchcancel_callback("#canvas", nullptr, true, on_touch);
   emscripten_set_resize_callback(EMSCRIPTEN_EVENT_TARGET_WINDOW, nullptr, true, on_resize);
   emscripten_set_focus_callback(EMSCRIPTEN_EVENT_TARGET_WINDOW, nullptr, true, on_focus);
   emscripten_set_blur_callback(EMSCRIPTEN_EVENT_TARGET_WINDOW, nullptr, true, on_focus);

@@ -1,0 +1,241 @@
+// access.test.mjs — the page on a phone, by keyboard and with a screen reader (issue 13, items 7
+// and 8), in Debian's Chromium (playwright-core, headless, software WebGL2) like page.test.mjs:
+// a 390x844 touch viewport opens on the verdict, taps and drags act once, a tap on a number field
+// focuses a real text input (the phone's keyboard); Tab walks a DOM form of every input in the
+// panel's order, shown over its canvas widget; changes made there reach the results; the
+// accessibility tree holds the fields, the verdict and the table rows.
+// Environment: MESHFIT_SITE (folder with meshfit.html), MESHFIT_CLI (native meshfit), MESHFIT_ARTIFACTS.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const site = process.env.MESHFIT_SITE;
+const cli = process.env.MESHFIT_CLI;
+const artifacts = process.env.MESHFIT_ARTIFACTS;
+assert.ok(site && cli && artifacts, 'set MESHFIT_SITE, MESHFIT_CLI and MESHFIT_ARTIFACTS');
+mkdirSync(artifacts, { recursive: true });
+const pageUrl = 'file://' + path.resolve(site, 'meshfit.html');
+const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader', '--use-angle=swiftshader'];
+const phone = { viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true };
+
+let browser;
+before(async () => { browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: chromiumArgs }); });
+after(async () => { await browser?.close(); });
+
+const mirror = (page) => page.evaluate(() => JSON.parse(document.getElementById('mirror').textContent));
+const widgets = (page) => page.evaluate(() => JSON.parse(document.getElementById('widgets').textContent || '{}'));
+const version = async (page) => (await mirror(page)).version;
+const frames = (page, n = 2) => page.evaluate((count) => new Promise((resolve) => {
+  const next = (left) => (left === 0 ? resolve() : requestAnimationFrame(() => next(left - 1)));
+  next(count);
+}), n);
+
+// The page has answered: mirror version past `before`, widget rectangles published, hash caught up.
+async function settled(page, before = 0) {
+  await page.waitForFunction((v) => {
+    const text = document.getElementById('mirror').textContent;
+    if (!text) return false;
+    const m = JSON.parse(text);
+    return m.version > v && location.hash === '#' + m.state && document.getElementById('widgets').textContent !== '';
+  }, before, { timeout: 60000 });
+}
+
+async function openPage(hash = '', options = {}) {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'dark', ...options });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
+  page.on('pageerror', (error) => errors.push(String(error)));
+  await page.goto(pageUrl + hash);
+  await page.waitForFunction(() => window.meshfitReady === true, null, { timeout: 60000 });
+  await settled(page);
+  return { context, page, errors };
+}
+
+// Waits until a named widget has a rectangle (drawn in the last frame), and returns it.
+async function rectOf(page, name) {
+  await page.waitForFunction((n) => (JSON.parse(document.getElementById('widgets').textContent || '{}'))[n] !== undefined,
+                             name, { timeout: 20000 });
+  return (await widgets(page))[name];
+}
+
+const centre = (r) => ({ x: r[0] + Math.min(r[2] / 2, 40), y: r[1] + r[3] / 2 });
+
+// One finger dragged from `from` to `to` in small steps (Chrome DevTools touch events).
+async function touchDrag(page, from, to, steps = 12) {
+  const cdp = await page.context().newCDPSession(page);
+  const point = (p) => [{ x: p.x, y: p.y, id: 1 }];
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: point(from) });
+  for (let i = 1; i <= steps; ++i) {
+    const p = { x: from.x + (to.x - from.x) * i / steps, y: from.y + (to.y - from.y) * i / steps };
+    await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: point(p) });
+    await frames(page, 1);
+  }
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+  await frames(page, 3);
+  await cdp.detach();
+}
+
+function nativeRanks(state) {
+  const out = JSON.parse(execFileSync(cli, ['estimate', '--state', state, '--json'], { encoding: 'utf8' }));
+  return out.ranks.map((r) => ({ role: r.role, pp_stage: r.pp_stage, peak_allocated_bytes: r.peak_allocated_bytes,
+                                 peak_reserved_bytes: r.peak_reserved_bytes, device_bytes: r.device_bytes }));
+}
+
+test('a phone (390x844, touch) opens on the verdict and the per-rank chart, in one column', async () => {
+  const { context, page, errors } = await openPage('', phone);
+  const w = await widgets(page);
+  assert.equal(w.gpus, undefined, 'the inputs are a tab of their own, not the first thing shown');
+  assert.ok(w.tab_inputs, 'and that tab is there');
+  const banner = w.verdict_banner;
+  assert.ok(banner, 'the verdict banner is drawn');
+  assert.ok(banner[1] >= 0 && banner[1] + banner[3] <= 844 / 3, `the verdict is in the top third: ${banner}`);
+  assert.ok(banner[2] >= 390 - 40, 'the banner spans the width (one column)');
+  assert.ok(w.rank_bars && w.rank_bars[1] < 844, `the per-rank chart starts on the first screen: ${w.rank_bars}`);
+  await page.screenshot({ path: path.join(artifacts, 'phone-first-screen.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('on a phone one tap switches tab, a drag scrolls the inputs, and a tap on a number field focuses a text input', async () => {
+  const { context, page, errors } = await openPage('', phone);
+  // One tap on a tab opens it: Layouts (its filter field is drawn), then Inputs.
+  const tap = async (name) => { const c = centre(await rectOf(page, name)); await page.touchscreen.tap(c.x, c.y); await frames(page, 6); };
+  await tap('tab_layouts');
+  assert.ok((await widgets(page)).layout_filter, 'one tap opened the Layouts tab');
+  await tap('tab_inputs');
+  assert.ok((await widgets(page)).gpus, 'one tap opened the Inputs tab');
+  // A finger dragged up scrolls the panel under it.
+  const before = (await rectOf(page, 'seq'))[1];
+  await touchDrag(page, { x: 200, y: 760 }, { x: 200, y: 460 });
+  const after = (await rectOf(page, 'seq'))[1];
+  assert.ok(before - after > 150, `the inputs scrolled with the finger: seq at y=${before}, then y=${after}`);
+  await touchDrag(page, { x: 200, y: 460 }, { x: 200, y: 800 });
+  // A tap on a count field: a real, focused DOM text input asking for a number keyboard.
+  const field = await rectOf(page, 'gpus');
+  await page.touchscreen.tap(centre(field).x, centre(field).y);
+  await page.waitForFunction(() => document.activeElement && document.activeElement.id === 'ime', null, { timeout: 10000 });
+  assert.equal(await page.evaluate(() => document.activeElement.inputMode), 'decimal');
+  // What the phone's keyboard (or an IME) inserts reaches the field: input events, no key events.
+  const v = await version(page);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.insertText('128');
+  await page.keyboard.press('Enter');
+  await settled(page, v);
+  const m = await mirror(page);
+  assert.equal(m.config.gpus, 128);
+  assert.ok(m.ok);
+  await page.screenshot({ path: path.join(artifacts, 'phone-typed.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('Tab from the canvas walks every input of the panel in its order, each shown over its widget with a focus ring', async () => {
+  const { context, page, errors } = await openPage();
+  const form = (await mirror(page)).form.map((f) => f.field);
+  for (const field of ['model', 'gpu', 'gpus', 'seq', 'global_batch', 'micro_batch', 'framework', 'recompute', 'tp', 'pp', 'zero', 'headroom'])
+    assert.ok(form.includes(field), `the form has ${field}`);
+  await page.focus('#canvas');
+  const reached = [];
+  for (let i = 0; i < form.length; ++i) {
+    await page.keyboard.press('Tab');
+    await frames(page, 3);
+    const focus = await page.evaluate(() => {
+      const el = document.activeElement;
+      const r = el.getBoundingClientRect();
+      const style = getComputedStyle(el);
+      return { field: el.dataset ? el.dataset.field : undefined, over: el.classList.contains('over'),
+               rect: [r.x, r.y, r.width, r.height], outline: style.outlineStyle + ' ' + style.outlineWidth };
+    });
+    reached.push(focus.field);
+    assert.ok(focus.over && focus.rect[2] > 0 && focus.rect[3] > 0, `${focus.field} is shown while focused`);
+    assert.equal(focus.outline, 'solid 3px', `${focus.field} has a visible focus ring`);
+    const widget = (await widgets(page))[focus.field];
+    assert.ok(widget, `${focus.field} has its canvas widget on screen`);
+    assert.ok(Math.abs(widget[0] - focus.rect[0]) < 2 && Math.abs(widget[1] - focus.rect[1]) < 2,
+              `${focus.field} sits over its widget: ${focus.rect} vs ${widget}`);
+    if (focus.field === 'headroom') await page.screenshot({ path: path.join(artifacts, 'keyboard-focus.png') });
+  }
+  assert.deepEqual(reached, form, 'Tab order = the panel order');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a change in the DOM form goes through the app: results, link and tables follow; bad text is refused beside the field', async () => {
+  const { context, page, errors } = await openPage();
+  const gpus = page.getByRole('textbox', { name: 'GPUs', exact: true });
+  let v = await version(page);
+  await gpus.focus();
+  await gpus.fill('128');
+  await gpus.press('Enter');
+  await settled(page, v);
+  let m = await mirror(page);
+  assert.equal(m.config.gpus, 128);
+  assert.deepEqual(m.ranks, nativeRanks(m.state));
+  assert.match(await page.evaluate(() => location.hash), /gpus=128/);
+  const rows = await page.getByRole('table', { name: 'Per-rank memory' }).getByRole('row').allTextContents();
+  assert.equal(rows.length, m.ranks.length + 1);
+  const worst = m.ranks[m.worst_rank];
+  assert.ok(rows.some((r) => r.includes((worst.device_bytes / 2 ** 30).toFixed(2) + ' GiB')), 'the table shows the new figures');
+  // A chooser: only the valid degrees are offered; choosing one applies it.
+  const tp = page.getByRole('combobox', { name: 'tp' });
+  const offered = await tp.locator('option').evaluateAll((options) => options.map((o) => Number(o.value)));
+  assert.deepEqual(offered, m.choices.tp);
+  v = await version(page);
+  await tp.selectOption('4');
+  await settled(page, v);
+  m = await mirror(page);
+  assert.equal(m.config.tp, 4);
+  assert.deepEqual(m.ranks, nativeRanks(m.state));
+  // Text that is not a whole number stays in the field with the message; the config keeps its value.
+  v = await version(page);
+  await gpus.fill('3.7');
+  await gpus.press('Enter');
+  await settled(page, v);
+  m = await mirror(page);
+  assert.equal(m.config.gpus, 128);
+  assert.equal(await gpus.getAttribute('aria-invalid'), 'true');
+  const described = await gpus.evaluate((el) => document.getElementById(el.getAttribute('aria-describedby')).textContent);
+  assert.match(described, /whole number/);
+  assert.equal(described, m.text_errors.gpus);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the accessibility tree holds every field with its value, the verdict and the rows of both tables', async () => {
+  const { context, page, errors } = await openPage('#v=1&model=llama3-8b&gpus=16&tp=2');
+  await page.waitForFunction(() => JSON.parse(document.getElementById('mirror').textContent).search_complete, null, { timeout: 60000 });
+  const m = await mirror(page);
+  for (const f of m.form) {
+    const role = f.kind === 'choice' ? 'combobox' : f.kind === 'flag' ? 'checkbox' : 'textbox';
+    const el = page.getByRole(role, { name: f.label, exact: true });
+    assert.equal(await el.count(), 1, `${f.field} is a ${role} named "${f.label}"`);
+    if (role === 'checkbox') assert.equal(await el.isChecked(), f.value === 'true');
+    else assert.equal(await el.inputValue(), f.value, `${f.field} holds its value`);
+  }
+  assert.equal(await page.getByRole('textbox', { name: 'GPUs', exact: true }).inputValue(), '16');
+  const verdict = page.getByRole('heading', { name: /^(FITS|TIGHT|OUT OF MEMORY): worst rank/ });
+  assert.equal(await verdict.count(), 1);
+  assert.equal(await verdict.textContent(), m.banner.text.replace(/ {2,}/g, ': '));
+  const rankRows = page.getByRole('table', { name: 'Per-rank memory' }).getByRole('row');
+  assert.equal(await rankRows.count(), m.ranks.length + 1);
+  const layoutRows = page.getByRole('table', { name: 'Fastest layouts that fit' }).getByRole('row');
+  assert.equal(await layoutRows.count(), Math.min(10, m.layouts_feasible) + 1);
+  const first = await layoutRows.nth(1).allTextContents();
+  assert.match(first.join(' '), new RegExp(`^1\\s*${m.layouts[0].dp}\\s*${m.layouts[0].tp}\\s*${m.layouts[0].pp}`));
+  // The same through Chromium's accessibility tree (what a screen reader reads).
+  const cdp = await context.newCDPSession(page);
+  const { nodes } = await cdp.send('Accessibility.getFullAXTree');
+  const named = (role, name) => nodes.some((n) => n.role && n.role.value === role && n.name && name.test(n.name.value));
+  assert.ok(named('textbox', /^GPUs$/), 'a textbox named GPUs');
+  assert.ok(named('combobox', /^model$/), 'a combobox named model');
+  assert.ok(named('heading', /worst rank/), 'the verdict heading');
+  assert.ok(named('table', /^Per-rank memory$/) && named('table', /^Fastest layouts that fit$/), 'both tables');
+  assert.ok(nodes.filter((n) => n.role && n.role.value === 'row').length >= m.ranks.length + 2, 'their rows');
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -79,7 +79,7 @@ std::string link_text(const AppState& s) {
 }
 
 // The run's non-empty free-text fields (FieldGroup::kRun), one "key: text" each, newlines flattened.
-static std::vector<std::pair<std::string, std::string>> run_texts(const Config& config) {
+std::vector<std::pair<std::string, std::string>> run_texts(const Config& config) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const ConfigField& field : config_fields()) {
     if (field.group != FieldGroup::kRun) continue;

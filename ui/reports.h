@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app_state.h"
@@ -17,6 +18,8 @@ std::string format_count(double value);                                       //
 // The predicted tokens/s/GPU and MFU with their validation error band, and the time to train when
 // tokens_to_train is set; "" when the step is not predicted.
 std::string throughput_text(const AppState& s);
+// The run's non-empty free-text fields (FieldGroup::kRun), one {key, text} each, newlines flattened.
+std::vector<std::pair<std::string, std::string>> run_texts(const Config& config);
 std::string rank_name(const RankMemory& rank, size_t ranks);                  // "first 0", or "only"
 
 

@@ -95,6 +95,14 @@ std::string make_mirror(const AppState& s) {
   mirror["search_running"] = s.running_search != nullptr;
   mirror["search_progress"] = s.running_search ? s.running_search->progress() : 1.0;
   mirror["search_complete"] = s.search.complete && !s.search_stale;
+  // The ranked layouts' labels as the table shows them, spatial-temporal ones with their marking.
+  mirror["search_spatial_temporal"] = s.search_spatial_temporal;
+  mirror["layouts"] = json::array();
+  for (size_t i = 0; i < std::min<size_t>(s.search.top.size(), 20); ++i)
+    mirror["layouts"].push_back({{"label", candidate_label(s.search.top[i])},
+                                 {"spatial_temporal_q", s.search.top[i].layout.st_q},
+                                 {"marking", s.search.top[i].spatial_temporal() ? kSpatialTemporalNote : ""}});
+  mirror["spatial_temporal_q"] = s.config.layout.st_q;
   return mirror.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -150,6 +158,7 @@ void recompute(AppState& s) {
   options.top_k = 200;
   options.keep_all_max = 4000;
   if (s.search_under_headroom) options.memory_limit = std::min(1.0, std::max(0.01, s.config.training.headroom));
+  options.spatial_temporal = s.search_spatial_temporal;
   s.running_search = std::make_shared<LayoutSearch>(s.config, options);
   s.search_stale = true;
   s.fit = s.estimate.valid() && !has_errors(s.issues) ? fit_advice(s.config) : FitAdvice{};

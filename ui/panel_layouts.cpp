@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "app.h"
+#include "io/serialize.h"
 #include "panels.h"
 
 namespace meshfit::ui {
@@ -26,6 +27,14 @@ bool draw_layout_table(AppState& s) {
   ImGui::TextDisabled("(%zu fastest of %lld feasible; click a row to use it, right-click for its launch flags)", top.size(), (long long)s.search.feasible);
   ImGui::SameLine();
   if (ImGui::Checkbox("only under the tight threshold", &s.search_under_headroom)) s.dirty = true;
+  ImGui::SameLine();
+  if (ImGui::Checkbox("include spatial-temporal (PrimePar-style)", &s.search_spatial_temporal)) s.dirty = true;
+  record_rect(s, "search_spatial_temporal");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Also rank layouts whose tp group runs PrimePar's q x q block rotation (Wang et al., ASPLOS'24).\n"
+                      "Modelled, not implemented by any public framework: no launch flags are offered for them.");
+  bool any_spatial_temporal = false;
+  for (const LayoutCandidate& c : top) any_spatial_temporal |= c.spatial_temporal();
 
   std::vector<int> rows;
   for (int i = 0; i < int(top.size()); ++i) {
@@ -47,11 +56,18 @@ bool draw_layout_table(AppState& s) {
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
   const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y * 0.5f);
-  if (!ImGui::BeginTable("layouts", 15, flags, ImVec2(0, height))) return false;
+  if (any_spatial_temporal) {
+    ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
+    ImGui::TextWrapped("* spatial-temporal (PrimePar-style) layouts: %s. Shown to weigh the idea; no launch config "
+                       "exists for them.", kSpatialTemporalNote);
+    ImGui::PopStyleColor();
+    record_rect(s, "spatial_temporal_note");
+  }
+  if (!ImGui::BeginTable("layouts", 16, flags, ImVec2(0, height))) return false;
   ImGui::TableSetupScrollFreeze(0, 1);
   const char* headers[] = {"#", "dp", "tp", "pp", "cp", "vpp", "mb", "zero", "recompute", "sp", "memory", "% cap",
-                           "tokens/s/GPU", "MFU", "bubble / comm"};
-  for (int c = 0; c < 15; ++c)
+                           "tokens/s/GPU", "MFU", "bubble / comm", "model parallel"};
+  for (int c = 0; c < 16; ++c)
     ImGui::TableSetupColumn(headers[c], c == 0 ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_None);
   ImGui::TableHeadersRow();
   if (ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs(); sort && sort->SpecsCount > 0) {
@@ -72,6 +88,7 @@ bool draw_layout_table(AppState& s) {
         case 12: return -c.step.tokens_per_s_per_gpu;
         case 13: return -c.step.mfu;
         case 14: return c.step.bubble_fraction;
+        case 15: return double(c.layout.st_q);
         default: return double(i);
       }
     };
@@ -92,8 +109,13 @@ bool draw_layout_table(AppState& s) {
     }
     if (r < 3) record_rect(s, ("layout_row_" + std::to_string(r)).c_str());
     if (ImGui::BeginPopupContextItem()) {  // right-click: this row's layout as launch flags
-      ImGui::TextDisabled("Copy launch flags of layout %d", i + 1);
-      launch_flags_menu(s, apply(s.config, c), r == 0 ? "row_flags_" : "");
+      if (c.spatial_temporal()) {
+        ImGui::TextDisabled("Layout %d is spatial-temporal: %s.", i + 1, kSpatialTemporalNote);
+        ImGui::TextDisabled("No launch flags exist for it.");
+      } else {
+        ImGui::TextDisabled("Copy launch flags of layout %d", i + 1);
+        launch_flags_menu(s, apply(s.config, c), r == 0 ? "row_flags_" : "");
+      }
       ImGui::EndPopup();
     }
     const long long values[] = {c.layout.dp, c.layout.tp, c.layout.pp, c.layout.cp, c.layout.vpp, c.micro_batch, c.layout.zero};
@@ -118,6 +140,14 @@ bool draw_layout_table(AppState& s) {
     ImGui::Text("%.1f%%", 100.0 * c.step.mfu);
     ImGui::TableNextColumn();
     ImGui::Text("%.1f%% / %.1f%%", 100.0 * c.step.breakdown.pp_bubble_s / c.step.step_time_s, 100.0 * exposed_comm_fraction(c));
+    ImGui::TableNextColumn();
+    if (c.spatial_temporal()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
+      ImGui::Text("ST %lldx%lld * (modelled only)", (long long)c.layout.st_q, (long long)c.layout.st_q);
+      ImGui::PopStyleColor();
+    } else {
+      ImGui::TextUnformatted(c.layout.tp > 1 ? "Megatron TP" : "-");
+    }
   }
   ImGui::EndTable();
   return changed;

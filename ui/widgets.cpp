@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "io/launch_config.h"
+#include "io/serialize.h"
 #include "panels.h"
 #include "units.h"
 
@@ -37,6 +38,8 @@ std::string candidate_label(const LayoutCandidate& c) {
                 (long long)c.layout.dp, (long long)c.layout.tp, (long long)c.layout.pp, (long long)c.layout.cp,
                 (long long)c.layout.vpp, (long long)c.micro_batch, (long long)c.layout.zero, to_string(c.recompute),
                 c.sp ? 1 : 0);
+  if (c.spatial_temporal())  // marked wherever a layout is named: it cannot be launched
+    return std::string(text) + " st_q=" + std::to_string(c.layout.st_q) + " (spatial-temporal: " + kSpatialTemporalNote + ")";
   return text;
 }
 
@@ -77,6 +80,10 @@ void launch_flags_menu(AppState& s, const Config& config, const std::string& rec
   for (const auto& [format, label] : items) {
     if (ImGui::MenuItem(label)) {
       const LaunchExport exported = export_launch_config(config, format);
+      if (has_errors(exported.issues)) {  // a spatial-temporal layout: nothing to launch
+        s.status = std::string(label) + " not copied: " + exported.issues.front().message;
+        continue;
+      }
       s.outbox.clipboard = exported.text;
       s.status = std::string(label) + " copied";
       int notes = 0;

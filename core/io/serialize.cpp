@@ -482,6 +482,7 @@ SearchOptions search_options_from_json(json& object, std::vector<Issue>& issues)
     read.boolean("sp", *value, sp);
     options.sp = sp ? SpChoice::kOn : SpChoice::kOff;
   }
+  if (auto value = take("spatial_temporal")) read.boolean("spatial_temporal", *value, options.spatial_temporal);
   if (auto value = take("memory_limit")) {
     read.number("memory_limit", *value, options.memory_limit);
     if (!(options.memory_limit > 0 && options.memory_limit <= 1.0))
@@ -512,7 +513,14 @@ json layout_candidate_to_json(const LayoutCandidate& c) {
               {"worst_rank", c.worst_stage},
               {"verdict", to_string(c.verdict)},
               {"fits", c.verdict != Verdict::kOutOfMemory},
-              {"feasible", c.feasible}};
+              {"feasible", c.feasible},
+              {"spatial_temporal_q", c.layout.st_q},
+              {"model_parallel", c.spatial_temporal() ? "spatial_temporal" : "megatron_tp"}};
+  // Marked wherever it is shown: the search's spatial-temporal layouts are modelled only.
+  if (c.spatial_temporal()) out["modelled_only"] = kSpatialTemporalNote;
+  json components = json::object();
+  for (int i = 0; i < kComponentCount; ++i) components[to_string(Component(i))] = c.component_bytes[size_t(i)];
+  out["components"] = components;
   if (c.feasible) add_step_report(out, c.step);
   return out;
 }

@@ -40,6 +40,10 @@ struct SearchOptions {
   int64_t top_k = 10;
   int64_t keep_all_max = 0;          // > 0: also return up to this many evaluated candidates (scatter plots)
   int64_t budget = kDefaultSearchBudget;  // work units (input_limits.h) after which the search stops, cut short
+  // Opt-in: also weigh spatial-temporal (PrimePar-style) model parallelism, every square side q that
+  // keeps structure.h's rules at each tp. Such candidates are modelled only: no public framework runs
+  // them, and no launch config is exported for them.
+  bool spatial_temporal = false;
 };
 
 enum class RejectReason {
@@ -90,6 +94,8 @@ struct LayoutCandidate {
   Verdict verdict = Verdict::kFits;
   bool feasible = false;            // within memory_limit
   StepReport step;                  // filled for feasible candidates (and kept rejected ones)
+  std::array<double, kComponentCount> component_bytes{};  // the worst rank's memory breakdown
+  bool spatial_temporal() const { return layout.st_q > 1; }
 };
 
 struct SearchResult {

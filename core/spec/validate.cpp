@@ -123,6 +123,7 @@ std::vector<Issue> validate(const Config& config) {
   const bool pp_ok = check.count("pp", l.pp, kMaxGpus);
   const bool cp_ok = check.count("cp", l.cp, kMaxGpus);
   const bool vpp_ok = check.count("vpp", l.vpp, kMaxLayers);
+  const bool st_ok = check.count("spatial_temporal_q", l.st_q, kMaxGpus);
   bool dp_ok = true;
   if (l.dp != 0) dp_ok = check.count("dp", l.dp, kMaxGpus);
   if (l.zero < 0 || l.zero > 3) {
@@ -174,6 +175,43 @@ std::vector<Issue> validate(const Config& config) {
     check.error(IssueCode::kCpNotDivideSeq, "cp",
                 "seq=" + to_string(t.seq) + " is not divisible by 2*cp = " + to_string(2 * l.cp) +
                     " (context parallelism splits the sequence into 2*cp load-balanced chunks).");
+
+  // Spatial-temporal squares: the rules in structure.cpp, the messages here.
+  if (st_ok && tp_ok && seq_ok && cp_ok && hidden_ok && ffn_ok && l.st_q > 1) {
+    const int64_t q = l.st_q, square = q * q;
+    const std::string q_text = "spatial_temporal_q=" + to_string(q);
+    switch (spatial_temporal_problem(config, q, l.tp).value_or(IssueCode::kNotPositive)) {
+      case IssueCode::kStNotPowerOfTwo:
+        check.error(IssueCode::kStNotPowerOfTwo, "spatial_temporal_q",
+                    q_text + " with tp=" + to_string(l.tp) +
+                        ": both must be powers of two (PrimePar partitions 2^n devices bit by bit).");
+        break;
+      case IssueCode::kStSquareNotDivideTp:
+        check.error(IssueCode::kStSquareNotDivideTp, "spatial_temporal_q",
+                    q_text + ": the " + to_string(q) + "x" + to_string(q) + " square (" + to_string(square) +
+                        " GPUs) does not divide tp=" + to_string(l.tp) + ".");
+        break;
+      case IssueCode::kStSquareOutsideNvlink:
+        check.error(IssueCode::kStSquareOutsideNvlink, "spatial_temporal_q",
+                    q_text + ": the square of " + to_string(square) + " GPUs exceeds the NVLink domain of " +
+                        to_string(nvlink_domain_gpus(config)) +
+                        " GPUs (its block rotations hide under compute only on NVLink; use a smaller q and "
+                        "conventional splits for the rest).");
+        break;
+      case IssueCode::kStSquareNotDivideSeq:
+        check.error(IssueCode::kStSquareNotDivideSeq, "spatial_temporal_q",
+                    q_text + ": q^2 = " + to_string(square) + " does not divide the sequence per context rank, seq/cp = " +
+                        to_string(t.seq) + "/" + to_string(l.cp) + ".");
+        break;
+      case IssueCode::kStSquareNotDivideHidden:
+        check.error(IssueCode::kStSquareNotDivideHidden, "spatial_temporal_q",
+                    q_text + ": q^2 = " + to_string(square) + " does not divide hidden=" + to_string(m.hidden) +
+                        " and ffn=" + to_string(m.ffn) + " (the weight blocks split both q^2 ways).");
+        break;
+      default:
+        break;
+    }
+  }
 
   // Pipeline split: the rule in structure.cpp, the message here.
   if (pp_ok && vpp_ok && l.vpp > 1 && l.pp == 1)

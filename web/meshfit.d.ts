@@ -103,6 +103,8 @@ export interface SearchResult extends Result {
   /** Work units spent; complete is false when the budget cut the search short (a search_cut_short warning). */
   work?: number; complete?: boolean;
   layouts?: LayoutCandidate[]; pareto?: LayoutCandidate[]; all?: LayoutCandidate[]; capacity_bytes?: number;
+  /** With spatial_temporal: the fastest spatial-temporal layouts (up to 5), whether or not they made `layouts`. */
+  spatial_temporal_layouts?: LayoutCandidate[];
 }
 
 export interface Presets extends Result {

@@ -541,6 +541,11 @@ json search_result_to_json(const SearchResult& result) {
   for (const LayoutCandidate& c : result.top) out["layouts"].push_back(layout_candidate_to_json(c));
   out["pareto"] = json::array();
   for (const LayoutCandidate& c : result.pareto) out["pareto"].push_back(layout_candidate_to_json(c));
+  if (!result.spatial_temporal_top.empty()) {
+    out["spatial_temporal_layouts"] = json::array();
+    for (const LayoutCandidate& c : result.spatial_temporal_top)
+      out["spatial_temporal_layouts"].push_back(layout_candidate_to_json(c));
+  }
   if (!result.all.empty()) {
     out["all"] = json::array();
     for (const LayoutCandidate& c : result.all) out["all"].push_back(layout_candidate_to_json(c));

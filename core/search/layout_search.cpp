@@ -52,6 +52,7 @@ class Collector {
     ++result_.feasible;
     add_top(candidate);
     add_pareto(candidate);
+    if (candidate.spatial_temporal()) add_spatial_temporal(candidate);
   }
 
   bool keeping() const { return options_.keep_all_max > int64_t(result_.all.size()); }
@@ -72,6 +73,14 @@ class Collector {
     if (int64_t(top.size()) >= options_.top_k && !better(candidate, top.back())) return;
     top.insert(std::upper_bound(top.begin(), top.end(), candidate, better), candidate);
     if (int64_t(top.size()) > options_.top_k) top.pop_back();
+  }
+
+  void add_spatial_temporal(const LayoutCandidate& candidate) {
+    constexpr size_t kKept = 5;
+    std::vector<LayoutCandidate>& best = result_.spatial_temporal_top;
+    if (best.size() >= kKept && !better(candidate, best.back())) return;
+    best.insert(std::upper_bound(best.begin(), best.end(), candidate, better), candidate);
+    if (best.size() > kKept) best.pop_back();
   }
 
   // Front sorted by ascending memory with strictly rising throughput.

@@ -106,6 +106,9 @@ struct SearchResult {
   std::array<int64_t, kRejectReasonCount> rejected{};
   std::vector<LayoutCandidate> top;     // best first, at most top_k
   std::vector<LayoutCandidate> pareto;  // ascending memory, each faster than all with less memory
+  // With SearchOptions::spatial_temporal: the fastest spatial-temporal layouts (at most 5), so the
+  // answer "would it pay off here?" is shown even when none of them makes the top list.
+  std::vector<LayoutCandidate> spatial_temporal_top;
   std::vector<LayoutCandidate> all;     // up to keep_all_max evaluated candidates, when asked
   int64_t work = 0;                 // work units spent (input_limits.h: steps taken + memory evaluations)
   bool complete = true;             // false: stopped at the budget (a search_cut_short warning says so)

@@ -691,7 +691,7 @@ test('Copy link uses the public address when the build sets one (MESHFIT_PUBLIC_
 
 test('the layouts view offers spatial-temporal (PrimePar-style) layouts on request, marked as modelled only', async () => {
   // The PrimePar paper's testbed: 4-GPU V100 nodes with NVLink inside, 25 Gb/s InfiniBand per GPU.
-  const state = 'v=1&model=llama2-70b&gpus=16&gpu=v100&gpus_per_node=4&gpu_nvlink_domain=4&gpu_nic_gbps=25&seq=2048&gbs=16';
+  const state = 'v=1&model=llama2-70b&layers=10&gpus=32&gpu=v100&gpus_per_node=4&gpu_nvlink_domain=4&gpu_nic_gbps=25&seq=2048&gbs=32';
   const { context, page, errors } = await openPage('#' + state);
   await clickWidget(page, 'tab_layouts');
   const done = () => page.waitForFunction(() => !JSON.parse(document.getElementById('mirror').textContent).search_running,

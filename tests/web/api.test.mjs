@@ -143,8 +143,8 @@ test('presets, parseHfConfig and version', () => {
 
 test('spatial_temporal search option: the CLI\'s layouts, marked, and no launch config for them', () => {
   // The PrimePar paper's testbed: 4-GPU V100 nodes, NVLink inside, 25 Gb/s InfiniBand per GPU.
-  const config = { model: 'llama2-70b', gpus: 16, gpu: 'v100', gpus_per_node: 4, gpu_nvlink_domain: 4, gpu_nic_gbps: 25,
-                   seq: 2048, global_batch: 16 };
+  const config = { model: 'llama2-70b', layers: 10, gpus: 32, gpu: 'v100', gpus_per_node: 4, gpu_nvlink_domain: 4,
+                   gpu_nic_gbps: 25, seq: 2048, global_batch: 32 };
   const plain = meshfit.search(config, { top: 20 });
   assert.ok(plain.ok && plain.layouts.every((l) => l.spatial_temporal_q === 1 && l.model_parallel === 'megatron_tp'));
   assert.equal(plain.spatial_temporal_layouts, undefined);
@@ -158,8 +158,11 @@ test('spatial_temporal search option: the CLI\'s layouts, marked, and no launch 
   }
   const best = squares[0];
   const chosen = { ...config, dp: best.dp, tp: best.tp, pp: best.pp, spatial_temporal_q: best.spatial_temporal_q,
-                   micro_batch: best.micro_batch, recompute: best.recompute, zero: best.zero };
-  assert.equal(meshfit.estimate(chosen).device_bytes, best.device_bytes);
+                   micro_batch: best.micro_batch, recompute: best.recompute, zero: best.zero, vpp: best.vpp, sp: best.sp,
+                   pp_first_stage_layers: best.pp_first_stage_layers, pp_last_stage_layers: best.pp_last_stage_layers };
+  const estimated = meshfit.estimate(chosen);
+  assert.equal(estimated.ok, true, JSON.stringify(estimated.issues));
+  assert.equal(estimated.device_bytes, best.device_bytes);
   for (const format of ['megatron', 'torchtitan', 'deepspeed']) {
     const exported = meshfit.exportLaunchConfig(chosen, format);
     assert.equal(exported.ok, false);

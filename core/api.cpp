@@ -86,7 +86,7 @@ Config apply(Config config, const LayoutCandidate& candidate) {
 bool same_layout(const Config& config, const LayoutCandidate& candidate) {
   const Layout& a = config.layout;
   const Layout& b = candidate.layout;
-  return a.tp == b.tp && a.pp == b.pp && a.cp == b.cp && a.vpp == b.vpp && a.zero == b.zero &&
+  return a.tp == b.tp && a.pp == b.pp && a.cp == b.cp && a.vpp == b.vpp && a.zero == b.zero && a.st_q == b.st_q &&
          a.pp_first_stage_layers == b.pp_first_stage_layers && a.pp_last_stage_layers == b.pp_last_stage_layers &&
          config.training.micro_batch == candidate.micro_batch && config.training.recompute == candidate.recompute &&
          (config.training.sp == candidate.sp || a.tp == 1);

@@ -97,6 +97,7 @@ SearchOptions page_search_options(const AppState& s) {
   options.top_k = 200;
   options.keep_all_max = kPageKeepAll;
   if (s.search_under_headroom) options.memory_limit = std::min(1.0, std::max(0.01, s.config.training.headroom));
+  options.spatial_temporal = s.search_spatial_temporal;
   return options;
 }
 
@@ -188,16 +189,21 @@ std::string make_mirror(const AppState& s) {
     mirror["methods"] = methods;
   }
   // The accessible twins of the canvas (shell.html): the inputs panel's fields, and the first rows
-  // of the layouts table as the page shows them (its sort is the search's: fastest first).
+  // of the layouts table as the page shows them (its sort is the search's: fastest first; spatial-temporal
+  // ones with their marking).
   mirror["form"] = json::parse(s.form.empty() ? "[]" : s.form);
   mirror["layouts"] = json::array();
-  for (size_t i = 0; i < std::min<size_t>(10, s.search.top.size()); ++i) {
+  for (size_t i = 0; i < std::min<size_t>(20, s.search.top.size()); ++i) {
     const LayoutCandidate& c = s.search.top[i];
     mirror["layouts"].push_back({{"dp", c.layout.dp}, {"tp", c.layout.tp}, {"pp", c.layout.pp}, {"cp", c.layout.cp},
                                  {"vpp", c.layout.vpp}, {"micro_batch", c.micro_batch}, {"zero", c.layout.zero},
                                  {"recompute", to_string(c.recompute)}, {"device_bytes", c.device_bytes},
-                                 {"tokens_per_s_per_gpu", c.step.tokens_per_s_per_gpu}, {"mfu", c.step.mfu}});
+                                 {"tokens_per_s_per_gpu", c.step.tokens_per_s_per_gpu}, {"mfu", c.step.mfu},
+                                 {"label", candidate_label(c)}, {"spatial_temporal_q", c.layout.st_q},
+                                 {"marking", c.spatial_temporal() ? kSpatialTemporalNote : ""}});
   }
+  mirror["search_spatial_temporal"] = s.search_spatial_temporal;
+  mirror["spatial_temporal_q"] = s.config.layout.st_q;
   return mirror.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

@@ -580,6 +580,18 @@ bool draw_layout(AppState& s) {
     ImGui::TextDisabled("uneven split: first stage %lld, last stage %lld layers", (long long)l.pp_first_stage_layers,
                         (long long)l.pp_last_stage_layers);
   field_issue(s, "pp_first_stage_layers");
+  if (spatial_temporal(l)) {
+    ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
+    ImGui::TextWrapped("tp = %lld conventional x %lldx%lld spatial-temporal square (PrimePar-style): %s.",
+                       (long long)(l.tp / (l.st_q * l.st_q)), (long long)l.st_q, (long long)l.st_q, kSpatialTemporalNote);
+    ImGui::PopStyleColor();
+    if (ImGui::SmallButton("Use Megatron TP instead")) {
+      l.st_q = 1;
+      changed = true;
+    }
+    record_rect(s, "spatial_temporal_off");
+  }
+  field_issue(s, "spatial_temporal_q");
   const int64_t mesh = l.tp * l.pp * l.cp;
   if (mesh > 0 && c.cluster.gpus % mesh == 0)
     ImGui::TextDisabled("dp = gpus / (tp*pp*cp) = %lld", (long long)(c.cluster.gpus / mesh));

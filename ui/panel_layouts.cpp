@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "app.h"
+#include "io/serialize.h"
 #include "panels.h"
 
 namespace meshfit::ui {
@@ -39,6 +40,14 @@ bool draw_layout_table(AppState& s) {
     ImGui::SameLine();
     ImGui::TextDisabled("exporting: %.0f%%", 100.0 * s.export_search->progress());
   }
+  ImGui::SameLine();
+  if (ImGui::Checkbox("include spatial-temporal (PrimePar-style)", &s.search_spatial_temporal)) s.dirty = true;
+  record_rect(s, "search_spatial_temporal");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Also rank layouts whose tp group runs PrimePar's q x q block rotation (Wang et al., ASPLOS'24).\n"
+                      "Modelled, not implemented by any public framework: no launch flags are offered for them.");
+  bool any_spatial_temporal = false;
+  for (const LayoutCandidate& c : top) any_spatial_temporal |= c.spatial_temporal();
 
   std::vector<int> rows;
   for (int i = 0; i < int(top.size()); ++i) {
@@ -60,6 +69,13 @@ bool draw_layout_table(AppState& s) {
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
   const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y * 0.5f);
+  if (any_spatial_temporal) {
+    ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
+    ImGui::TextWrapped("* spatial-temporal (PrimePar-style) layouts: %s. Shown to weigh the idea; no launch config "
+                       "exists for them.", kSpatialTemporalNote);
+    ImGui::PopStyleColor();
+    record_rect(s, "spatial_temporal_note");
+  }
   // A link's sort (s.sort, s.order) is the default of a fresh table (its id carries sort_generation);
   // after that the table's own sort specs are read back into the view.
   constexpr int kColumns = int(enum_count<LayoutColumn>());
@@ -94,6 +110,7 @@ bool draw_layout_table(AppState& s) {
         case 12: return -c.step.tokens_per_s_per_gpu;
         case 13: return -c.step.mfu;
         case 14: return c.step.bubble_fraction;
+        case 15: return double(c.layout.st_q);
         default: return double(i);
       }
     };
@@ -114,8 +131,13 @@ bool draw_layout_table(AppState& s) {
     }
     if (r < 3) record_rect(s, ("layout_row_" + std::to_string(r)).c_str());
     if (ImGui::BeginPopupContextItem()) {  // right-click: this row's layout as launch flags
-      ImGui::TextDisabled("Copy launch flags of layout %d", i + 1);
-      launch_flags_menu(s, apply(s.config, c), r == 0 ? "row_flags_" : "");
+      if (c.spatial_temporal()) {
+        ImGui::TextDisabled("Layout %d is spatial-temporal: %s.", i + 1, kSpatialTemporalNote);
+        ImGui::TextDisabled("No launch flags exist for it.");
+      } else {
+        ImGui::TextDisabled("Copy launch flags of layout %d", i + 1);
+        launch_flags_menu(s, apply(s.config, c), r == 0 ? "row_flags_" : "");
+      }
       ImGui::EndPopup();
     }
     const long long values[] = {c.layout.dp, c.layout.tp, c.layout.pp, c.layout.cp, c.layout.vpp, c.micro_batch, c.layout.zero};
@@ -140,6 +162,14 @@ bool draw_layout_table(AppState& s) {
     ImGui::Text("%.1f%%", 100.0 * c.step.mfu);
     ImGui::TableNextColumn();
     ImGui::Text("%.1f%% / %.1f%%", 100.0 * c.step.breakdown.pp_bubble_s / c.step.step_time_s, 100.0 * exposed_comm_fraction(c));
+    ImGui::TableNextColumn();
+    if (c.spatial_temporal()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
+      ImGui::Text("ST %lldx%lld * (modelled only)", (long long)c.layout.st_q, (long long)c.layout.st_q);
+      ImGui::PopStyleColor();
+    } else {
+      ImGui::TextUnformatted(c.layout.tp > 1 ? "Megatron TP" : "-");
+    }
   }
   ImGui::EndTable();
   return changed;

@@ -104,6 +104,13 @@ std::string markdown_report(const AppState& s) {
                 (long long)c.training.seq, (long long)c.training.global_batch, (long long)c.training.micro_batch,
                 to_string(c.training.recompute), to_string(c.training.framework), link_text(s).c_str());
   out += line;
+  if (spatial_temporal(c.layout)) {
+    std::snprintf(line, sizeof line, "Model parallelism: tp=%lld as %lld conventional x a %lldx%lld spatial-temporal "
+                  "(PrimePar-style) square, *%s*.\n\n", (long long)c.layout.tp,
+                  (long long)(c.layout.tp / (c.layout.st_q * c.layout.st_q)), (long long)c.layout.st_q,
+                  (long long)c.layout.st_q, kSpatialTemporalNote);
+    out += line;
+  }
   for (const auto& run_text : run_texts(c)) out += "> " + run_text.first + ": " + run_text.second + "\n\n";
   out += std::string("| rank (") + unit_label(s) + ") |";
   for (int i = 0; i < kComponentCount; ++i) out += std::string(" ") + component_label(Component(i)) + " |";
@@ -134,13 +141,22 @@ std::string markdown_report(const AppState& s) {
            "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
     for (size_t i = 0; i < std::min<size_t>(10, s.search.top.size()); ++i) {
       const LayoutCandidate& l = s.search.top[i];
-      std::snprintf(line, sizeof line, "| %zu | %lld | %lld | %lld | %lld | %lld | %lld | %lld | %s | %s | %.0f | %.1f%% |\n",
-                    i + 1, (long long)l.layout.dp, (long long)l.layout.tp, (long long)l.layout.pp, (long long)l.layout.cp,
+      const std::string tp = std::to_string(l.layout.tp) +
+                             (l.spatial_temporal() ? " (ST " + std::to_string(l.layout.st_q) + "x" +
+                                                         std::to_string(l.layout.st_q) + " \\*)"
+                                                   : "");
+      std::snprintf(line, sizeof line, "| %zu | %lld | %s | %lld | %lld | %lld | %lld | %lld | %s | %s | %.0f | %.1f%% |\n",
+                    i + 1, (long long)l.layout.dp, tp.c_str(), (long long)l.layout.pp, (long long)l.layout.cp,
                     (long long)l.layout.vpp, (long long)l.micro_batch, (long long)l.layout.zero, to_string(l.recompute),
                     format_bytes(s, l.device_bytes, 1).c_str(), l.step.tokens_per_s_per_gpu, 100.0 * l.step.mfu);
       out += line;
     }
     out += "\ntokens/s/GPU and MFU: " + error_band_text(s.search.top.front().step.error_band) + ".\n";
+    bool marked = false;
+    for (size_t i = 0; i < std::min<size_t>(10, s.search.top.size()); ++i) marked |= s.search.top[i].spatial_temporal();
+    if (marked)
+      out += std::string("\n\\* spatial-temporal (PrimePar-style) model parallelism: ") + kSpatialTemporalNote +
+             "; no launch config exists for it.\n";
   }
   return out;
 }

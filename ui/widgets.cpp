@@ -4,6 +4,7 @@
 
 #include "io/launch_config.h"
 #include "memory/finetune.h"
+#include "io/serialize.h"
 #include "panels.h"
 #include "units.h"
 
@@ -15,6 +16,8 @@ std::string candidate_label(const LayoutCandidate& c) {
                 (long long)c.layout.dp, (long long)c.layout.tp, (long long)c.layout.pp, (long long)c.layout.cp,
                 (long long)c.layout.vpp, (long long)c.micro_batch, (long long)c.layout.zero, to_string(c.recompute),
                 c.sp ? 1 : 0);
+  if (c.spatial_temporal())  // marked wherever a layout is named: it cannot be launched
+    return std::string(text) + " st_q=" + std::to_string(c.layout.st_q) + " (spatial-temporal: " + kSpatialTemporalNote + ")";
   return text;
 }
 

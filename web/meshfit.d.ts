@@ -33,6 +33,9 @@ export interface Config {
   compile?: boolean;
   dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;
   pp_first_stage_layers?: number; pp_last_stage_layers?: number;
+  /** Spatial-temporal (PrimePar-style) square side q: tp = (tp/q^2 conventional) x (q x q square); 1 = Megatron TP.
+   *  Modelled, not implemented by any public framework: exportLaunchConfig refuses it (st_not_exportable). */
+  spatial_temporal_q?: number;
   name?: string; notes?: string;
   /** A URL state merged under the other fields. */
   state?: string;
@@ -89,12 +92,20 @@ export interface SearchOptions {
   budget?: number;
   /** Also return every evaluated candidate (up to 50000) in `all`, for scatter plots. */
   keep_all?: boolean;
+  /** Also weigh spatial-temporal (PrimePar-style) model parallelism; such layouts are modelled only. */
+  spatial_temporal?: boolean;
 }
 
 export interface LayoutCandidate extends Partial<StepFields> {
   dp: number; tp: number; pp: number; cp: number; vpp: number; micro_batch: number; zero: number;
   recompute: Recompute; sp: boolean; peak_allocated_bytes: number; peak_reserved_bytes: number; device_bytes: number;
   worst_rank_role: string; worst_rank: number; verdict: Verdict; fits: boolean; feasible: boolean;
+  /** 1 for Megatron TP; q > 1 for a spatial-temporal square (then model_parallel is 'spatial_temporal'). */
+  spatial_temporal_q: number; model_parallel: 'megatron_tp' | 'spatial_temporal';
+  /** Present on spatial-temporal layouts: "modelled, not implemented by any public framework". */
+  modelled_only?: string;
+  /** The worst rank's memory by component. */
+  components: Record<ComponentName, number>;
 }
 
 export interface SearchResult extends Result {
@@ -102,6 +113,8 @@ export interface SearchResult extends Result {
   /** Work units spent; complete is false when the budget cut the search short (a search_cut_short warning). */
   work?: number; complete?: boolean;
   layouts?: LayoutCandidate[]; pareto?: LayoutCandidate[]; all?: LayoutCandidate[]; capacity_bytes?: number;
+  /** With spatial_temporal: the fastest spatial-temporal layouts (up to 5), whether or not they made `layouts`. */
+  spatial_temporal_layouts?: LayoutCandidate[];
 }
 
 export interface Presets extends Result {

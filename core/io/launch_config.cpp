@@ -211,6 +211,17 @@ bool is_searched_field(const std::string& key) {
 }
 
 LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
+  if (spatial_temporal(config.layout)) {
+    // PrimePar has no public implementation (PrimePar paper §4; no code released): nothing could run it.
+    LaunchExport refused;
+    refused.format = format;
+    refused.issues.push_back({IssueCode::kStNotExportable, Severity::kError, "spatial_temporal_q",
+                              "spatial_temporal_q=" + std::to_string(config.layout.st_q) +
+                                  ": a spatial-temporal (PrimePar-style) layout is modelled, not implemented by any "
+                                  "public framework, so there is no launch config to export; set spatial_temporal_q=1 "
+                                  "for a Megatron TP layout."});
+    return refused;
+  }
   switch (format) {
     case LaunchFormat::kMegatron: return detail::export_megatron(config);
     case LaunchFormat::kTorchtitan: return detail::export_torchtitan(config);

@@ -511,6 +511,7 @@ SearchOptions search_options_from_json(json& object, std::vector<Issue>& issues)
     read.boolean("sp", *value, sp);
     options.sp = sp ? SpChoice::kOn : SpChoice::kOff;
   }
+  if (auto value = take("spatial_temporal")) read.boolean("spatial_temporal", *value, options.spatial_temporal);
   if (auto value = take("memory_limit")) {
     read.number("memory_limit", *value, options.memory_limit);
     if (!(options.memory_limit > 0 && options.memory_limit <= 1.0))
@@ -541,7 +542,14 @@ json layout_candidate_to_json(const LayoutCandidate& c) {
               {"worst_rank", c.worst_stage},
               {"verdict", to_string(c.verdict)},
               {"fits", c.verdict != Verdict::kOutOfMemory},
-              {"feasible", c.feasible}};
+              {"feasible", c.feasible},
+              {"spatial_temporal_q", c.layout.st_q},
+              {"model_parallel", c.spatial_temporal() ? "spatial_temporal" : "megatron_tp"}};
+  // Marked wherever it is shown: the search's spatial-temporal layouts are modelled only.
+  if (c.spatial_temporal()) out["modelled_only"] = kSpatialTemporalNote;
+  json components = json::object();
+  for (int i = 0; i < kComponentCount; ++i) components[to_string(Component(i))] = c.component_bytes[size_t(i)];
+  out["components"] = components;
   if (c.feasible) add_step_report(out, c.step);
   return out;
 }
@@ -562,6 +570,11 @@ json search_result_to_json(const SearchResult& result) {
   for (const LayoutCandidate& c : result.top) out["layouts"].push_back(layout_candidate_to_json(c));
   out["pareto"] = json::array();
   for (const LayoutCandidate& c : result.pareto) out["pareto"].push_back(layout_candidate_to_json(c));
+  if (!result.spatial_temporal_top.empty()) {
+    out["spatial_temporal_layouts"] = json::array();
+    for (const LayoutCandidate& c : result.spatial_temporal_top)
+      out["spatial_temporal_layouts"].push_back(layout_candidate_to_json(c));
+  }
   if (!result.all.empty()) {
     out["all"] = json::array();
     for (const LayoutCandidate& c : result.all) out["all"].push_back(layout_candidate_to_json(c));

@@ -48,6 +48,8 @@ nlohmann::json presets_to_json();
 // max_micro_batch, max_dp bound it; memory_limit, top and budget set the rest. Every pin and bound
 // is range-checked (not_positive below 1, out_of_range above its limit, zero outside 0..3). The
 // keys it reads are removed from `object`, so that parse_config sees only config fields.
+// The marking every front end shows beside a spatial-temporal (PrimePar-style) layout.
+constexpr const char* kSpatialTemporalNote = "modelled, not implemented by any public framework";
 SearchOptions search_options_from_json(nlohmann::json& object, std::vector<Issue>& issues);
 nlohmann::json layout_candidate_to_json(const LayoutCandidate& candidate);
 nlohmann::json search_result_to_json(const SearchResult& result);

@@ -37,7 +37,7 @@ template <> struct EnumNames<ViewUnits> {
 // The layouts table's columns, by what they show (the keys of layout_candidate_to_json where one exists).
 enum class LayoutColumn {
   kRank, kDp, kTp, kPp, kCp, kVpp, kMicroBatch, kZero, kRecompute, kSp, kDeviceBytes, kCapacityShare,
-  kTokensPerSPerGpu, kMfu, kBubble
+  kTokensPerSPerGpu, kMfu, kBubble, kModelParallel
 };
 template <> struct EnumNames<LayoutColumn> {
   static constexpr EnumName<LayoutColumn> table[] = {
@@ -55,7 +55,8 @@ template <> struct EnumNames<LayoutColumn> {
       {LayoutColumn::kCapacityShare, "capacity_share", "% cap"},
       {LayoutColumn::kTokensPerSPerGpu, "tokens_per_s_per_gpu", "tokens/s/GPU"},
       {LayoutColumn::kMfu, "mfu", "MFU"},
-      {LayoutColumn::kBubble, "bubble", "bubble / comm"}};
+      {LayoutColumn::kBubble, "bubble", "bubble / comm"},
+      {LayoutColumn::kModelParallel, "model_parallel", "model parallel"}};
 };
 enum class SortOrder { kAscending, kDescending };
 template <> struct EnumNames<SortOrder> {

@@ -177,6 +177,28 @@ double optimizer_moment_bytes(Optimizer optimizer, Precision precision) {
   return 8;
 }
 
+double spatial_temporal_buffer_bytes(const Config& config) {
+  const Layout& layout = config.layout;
+  if (!spatial_temporal(layout)) return 0.0;
+  const ModelSpec& model = config.model;
+  const double m = double(layout.tp);
+  const double tokens = double(config.training.seq) / double(layout.cp) * double(config.training.micro_batch);
+  const double h = double(model.hidden), f = double(model.ffn);
+  const double kv = double(model.kv_heads) * h / double(model.heads);
+  const double mlp_in = (model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0) * f;
+  // (N, K) of the four projections: QKV, attention out, MLP in, MLP out (PrimePar Eq. 1 notation).
+  const double shapes[4][2] = {{h, h + 2.0 * kv}, {h, h}, {h, mlp_in}, {f, h}};
+  double largest = 0.0;
+  for (const auto& shape : shapes) {
+    const double n = shape[0], k = shape[1];
+    // bf16: two receive buffers of (activation block + weight block) (Fig. 4 double buffering; the
+    // activation block is the wider of I and dO), plus the dW partial of the gradient phase.
+    const double bytes = 2.0 * (2.0 * (tokens * std::max(n, k) + n * k) / m + n * k / m);
+    largest = std::max(largest, bytes);
+  }
+  return largest;
+}
+
 // [SECTION] Estimation
 
 namespace {
@@ -334,12 +356,14 @@ MemoryPlan plan_memory(const Config& config) {
   settings.micro_batch = training.micro_batch;
   settings.tp = layout.tp;
   settings.cp = layout.cp;
-  settings.sp = training.sp;
+  // Spatial-temporal (PrimePar §3.3): every tensor is one block of the square, nothing replicated,
+  // so the activations divide by the whole model-parallel group as under SP (PRIMEPAR_NOTES §5).
+  settings.sp = training.sp || spatial_temporal(layout);
   settings.flash = training.flash;
   settings.recompute = training.recompute;
   settings.selective = plan.profile.selective;
   settings.eager_attention_copies = plan.profile.eager_attention_copies;
-  settings.sp_saves_gathered_inputs = plan.profile.sp_saves_gathered_inputs;
+  settings.sp_saves_gathered_inputs = plan.profile.sp_saves_gathered_inputs && !spatial_temporal(layout);
   settings.compiled = runs_compiled(training);
   settings.frozen_base_delta_bytes = lora_activation_delta_bytes(
       model, training, double(training.seq) / double(layout.cp) * double(training.micro_batch), layout.tp);
@@ -430,7 +454,7 @@ void describe_stage(const Config& config, const MemoryPlan& plan, const StageSha
     // PT-PP stage.py _prepare_forward_infra: one receive buffer of the stage input (bf16, b*s*h,
     // sequence-sharded under SP) per micro-batch of the step, on every non-first stage.
     if (stage.stage > 0) {
-      const double t_input = (training.sp && layout.tp > 1) ? double(layout.tp) : 1.0;
+      const double t_input = ((training.sp || spatial_temporal(layout)) && layout.tp > 1) ? double(layout.tp) : 1.0;
       in.pp_receive_buffer_bytes = double(plan.num_microbatches) * 2.0 * double(training.seq) / double(layout.cp) *
                                    double(training.micro_batch) * double(model.hidden) / t_input;
     }
@@ -460,7 +484,8 @@ StageTransients stage_transients(const Config& config, const MemoryPlan& plan, c
 
   // Backward temporaries of one layer: the f-wide gradients (SwiGLU: d(gate), d(up), d(product);
   // GeLU: two) and the gradients of the block input/output, plus SP's all-gathered input.
-  const bool sequence_parallel = training.sp && layout.tp > 1;
+  const bool st = spatial_temporal(layout);
+  const bool sequence_parallel = (training.sp || st) && layout.tp > 1;
   const double sb = double(training.seq) / double(layout.cp) * double(training.micro_batch);
   const double f_grads = model.mlp == MlpKind::kSwiGlu ? 3.0 : 2.0;
   const double t_sp = sequence_parallel ? double(layout.tp) : 1.0;
@@ -471,7 +496,9 @@ StageTransients stage_transients(const Config& config, const MemoryPlan& plan, c
       training.flash ? 0.0 : 2.0 * 2.0 * double(model.heads) / double(layout.tp) * sb * double(training.seq);
   out.backward_temporaries = std::max(f_grads * 2.0 * sb * double(model.ffn) / double(layout.tp), eager_attention_grads) +
                              2.0 * 2.0 * sb * double(model.hidden) / t_sp;
-  out.sp_gather = sequence_parallel ? 2.0 * sb * double(model.hidden) : 0.0;
+  // Spatial-temporal squares never gather a full activation (PrimePar §3.3): no SP gather buffer.
+  out.sp_gather = sequence_parallel && !st ? 2.0 * sb * double(model.hidden) : 0.0;
+  in.st_buffer_bytes = spatial_temporal_buffer_bytes(config);
   // Context parallelism, ring attention backward of one layer (overheads.h
   // kRingAttentionFp32GradBuffers): the all-gathered K and V of the whole sequence, bf16, plus five
   // local-sized fp32 gradient buffers. Transient: joins the backward moment only.
@@ -514,7 +541,7 @@ void place_components(const Config& config, const MemoryPlan& plan, const StageP
   c[size_t(Component::kActivations)] =
       in.activations.total - (in.peak_at_backward ? 0.0 : in.activations.recompute_working_bytes);
   c[size_t(Component::kLogitsLoss)] = in.peak_at_backward ? 0.0 : transients.logits;
-  c[size_t(Component::kCommBuffers)] = (in.peak_at_backward ? comm.in_backward : comm.at_loss) + in.pp_receive_buffer_bytes;
+  c[size_t(Component::kCommBuffers)] = (in.peak_at_backward ? comm.in_backward : comm.at_loss) + in.pp_receive_buffer_bytes + in.st_buffer_bytes;
   c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes + transients.sp_gather + states.transient_bytes +
                                      (in.peak_at_backward ? transients.backward_temporaries + in.cp_ring_bytes : 0.0);
   if (in.gradients_built_during_backward) {
@@ -523,7 +550,7 @@ void place_components(const Config& config, const MemoryPlan& plan, const StageP
     for (int i = 0; i <= int(Component::kWorkspace); ++i) during += c[size_t(i)];
     // The end of backward is inside the last block's backward: its buffers are the backward ones,
     // whichever moment won above (using the chosen moment's buffers made memory fall as seq grew).
-    const double comm_at_end = comm.in_backward + in.pp_receive_buffer_bytes;
+    const double comm_at_end = comm.in_backward + in.pp_receive_buffer_bytes + in.st_buffer_bytes;
     at_end = c[size_t(Component::kWeights)] + gradient_bytes + c[size_t(Component::kOptimizerStates)] + comm_at_end +
              kCublasWorkspaceBytes;
     if (at_end > during) {

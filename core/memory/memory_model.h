@@ -178,6 +178,7 @@ struct RankIntermediates {
   double cp_ring_bytes = 0;             // ring-attention buffers of one layer's backward (cp > 1)
   bool gradients_built_during_backward = false;  // no gradient exists at the loss (see memory_model.cpp)
   double pp_receive_buffer_bytes = 0;   // torch pipelining: one input buffer per micro-batch
+  double st_buffer_bytes = 0;           // spatial-temporal: double buffers of the largest linear's blocks
   double fragmentation_fraction = 0;    // of the per-step allocations (overheads.h)
   int64_t nccl_communicators = 0;
   // Fine-tuning (finetune.h): what is trained, what is frozen, and LLMem's two sections.
@@ -244,6 +245,12 @@ struct MemoryPlan {
   double layer_parameters = 0;   // one layer on one TP rank
   double vocab_parameters = 0;   // v_pad * h / tp
 };
+
+// Spatial-temporal model parallelism (layout.st_q > 1), PrimePar (Wang et al. ASPLOS'24) §3.3 and
+// Fig. 4: the double buffers that receive the next step's blocks while the current one computes,
+// for the linear that needs the most (PRIMEPAR_NOTES §5: ~2(T*N + N*K)/m elements, plus a dW
+// accumulation block of N*K/m), in bytes. 0 for Megatron TP.
+double spatial_temporal_buffer_bytes(const Config& config);
 
 // Requires a valid config (validate() returned no errors).
 MemoryPlan plan_memory(const Config& config);

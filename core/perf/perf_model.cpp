@@ -8,12 +8,14 @@
 #include "perf/perf_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
 #include "memory/finetune.h"
 #include "memory/parameter_count.h"
 #include "spec/gpu_catalog.h"
+#include "spec/structure.h"
 
 namespace meshfit {
 
@@ -224,13 +226,8 @@ double gather_or_scatter_s(const Link& link, int64_t members, double bytes) {
 }
 double send_s(const Link& link, double bytes) { return collective_s(link, 1.0, bytes); }
 
-int64_t nvlink_domain(const Config& config) {
-  const GpuSpec& gpu = config.gpu;
-  if (gpu.nvlink_bytes_per_s <= 0) return 1;
-  // NVL72-style domains span nodes; otherwise NVLink ends at the node.
-  return gpu.nvlink_domain > config.cluster.gpus_per_node ? gpu.nvlink_domain
-                                                          : std::min(gpu.nvlink_domain, config.cluster.gpus_per_node);
-}
+// NVL72-style domains span nodes; otherwise NVLink ends at the node (structure.h).
+int64_t nvlink_domain(const Config& config) { return nvlink_domain_gpus(config); }
 
 // A group of `members` ranks spaced `stride` apart (Megatron order: tp, cp, dp, pp).
 Link link_for_group(const Config& config, int64_t stride, int64_t members) {
@@ -253,6 +250,72 @@ Link link_for_group(const Config& config, int64_t stride, int64_t members) {
     link.crosses_nodes = true;
   }
   return link;
+}
+
+// [SECTION] Spatial-temporal model parallelism
+// PrimePar (Wang et al., "PrimePar: Efficient Spatial-temporal Tensor Partitioning for Large
+// Transformer Model Training", ASPLOS '24, DOI 10.1145/3620666.3651357): the tp group is
+// t_c = tp/q^2 conventional splits times a q x q square running P_{qxq} (Cannon's algorithm).
+// Per projection and phase (forward F, activation gradient B, weight gradient G), each GPU runs q
+// sub-GEMMs while receiving the next step's blocks point-to-point (Table 1, p.805; Fig. 4): a step
+// costs max(sub-GEMM, block transfer), the first needs no transfer (Eq. 7, p.808: sum over t of
+// max(compute, ring)). The weight-gradient phase's last step moves the dW partial (Table 1, t = q-1),
+// and each projection's input is re-laid out into the skewed Cannon layout at its boundary (Eq. 9,
+// p.808, the inter-operator redistribution). Conventional splits (t_c > 1) keep Megatron's
+// blocking collectives on 1/q^2 of the activation. Nothing here is calibrated against PrimePar's
+// measurements (the paper gives only normalised figures); tests/core/test_spatial_temporal.cpp
+// compares the ratios.
+
+struct StLinear {
+  double n = 0, k = 0;  // input and output width on one conventional split (the square splits both q ways)
+};
+
+int64_t st_q_of(const Config& config) { return std::max<int64_t>(1, config.layout.st_q); }
+int64_t st_conventional(const Config& config) { return config.layout.tp / (st_q_of(config) * st_q_of(config)); }
+
+// The layer's four projections (QKV, attention out, MLP in, MLP out), the conventional split taken
+// Megatron's way: column-parallel on K for QKV and MLP in, row-parallel on N for the other two.
+std::array<StLinear, 4> st_linears(const Config& config) {
+  const ModelSpec& model = config.model;
+  const double tc = double(st_conventional(config));
+  const double h = double(model.hidden), f = double(model.ffn);
+  const double kv = double(model.kv_heads) * h / double(model.heads);
+  const double mlp_in = (model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0) * f;
+  return {StLinear{h, (h + 2.0 * kv) / tc}, StLinear{h / tc, h}, StLinear{h, mlp_in / tc}, StLinear{f / tc, h}};
+}
+
+struct StPhaseTimes {
+  double compute_s = 0;        // one phase's q sub-GEMMs (each phase has the same FLOPs)
+  double exposed_fwd_s = 0;    // forward: transfer time not hidden under the sub-GEMMs, plus the input re-layout
+  double exposed_bwd_s = 0;    // backward B + G phases, dW realignment, gradient re-layout
+};
+
+StPhaseTimes st_linear_time(const Config& config, const StLinear& linear, const Rates& rate, double gemm_bytes) {
+  const double q = double(st_q_of(config));
+  const double tokens = double(config.training.seq) / double(config.layout.cp) * double(config.training.micro_batch);
+  const double n = linear.n, k = linear.k;
+  // The square lies inside the NVLink domain (validated): its ring shifts use NVLink point-to-point.
+  const Link link = link_for_group(config, 1, st_q_of(config) * st_q_of(config));
+  const double step_compute = gemm_s(tokens / q, k / q, n / q, rate.gemm_flops, rate.hbm_stream, gemm_bytes);
+  // Blocks received per step (Table 1), bf16: F: I [T/q x N/q] + W [N/q x K/q]; B: dO [T/q x K/q] + W;
+  // G: I + dO. The two arrive from different neighbours over the GPU's NVLink at once.
+  const double w_block = 2.0 * n * k / (q * q);
+  const double i_block = 2.0 * tokens * n / (q * q), o_block = 2.0 * tokens * k / (q * q);
+  const auto phase = [&](double bytes) {
+    const double transfer = send_s(link, bytes);
+    return (q - 1.0) * std::max(0.0, transfer - step_compute);  // exposed beyond the q sub-GEMMs
+  };
+  StPhaseTimes out;
+  out.compute_s = q * step_compute;
+  out.exposed_fwd_s = phase(i_block + w_block) + send_s(link, i_block);  // + input skew (Eq. 9)
+  // G: steps 0..q-2 receive the next I and dO blocks; the last step receives the dW partial
+  // accumulated so far while computing its own share (Table 1, t = q-1).
+  // B's last step also moves W back to the forward layout (Table 1, t = q-1).
+  const double last_w = std::max(0.0, send_s(link, w_block) - step_compute);
+  out.exposed_bwd_s = phase(o_block + w_block) + last_w + phase(i_block + o_block) +
+                      last_w +                  // dW realignment (a block of W's size)
+                      send_s(link, o_block);    // dO skew
+  return out;
 }
 
 struct StageTime {
@@ -286,7 +349,7 @@ Dims dims_of(const Config& config) {
           double(config.model.kv_heads),
           seq,
           seq / double(layout.cp) * double(config.training.micro_batch),
-          config.training.sp && layout.tp > 1 ? t : 1.0};
+          (config.training.sp || spatial_temporal(layout)) && layout.tp > 1 ? t : 1.0};
 }
 
 struct LayerCompute {
@@ -336,6 +399,12 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
                      gemm_s(tokens, h, h / t, rate.gemm_flops, rate.hbm_stream, gemm_bytes) +
                      gemm_s(tokens, mlp_in_n, h, rate.gemm_flops, rate.hbm_stream, gemm_bytes) +
                      gemm_s(tokens, h, f / t, rate.gemm_flops, rate.hbm_stream, gemm_bytes);
+  if (spatial_temporal(config.layout)) {
+    // P_{qxq} runs each projection as q sequential sub-GEMMs of 1/q^3 of its FLOPs (PrimePar §3.3):
+    // rows T/q, inner N/q, columns K/q, each at its own (smaller-shape) rate.
+    out.matmul_fwd_s = 0;
+    for (const StLinear& linear : st_linears(config)) out.matmul_fwd_s += st_linear_time(config, linear, rate, gemm_bytes).compute_s;
+  }
   out.matmul_fwd_flops = 2.0 * tokens * matmul_parameters_per_layer(model) / t;
   out.gemm_efficiency = out.matmul_fwd_flops / out.matmul_fwd_s / (fp8 ? gpu.fp8_flops : bf16_peak);
 
@@ -460,6 +529,25 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   if (training.tp_comm_overlap && layout.tp > 1)
     terms.tp_layer_s = std::max(0.0, terms.tp_layer_s - 0.9 * (3.0 + (training.recompute == Recompute::kFull ? 1.0 : 0.0)) *
                                                             terms.layer.matmul_fwd_s);
+  if (spatial_temporal(layout)) {
+    // Exposed point-to-point time of the square (forward, backward, and the forward again under full
+    // recompute), plus the conventional splits' blocking collectives on 1/q^2 of the activation over
+    // their own group (ranks q^2 apart; PRIMEPAR_NOTES §5, Fig. 9 inter-node reduces of size/4 at q=2).
+    const double gemm_bytes = training.precision == Precision::kFp8 && config.gpu.fp8_flops > 0 ? 1.0 : 2.0;
+    double exposed = 0;
+    for (const StLinear& linear : st_linears(config)) {
+      const StPhaseTimes times = st_linear_time(config, linear, rate, gemm_bytes);
+      exposed += times.exposed_fwd_s * (training.recompute == Recompute::kFull ? 2.0 : 1.0) + times.exposed_bwd_s;
+    }
+    const int64_t square = st_q_of(config) * st_q_of(config);
+    const int64_t conventional = st_conventional(config);
+    const Link conventional_link = link_for_group(config, square, conventional);
+    double collectives = tp_collectives * all_reduce_s(conventional_link, conventional, tp_message / double(square));
+    if (training.tp_comm_overlap && conventional > 1)
+      collectives = std::max(0.0, collectives - 0.9 * (3.0 + (training.recompute == Recompute::kFull ? 1.0 : 0.0)) * terms.layer.matmul_fwd_s);
+    terms.tp_layer_s = exposed + collectives;
+    terms.tp_crosses_nodes = conventional > 1 && conventional_link.crosses_nodes;
+  }
   // CP ring: c-1 hops of this rank's K and V forward, ~2x backward (K, V and their gradients),
   // hidden behind the attention compute up to cp_overlap.
   const double kv_bytes = 2.0 * tokens * k * d * 2.0;

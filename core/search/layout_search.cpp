@@ -48,6 +48,7 @@ class Collector {
     ++result_.feasible;
     add_top(candidate);
     add_pareto(candidate);
+    if (candidate.spatial_temporal()) add_spatial_temporal(candidate);
   }
 
   bool keeping() const { return options_.keep_all_max > int64_t(result_.all.size()); }
@@ -68,6 +69,14 @@ class Collector {
     if (int64_t(top.size()) >= options_.top_k && !better(candidate, top.back())) return;
     top.insert(std::upper_bound(top.begin(), top.end(), candidate, better), candidate);
     if (int64_t(top.size()) > options_.top_k) top.pop_back();
+  }
+
+  void add_spatial_temporal(const LayoutCandidate& candidate) {
+    constexpr size_t kKept = 5;
+    std::vector<LayoutCandidate>& best = result_.spatial_temporal_top;
+    if (best.size() >= kKept && !better(candidate, best.back())) return;
+    best.insert(std::upper_bound(best.begin(), best.end(), candidate, better), candidate);
+    if (best.size() > kKept) best.pop_back();
   }
 
   // Front sorted by ascending memory with strictly rising throughput.
@@ -226,11 +235,20 @@ class Search {
     vpps_.clear();
     for (int64_t vpp = options_.vpp.min; vpp <= std::min(options_.vpp.max, model.layers); ++vpp)
       if (vpp == 1 || pp > 1) vpps_.push_back(vpp);
-    sp_options_ = tp == 1                          ? std::vector<bool>{false}
-                  : options_.sp == SpChoice::kOn  ? std::vector<bool>{true}
-                  : options_.sp == SpChoice::kOff ? std::vector<bool>{false}
-                                                  : std::vector<bool>{true, false};
-    per_mb_ = int64_t(recompute_options_.size() * sp_options_.size());
+    const std::vector<bool> sp_options = tp == 1                          ? std::vector<bool>{false}
+                                         : options_.sp == SpChoice::kOn  ? std::vector<bool>{true}
+                                         : options_.sp == SpChoice::kOff ? std::vector<bool>{false}
+                                                                         : std::vector<bool>{true, false};
+    variants_.clear();
+    for (bool sp : sp_options) variants_.push_back({sp, 1});
+    if (options_.spatial_temporal) {
+      // Spatial-temporal squares after the standard variants (their activations are sharded as under SP).
+      config_.layout.cp = cp;
+      for (int64_t q : spatial_temporal_choices(config_, tp)) variants_.push_back({true, q});
+    }
+    // A square's buffers can outweigh what it saves, so the first variant no longer bounds the rest.
+    prune_subtrees_ = variants_.size() == sp_options.size();
+    per_mb_ = int64_t(recompute_options_.size() * variants_.size());
     per_vpp_ = int64_t(zero_options_.size()) * int64_t(micro_batches_.size()) * per_mb_;
     const int64_t per_mesh = int64_t(vpps_.size()) * per_vpp_;
     if (per_mesh == 0) return false;
@@ -286,12 +304,13 @@ class Search {
     config_.training.micro_batch = micro_batch;
     for (size_t r = 0; r < recompute_options_.size() && !subtree_out_of_memory_; ++r) {
       config_.training.recompute = recompute_options_[r];
-      for (size_t s = 0; s < sp_options_.size(); ++s) {
-        config_.training.sp = sp_options_[s];
+      for (size_t s = 0; s < variants_.size(); ++s) {
+        config_.training.sp = variants_[s].sp;
+        config_.layout.st_q = variants_[s].st_q;
         const LayoutCandidate candidate = evaluate();
         if (candidate.verdict == Verdict::kOutOfMemory) {
           const RejectReason reason = oom_reason(candidate.worst_role);
-          if (r == 0 && s == 0) {
+          if (r == 0 && s == 0 && prune_subtrees_) {
             // The smallest-memory member of this micro-batch: everything from here on (this
             // micro-batch's other variants, larger micro-batches) is out of memory too.
             subtree_out_of_memory_ = reason;
@@ -327,6 +346,7 @@ class Search {
     candidate.device_bytes = worst.device_bytes;
     candidate.worst_role = worst.role;
     candidate.worst_stage = worst.pp_stage;
+    candidate.component_bytes = worst.component_bytes;
     candidate.verdict = verdict_for(worst.device_bytes, capacity_, config_.training.headroom);
     candidate.feasible = candidate.verdict != Verdict::kOutOfMemory && worst.device_bytes <= options_.memory_limit * capacity_;
     // Kept rejected candidates get a speed too, so a scatter can place them.
@@ -348,7 +368,12 @@ class Search {
   size_t ti_ = 0, pi_ = 0, ci_ = 0, vi_ = 0, zi_ = 0, mi_ = 0;
   bool started_ = false, in_mesh_ = false, in_vpp_ = false;
   Layout layout_;                 // the current mesh's degrees
-  std::vector<bool> sp_options_;  // of the current mesh
+  struct Variant {
+    bool sp;
+    int64_t st_q;  // 1 = Megatron TP, else a spatial-temporal square side
+  };
+  std::vector<Variant> variants_;  // innermost level of the current mesh: SP choices, then squares
+  bool prune_subtrees_ = true;     // the first variant is the smallest-memory one
   int64_t per_mb_ = 0;            // candidates under one micro-batch of the current mesh
   int64_t per_vpp_ = 0;           // candidates under one vpp of the current mesh
   std::optional<RejectReason> subtree_out_of_memory_;  // a smaller micro-batch of this (vpp, ZeRO) was out of memory

@@ -40,6 +40,10 @@ struct SearchOptions {
   int64_t top_k = 10;
   int64_t keep_all_max = 0;          // > 0: also return up to this many evaluated candidates (scatter plots)
   int64_t budget = kDefaultSearchBudget;  // work units (input_limits.h) after which the search stops, cut short
+  // Opt-in: also weigh spatial-temporal (PrimePar-style) model parallelism, every square side q that
+  // keeps structure.h's rules at each tp. Such candidates are modelled only: no public framework runs
+  // them, and no launch config is exported for them.
+  bool spatial_temporal = false;
 };
 
 enum class RejectReason {
@@ -90,6 +94,8 @@ struct LayoutCandidate {
   Verdict verdict = Verdict::kFits;
   bool feasible = false;            // within memory_limit
   StepReport step;                  // filled for feasible candidates (and kept rejected ones)
+  std::array<double, kComponentCount> component_bytes{};  // the worst rank's memory breakdown
+  bool spatial_temporal() const { return layout.st_q > 1; }
 };
 
 struct SearchResult {
@@ -100,6 +106,9 @@ struct SearchResult {
   std::array<int64_t, kRejectReasonCount> rejected{};
   std::vector<LayoutCandidate> top;     // best first, at most top_k
   std::vector<LayoutCandidate> pareto;  // ascending memory, each faster than all with less memory
+  // With SearchOptions::spatial_temporal: the fastest spatial-temporal layouts (at most 5), so the
+  // answer "would it pay off here?" is shown even when none of them makes the top list.
+  std::vector<LayoutCandidate> spatial_temporal_top;
   std::vector<LayoutCandidate> all;     // up to keep_all_max evaluated candidates, when asked
   int64_t work = 0;                 // work units spent (input_limits.h: steps taken + memory evaluations)
   bool complete = true;             // false: stopped at the budget (a search_cut_short warning says so)

@@ -240,6 +240,9 @@ std::vector<ConfigField> make_fields() {
       integer<&C::layout, &Layout::vpp>("vpp", "vpp", G::kLayout, "interleaved chunks per pipeline rank"),
       integer<&C::layout, &Layout::zero>("zero", "zero", G::kLayout,
                                          "ZeRO stage 0-3 (default: the framework's; Megatron: 1 = distributed optimizer)"),
+      integer<&C::layout, &Layout::st_q>("spatial_temporal_q", "stq", G::kLayout,
+                                         "spatial-temporal (PrimePar-style) square side q: tp = (tp/q^2 conventional) x "
+                                         "(q x q square); 1 = Megatron TP. Modelled, not implemented by any public framework"),
       integer<&C::layout, &Layout::pp_first_stage_layers>("pp_first_stage_layers", "pp_first_stage_layers", G::kLayout,
                                                           "layers on the first pipeline stage (uneven split)"),
       integer<&C::layout, &Layout::pp_last_stage_layers>("pp_last_stage_layers", "pp_last_stage_layers", G::kLayout,

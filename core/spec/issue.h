@@ -45,6 +45,12 @@ enum class IssueCode {
   kDuplicateKey,            // the same key twice in one JSON object or state
   kMalformedJson,           // a JSON text that does not parse (the parser's message quoted)
   kStateVersion,            // a state's v= is not exactly a supported version number
+  kStNotPowerOfTwo,         // spatial-temporal: q or tp not a power of two (PrimePar works on 2^n devices)
+  kStSquareNotDivideTp,     // spatial-temporal: q^2 does not divide tp
+  kStSquareOutsideNvlink,   // spatial-temporal: the q x q square spans more GPUs than one NVLink domain
+  kStSquareNotDivideSeq,    // spatial-temporal: q^2 does not divide the sequence per context-parallel rank
+  kStSquareNotDivideHidden, // spatial-temporal: q^2 does not divide hidden or ffn (the N/K block split)
+  kStNotExportable,         // spatial-temporal layouts have no launch config (no public implementation)
   kSearchCutShort,          // warning: the search stopped at its work budget before the end
   kFetchFailed,             // the page asked huggingface.co for a config.json and got none (gated, missing, offline)
   kInternalError,           // meshfit itself failed (a caught exception at the JS boundary): a bug
@@ -98,6 +104,12 @@ template <> struct EnumNames<IssueCode> {
       {IssueCode::kDuplicateKey, "duplicate_key", "duplicate_key"},
       {IssueCode::kMalformedJson, "malformed_json", "malformed_json"},
       {IssueCode::kStateVersion, "state_version", "state_version"},
+      {IssueCode::kStNotPowerOfTwo, "st_not_power_of_two", "st_not_power_of_two"},
+      {IssueCode::kStSquareNotDivideTp, "st_square_not_divide_tp", "st_square_not_divide_tp"},
+      {IssueCode::kStSquareOutsideNvlink, "st_square_outside_nvlink", "st_square_outside_nvlink"},
+      {IssueCode::kStSquareNotDivideSeq, "st_square_not_divide_seq", "st_square_not_divide_seq"},
+      {IssueCode::kStSquareNotDivideHidden, "st_square_not_divide_hidden", "st_square_not_divide_hidden"},
+      {IssueCode::kStNotExportable, "st_not_exportable", "st_not_exportable"},
       {IssueCode::kSearchCutShort, "search_cut_short", "search_cut_short"},
       {IssueCode::kFetchFailed, "fetch_failed", "fetch_failed"},
       {IssueCode::kInternalError, "internal_error", "internal_error"},

@@ -19,6 +19,14 @@ struct Layout {
   int64_t zero = 1;                   // 0-3; Megatron: 0 = no / 1 = distributed optimizer
   int64_t pp_first_stage_layers = 0;  // uneven split: layers on the first stage (0 = even split)
   int64_t pp_last_stage_layers = 0;   // uneven split: layers on the last stage (0 = even split)
+  // Spatial-temporal model parallelism (PrimePar, Wang et al. ASPLOS'24 §3.3): 1 = Megatron TP; q > 1 =
+  // the tp group is t_c = tp/q^2 conventional splits times a q x q square running the P_{qxq}
+  // primitive (Cannon-style block rotation over q time steps). Modelled only: no public framework
+  // implements it, so no launch config is exported for it (launch_config.h).
+  int64_t st_q = 1;
 };
+
+// The model-parallel kind a layout uses.
+inline bool spatial_temporal(const Layout& layout) { return layout.st_q > 1; }
 
 }  // namespace meshfit

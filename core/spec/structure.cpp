@@ -65,6 +65,36 @@ bool choose_pipeline_split(int64_t layers, const FrameworkProfile& profile, Layo
   return false;
 }
 
+int64_t nvlink_domain_gpus(const Config& config) {
+  const GpuSpec& gpu = config.gpu;
+  if (gpu.nvlink_bytes_per_s <= 0) return 1;
+  return gpu.nvlink_domain > config.cluster.gpus_per_node ? gpu.nvlink_domain
+                                                          : std::min(gpu.nvlink_domain, config.cluster.gpus_per_node);
+}
+
+namespace {
+bool power_of_two(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+}  // namespace
+
+std::optional<IssueCode> spatial_temporal_problem(const Config& config, int64_t q, int64_t tp) {
+  if (q == 1) return std::nullopt;
+  if (!power_of_two(q) || !power_of_two(tp)) return IssueCode::kStNotPowerOfTwo;
+  const int64_t square = q * q;  // q <= 2^22 (validated count), so q^2 fits int64
+  if (tp % square != 0) return IssueCode::kStSquareNotDivideTp;
+  if (square > nvlink_domain_gpus(config)) return IssueCode::kStSquareOutsideNvlink;
+  const int64_t cp = std::max<int64_t>(1, config.layout.cp);
+  if (config.training.seq % cp != 0 || (config.training.seq / cp) % square != 0) return IssueCode::kStSquareNotDivideSeq;
+  if (config.model.hidden % square != 0 || config.model.ffn % square != 0) return IssueCode::kStSquareNotDivideHidden;
+  return std::nullopt;
+}
+
+std::vector<int64_t> spatial_temporal_choices(const Config& config, int64_t tp) {
+  std::vector<int64_t> out;
+  for (int64_t q = 2; q * q <= tp; q *= 2)
+    if (!spatial_temporal_problem(config, q, tp)) out.push_back(q);
+  return out;
+}
+
 bool batch_divides(int64_t global_batch, int64_t dp, int64_t micro_batch) {
   return dp > 0 && micro_batch > 0 && global_batch % (dp * micro_batch) == 0;
 }

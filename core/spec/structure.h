@@ -32,6 +32,19 @@ std::optional<IssueCode> pipeline_problem(int64_t layers, const Layout& layout, 
 // (126 layers over 16 stages: 7 + 14 x 8 + 7). Returns false when no valid split exists.
 bool choose_pipeline_split(int64_t layers, const FrameworkProfile& profile, Layout& layout);
 
+// GPUs that share one NVLink domain in this cluster (1 without NVLink; NVL72-style domains span nodes).
+int64_t nvlink_domain_gpus(const Config& config);
+// Spatial-temporal model parallelism (PrimePar, Wang et al. ASPLOS'24 §3.1-3.3): the first broken rule
+// for a square side q inside a tp group, or none: kStNotPowerOfTwo (q and tp powers of two: the
+// primitive works on 2^n devices), kStSquareNotDivideTp, kStSquareOutsideNvlink (the square's ring
+// shifts must stay on NVLink to hide under compute, PRIMEPAR_NOTES §5 overlap condition),
+// kStSquareNotDivideSeq (M split q ways per step, q^2 blocks in the gradient phase),
+// kStSquareNotDivideHidden (N and K split q^2 ways). The head dimension is never split because tp
+// itself must divide the heads (tp_divides_heads), as for Megatron TP.
+std::optional<IssueCode> spatial_temporal_problem(const Config& config, int64_t q, int64_t tp);
+// The square sides q > 1 that keep every rule for this tp (the search's and the page's choices).
+std::vector<int64_t> spatial_temporal_choices(const Config& config, int64_t tp);
+
 bool batch_divides(int64_t global_batch, int64_t dp, int64_t micro_batch);
 // The interleaved schedule's micro-batch rule (Megatron-LM: micro-batches per step % pp == 0).
 bool interleave_fits(const FrameworkProfile& profile, int64_t vpp, int64_t microbatches, int64_t pp);

@@ -50,7 +50,7 @@ class Checker {
 struct Usable {
   bool hidden = false, layers = false, heads = false, kv = false, ffn = false;
   bool gpus = false, per_node = false, seq = false, gbs = false, mbs = false;
-  bool tp = false, pp = false, cp = false, vpp = false, dp = true, degrees = false;
+  bool tp = false, pp = false, cp = false, vpp = false, st = false, dp = true, degrees = false;
 };
 
 // The rules in dependency order, one function per section (the conditions of the layout rules are
@@ -140,6 +140,7 @@ struct Rules {
     ok.pp = check.count("pp", l.pp, kMaxGpus);
     ok.cp = check.count("cp", l.cp, kMaxGpus);
     ok.vpp = check.count("vpp", l.vpp, kMaxLayers);
+    ok.st = check.count("spatial_temporal_q", l.st_q, kMaxGpus);
     if (l.dp != 0) ok.dp = check.count("dp", l.dp, kMaxGpus);
     if (l.zero < 0 || l.zero > 3) {
       check.error(IssueCode::kOutOfRange, "zero", "zero must be 0, 1, 2 or 3, got " + to_string(l.zero) + ".");
@@ -197,6 +198,44 @@ struct Rules {
       check.error(IssueCode::kCpNotDivideSeq, "cp",
                   "seq=" + to_string(t.seq) + " is not divisible by 2*cp = " + to_string(2 * l.cp) +
                       " (context parallelism splits the sequence into 2*cp load-balanced chunks).");
+  }
+
+  // Spatial-temporal squares: the rules in structure.cpp (spatial_temporal_problem), the messages here.
+  void spatial_temporal() {
+    if (!(ok.st && ok.tp && ok.seq && ok.cp && ok.hidden && ok.ffn && l.st_q > 1)) return;
+    const int64_t q = l.st_q, square = q * q;
+    const std::string q_text = "spatial_temporal_q=" + to_string(q);
+    switch (spatial_temporal_problem(config, q, l.tp).value_or(IssueCode::kNotPositive)) {
+      case IssueCode::kStNotPowerOfTwo:
+        check.error(IssueCode::kStNotPowerOfTwo, "spatial_temporal_q",
+                    q_text + " with tp=" + to_string(l.tp) +
+                        ": both must be powers of two (PrimePar partitions 2^n devices bit by bit).");
+        break;
+      case IssueCode::kStSquareNotDivideTp:
+        check.error(IssueCode::kStSquareNotDivideTp, "spatial_temporal_q",
+                    q_text + ": the " + to_string(q) + "x" + to_string(q) + " square (" + to_string(square) +
+                        " GPUs) does not divide tp=" + to_string(l.tp) + ".");
+        break;
+      case IssueCode::kStSquareOutsideNvlink:
+        check.error(IssueCode::kStSquareOutsideNvlink, "spatial_temporal_q",
+                    q_text + ": the square of " + to_string(square) + " GPUs exceeds the NVLink domain of " +
+                        to_string(nvlink_domain_gpus(config)) +
+                        " GPUs (its block rotations hide under compute only on NVLink; use a smaller q and "
+                        "conventional splits for the rest).");
+        break;
+      case IssueCode::kStSquareNotDivideSeq:
+        check.error(IssueCode::kStSquareNotDivideSeq, "spatial_temporal_q",
+                    q_text + ": q^2 = " + to_string(square) + " does not divide the sequence per context rank, seq/cp = " +
+                        to_string(t.seq) + "/" + to_string(l.cp) + ".");
+        break;
+      case IssueCode::kStSquareNotDivideHidden:
+        check.error(IssueCode::kStSquareNotDivideHidden, "spatial_temporal_q",
+                    q_text + ": q^2 = " + to_string(square) + " does not divide hidden=" + to_string(m.hidden) +
+                        " and ffn=" + to_string(m.ffn) + " (the weight blocks split both q^2 ways).");
+        break;
+      default:
+        break;
+    }
   }
 
   // Pipeline split: the rule in structure.cpp (pipeline_problem), the message here.
@@ -295,6 +334,7 @@ std::vector<Issue> validate(const Config& config) {
   rules.degrees();
   rules.degree_product();
   rules.divisibility();
+  rules.spatial_temporal();
   rules.pipeline();
   rules.batch();
   rules.text();

@@ -65,6 +65,13 @@ void add_input_flags(CLI::App& command, Inputs& in) {
       if (ch == '-') ch = '_';
     command.add_option(std::string("--") + flag, in.values[key], help);
   }
+  if (in.search) {
+    in.switches["spatial_temporal"] = -1;
+    int* target = &in.switches["spatial_temporal"];
+    command.add_flag_callback("--spatial-temporal", [target] { *target = 1; },
+                              "search: also weigh spatial-temporal (PrimePar-style) model parallelism (modelled, not "
+                              "implemented by any public framework; never exported)");
+  }
   // Every config field of the schema: booleans as --flag / --no-flag, the rest as --flag VALUE.
   for (const meshfit::ConfigField& field : meshfit::config_fields()) {
     const std::string flag = "--" + field.flag();
@@ -235,6 +242,8 @@ std::string layout_label(const json& c) {
                 c["dp"].get<long long>(), c["tp"].get<long long>(), c["pp"].get<long long>(), c["cp"].get<long long>(),
                 c["vpp"].get<long long>(), c["micro_batch"].get<long long>(), c["zero"].get<long long>(),
                 c["recompute"].get<std::string>().c_str(), c["sp"].get<bool>() ? 1 : 0);
+  // A spatial-temporal square is marked in the layout itself (the footnote says what * means).
+  if (c.value("spatial_temporal_q", 1) > 1) return std::string(text) + " st_q=" + std::to_string(c["spatial_temporal_q"].get<long long>()) + "*";
   return text;
 }
 
@@ -244,7 +253,8 @@ int run_search(const Inputs& in) {
   if (in.print_state) {
     json base = object;
     for (const char* key :
-         {"max_dp", "max_tp", "max_pp", "max_cp", "max_vpp", "max_micro_batch", "memory_limit", "top", "budget"})
+         {"max_dp", "max_tp", "max_pp", "max_cp", "max_vpp", "max_micro_batch", "memory_limit", "top", "budget",
+          "spatial_temporal"})
       base.erase(key);
     const json encoded = meshfit::run_encode_state(base);
     if (encoded["ok"].get<bool>()) std::cout << encoded["state"].get<std::string>() << "\n";
@@ -260,6 +270,11 @@ int run_search(const Inputs& in) {
       std::printf("tokens/s/GPU and MFU below: %s\n", out["layouts"][0]["error_band"]["text"].get<std::string>().c_str());
     for (const auto& [reason, count] : out["rejected"].items())
       std::printf("  rejected %-24s %lld\n", reason.c_str(), count.get<long long>());
+    // With --spatial-temporal: the fastest squares too when none made the list, then every row's breakdown.
+    json rows = out["layouts"];
+    bool any_spatial_temporal = false;
+    for (const json& c : rows) any_spatial_temporal |= c.value("spatial_temporal_q", 1) > 1;
+    const bool asked = in.switches.count("spatial_temporal") && in.switches.at("spatial_temporal") == 1;
     std::printf("\n%-4s %-70s %9s %10s %6s %7s %7s %7s\n", "rank", "layout", "mem GiB", "tok/s/GPU", "MFU", "bubble",
                 "TP", "DP");
     int rank = 0;
@@ -270,6 +285,48 @@ int run_search(const Inputs& in) {
                   100.0 * c["mfu"].get<double>(), 100.0 * c["breakdown"]["pp_bubble_s"].get<double>() / step,
                   100.0 * c["breakdown"]["tp_comm_s"].get<double>() / step,
                   100.0 * c["breakdown"]["dp_comm_s"].get<double>() / step);
+    }
+    if (asked && !any_spatial_temporal && out.contains("spatial_temporal_layouts")) {
+      std::printf("\nfastest spatial-temporal layouts (none made the list above):\n");
+      for (const json& c : out["spatial_temporal_layouts"]) {
+        const double step = c["step_time_s"].get<double>();
+        std::printf("%-4s %-70s %9.1f %10.0f %5.1f%% %6.1f%% %6.1f%% %6.1f%%\n", "-", layout_label(c).c_str(),
+                    meshfit::bytes_to_gib(c["device_bytes"].get<double>()), c["tokens_per_s_per_gpu"].get<double>(),
+                    100.0 * c["mfu"].get<double>(), 100.0 * c["breakdown"]["pp_bubble_s"].get<double>() / step,
+                    100.0 * c["breakdown"]["tp_comm_s"].get<double>() / step,
+                    100.0 * c["breakdown"]["dp_comm_s"].get<double>() / step);
+        rows.push_back(c);
+      }
+      any_spatial_temporal = true;
+    } else if (asked && !any_spatial_temporal) {
+      std::printf("\nno spatial-temporal layout fits (or its rules allow none: q^2 inside the NVLink domain, powers of two)\n");
+    }
+    if (any_spatial_temporal) {
+      // The breakdowns behind each row, and the marking: these layouts cannot be launched.
+      std::printf("\n* spatial-temporal (PrimePar-style) model parallelism, tp = (tp/q^2 conventional) x (q x q square): "
+                  "%s; no launch config is exported for it.\n",
+                  meshfit::kSpatialTemporalNote);
+      std::printf("\n%-4s %-10s %8s %8s %8s %8s %8s %8s | %8s %8s %8s %8s %8s\n", "rank", "kind", "weights", "grads",
+                  "optim", "activ", "buffers", "other", "compute", "TP/ST", "DP", "PP", "optim");
+      rank = 0;
+      for (const json& c : rows) {
+        const json& m = c["components"];
+        const json& b = c["breakdown"];
+        const auto g = [&](const char* key) { return meshfit::bytes_to_gib(m[key].get<double>()); };
+        const double buffers = g("comm_buffers") + g("workspace");
+        const double other = meshfit::bytes_to_gib(c["device_bytes"].get<double>()) - g("weights") - g("gradients") -
+                             g("optimizer_states") - g("activations") - buffers;
+        const long long q = c.value("spatial_temporal_q", 1);
+        const std::string kind = q > 1 ? "ST q=" + std::to_string(q) + " *" : "Megatron";
+        ++rank;
+        const std::string position = rank <= int(out["layouts"].size()) ? std::to_string(rank) : "-";
+        std::printf("%-4s %-10s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f | %8.3f %8.3f %8.3f %8.3f %8.3f\n", position.c_str(),
+                    kind.c_str(), g("weights"), g("gradients"), g("optimizer_states"), g("activations"), buffers, other,
+                    b["compute_s"].get<double>(), b["tp_comm_s"].get<double>(), b["dp_comm_s"].get<double>(),
+                    b["pp_bubble_s"].get<double>() + b["pp_p2p_s"].get<double>(), b["optimizer_s"].get<double>());
+      }
+      std::printf("(memory GiB on the worst rank; time s per step; TP/ST = exposed TP collectives, or the square's "
+                  "exposed point-to-point + re-layout + conventional collectives)\n");
     }
   }
   if (!in.json_output || !ok) print_issues(out["issues"]);
@@ -376,7 +433,8 @@ int run_export(const Inputs& in) {
     }
     for (const auto& [key, value] : found["layouts"][0].items())
       if (meshfit::is_searched_field(key)) object[key] = value;
-    for (const char* key : {"max_dp", "max_tp", "max_pp", "max_cp", "max_vpp", "max_micro_batch", "memory_limit", "top"})
+    for (const char* key :
+         {"max_dp", "max_tp", "max_pp", "max_cp", "max_vpp", "max_micro_batch", "memory_limit", "top", "spatial_temporal"})
       object.erase(key);
   }
   const json out = meshfit::run_export(object, in.format);

@@ -796,3 +796,37 @@ test('fine-tuning: QLoRA on Llama 3.1 8B gives the CLI\'s verdict and ranks, the
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('the layouts view offers spatial-temporal (PrimePar-style) layouts on request, marked as modelled only', async () => {
+  // The PrimePar paper's testbed: 4-GPU V100 nodes with NVLink inside, 25 Gb/s InfiniBand per GPU.
+  const state = 'v=1&model=llama2-70b&layers=10&gpus=32&gpu=v100&gpus_per_node=4&gpu_nvlink_domain=4&gpu_nic_gbps=25&seq=2048&gbs=32';
+  const { context, page, errors } = await openPage('#' + state);
+  await clickWidget(page, 'tab_layouts');
+  const done = () => page.waitForFunction(() => !JSON.parse(document.getElementById('mirror').textContent).search_running,
+    null, { timeout: 120000 });
+  await done();
+  let m = await mirror(page);
+  assert.equal(m.search_spatial_temporal, false);
+  assert.ok(m.layouts.length > 0 && m.layouts.every((l) => l.spatial_temporal_q === 1), 'off by default');
+  await clickWidget(page, 'search_spatial_temporal', { changes: true });
+  await done();
+  await nextFrames(page);
+  m = await mirror(page);
+  assert.equal(m.search_spatial_temporal, true);
+  const squares = m.layouts.filter((l) => l.spatial_temporal_q > 1);
+  assert.ok(squares.length > 0, 'spatial-temporal layouts are ranked beside the standard ones');
+  assert.ok(m.layouts.some((l) => l.spatial_temporal_q === 1), 'standard layouts stay in the list');
+  for (const l of squares) {
+    assert.equal(l.marking, 'modelled, not implemented by any public framework');
+    assert.match(l.label, /spatial-temporal: modelled, not implemented by any public framework/);
+  }
+  assert.ok((await widgets(page)).spatial_temporal_note, 'the table says what the mark means');
+  // The same ranking as the CLI's search with --spatial-temporal.
+  const cliOut = JSON.parse(execFileSync(cli, ['search', '--state', state, '--spatial-temporal', '--json'], { encoding: 'utf8' }));
+  assert.equal(m.layouts[0].spatial_temporal_q, cliOut.layouts[0].spatial_temporal_q);
+  assert.equal(cliOut.layouts.filter((l) => l.spatial_temporal_q > 1).every((l) => l.modelled_only ===
+    'modelled, not implemented by any public framework'), true);
+  await page.screenshot({ path: path.join(artifacts, 'layouts-spatial-temporal.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});

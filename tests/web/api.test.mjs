@@ -165,3 +165,32 @@ test('the page\'s view keys in a state are checked like other keys and otherwise
                    [['tab', 'unknown_value', 'warning'], ['units', 'unknown_value', 'warning']]);
   assert.equal(bad.issues[0].message, 'tab must be one of inputs, memory, layouts, methods, compare, validation, got "charts".');
 });
+
+test('spatial_temporal search option: the CLI\'s layouts, marked, and no launch config for them', () => {
+  // The PrimePar paper's testbed: 4-GPU V100 nodes, NVLink inside, 25 Gb/s InfiniBand per GPU.
+  const config = { model: 'llama2-70b', layers: 10, gpus: 32, gpu: 'v100', gpus_per_node: 4, gpu_nvlink_domain: 4,
+                   gpu_nic_gbps: 25, seq: 2048, global_batch: 32 };
+  const plain = meshfit.search(config, { top: 20 });
+  assert.ok(plain.ok && plain.layouts.every((l) => l.spatial_temporal_q === 1 && l.model_parallel === 'megatron_tp'));
+  assert.equal(plain.spatial_temporal_layouts, undefined);
+  const js = meshfit.search(config, { top: 20, spatial_temporal: true });
+  sameResult(js, native('search', { ...config, top: 20, spatial_temporal: true }), 'spatial_temporal search');
+  const squares = js.layouts.filter((l) => l.spatial_temporal_q > 1);
+  assert.ok(squares.length > 0);
+  for (const l of [...squares, ...js.spatial_temporal_layouts]) {
+    assert.equal(l.model_parallel, 'spatial_temporal');
+    assert.equal(l.modelled_only, 'modelled, not implemented by any public framework');
+  }
+  const best = squares[0];
+  const chosen = { ...config, dp: best.dp, tp: best.tp, pp: best.pp, spatial_temporal_q: best.spatial_temporal_q,
+                   micro_batch: best.micro_batch, recompute: best.recompute, zero: best.zero, vpp: best.vpp, sp: best.sp,
+                   pp_first_stage_layers: best.pp_first_stage_layers, pp_last_stage_layers: best.pp_last_stage_layers };
+  const estimated = meshfit.estimate(chosen);
+  assert.equal(estimated.ok, true, JSON.stringify(estimated.issues));
+  assert.equal(estimated.device_bytes, best.device_bytes);
+  for (const format of ['megatron', 'torchtitan', 'deepspeed']) {
+    const exported = meshfit.exportLaunchConfig(chosen, format);
+    assert.equal(exported.ok, false);
+    assert.deepEqual(exported.issues.map((i) => i.code), ['st_not_exportable']);
+  }
+});

@@ -40,7 +40,8 @@ async function settled(page, before = 0) {
     const text = document.getElementById('mirror').textContent;
     if (!text) return false;
     const m = JSON.parse(text);
-    return m.version > v && location.hash === '#' + m.state && document.getElementById('widgets').textContent !== '';
+    // The hash is the state plus the view (tab, units, ...): m.link.
+    return m.version > v && location.hash === '#' + (m.link || m.state) && document.getElementById('widgets').textContent !== '';
   }, before, { timeout: 60000 });
 }
 

@@ -710,7 +710,8 @@ test('no NaN, inf or negative number reaches the screen mirror, the link, the Ma
     assert.equal(exported.length, 1);
     assert.doesNotMatch(exported[0].text.replace(/"message": "(?:[^"\\]|\\.)*"/g, ''), badText, `${state}: JSON export (messages aside)`);
     for (const [at, v] of numbers(JSON.parse(exported[0].text))) assert.ok(Number.isFinite(v) && v >= 0, `${state}: export ${at} = ${v}`);
-    await clickWidget(page, 'export_csv');
+    await clickWidget(page, 'export_csv');  // a menu: this configuration's ranks, or every evaluated layout
+    await clickWidget(page, 'csv_ranks');
     const csv = (await page.evaluate(() => window.downloads))[1];
     assert.equal(csv.name, 'meshfit-ranks.csv');
     assert.doesNotMatch(csv.text, badText, `${state}: CSV`);

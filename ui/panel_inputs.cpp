@@ -64,6 +64,7 @@ constexpr CountField kCountFields[] = {
     {"ffn", "ffn", kMaxFfn},
     {"vocab", "vocab", kMaxVocab},
     {"gpu_nvlink_domain", "NVLink domain (GPUs)", kMaxGpus},
+    {"gpu_sms", "SMs / compute units (0 = unknown)", kMaxGpuSms},
     {"gpus", "GPUs", kMaxGpus},
     {"gpus_per_node", "GPUs per node", kMaxGpus},
     {"seq", "sequence length", kMaxSeq},
@@ -338,6 +339,11 @@ bool draw_custom_gpu_figures(AppState& s) {
   int64_t domain = g.nvlink_domain;
   if (input_count(s, "gpu_nvlink_domain", domain) && domain >= 1) {
     g.nvlink_domain = domain;
+    changed = true;
+  }
+  int64_t sms = g.sms;
+  if (input_count(s, "gpu_sms", sms) && sms >= 0) {
+    g.sms = sms;
     changed = true;
   }
   return changed;
@@ -767,6 +773,7 @@ std::string describe_form(const AppState& s) {
     for (const FigureField& row : kFigureFields)
       form.push_back(number_entry(s, row.field, row.label, c.gpu.*row.member / row.scale, row.format));
     form.push_back(count_entry(s, "gpu_nvlink_domain"));
+    form.push_back(count_entry(s, "gpu_sms"));
   }
   for (const char* field : {"gpus", "gpus_per_node", "seq", "global_batch", "micro_batch"}) form.push_back(count_entry(s, field));
   const TrainingSpec& t = c.training;

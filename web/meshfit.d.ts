@@ -12,6 +12,7 @@ export interface Config {
   gpu?: string; gpu_memory_gib?: number; gpus?: number; gpus_per_node?: number;
   gpu_bf16_tflops?: number; gpu_fp8_tflops?: number; gpu_hbm_tbps?: number; gpu_nvlink_gbps?: number; gpu_nic_gbps?: number;
   gpu_bf16_gemm_ceiling?: number; gpu_fp8_gemm_ceiling?: number; gpu_power_limit_w?: number; gpu_tdp_w?: number; gpu_nvlink_domain?: number;
+  gpu_sms?: number;
   seq?: number; global_batch?: number; micro_batch?: number; precision?: 'bf16' | 'fp8' | 'pure_bf16' | 'bf16-true';
   optimizer?: 'adamw' | 'adam' | 'sgd' | 'adam8bit' | 'paged_adamw' | 'paged_adamw8bit' | 'adafactor' | 'adamw_8bit' |
     'paged_adamw_32bit' | 'paged_adamw_8bit'; recompute?: Recompute; flash?: boolean; sp?: boolean;
@@ -121,7 +122,7 @@ export interface Presets extends Result {
   models: ({ id: string; source: string; total_parameters: number } & Config)[];
   gpus: { id: string; name: string; source: string; memory_bytes: number; memory_gib: number; bf16_flops: number;
           fp8_flops: number; hbm_bytes_per_s: number; nvlink_bytes_per_s: number; internode_bytes_per_s: number;
-          nvlink_domain: number; family: string; bf16_gemm_ceiling: number; fp8_gemm_ceiling: number; tdp_w: number;
+          nvlink_domain: number; sms: number; family: string; bf16_gemm_ceiling: number; fp8_gemm_ceiling: number; tdp_w: number;
           power_limit_w: number }[];
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "spec/input_limits.h"
 #include "spec/validate.h"
 
 namespace meshfit {
@@ -105,7 +106,7 @@ int64_t count_text_limit(const std::string& key) {
   static const Limit limits[] = {
       {"hidden", kMaxHidden}, {"layers", kMaxLayers}, {"heads", kMaxHeads}, {"kv_heads", kMaxHeads},
       {"ffn", kMaxFfn}, {"vocab", kMaxVocab}, {"gpus", kMaxGpus}, {"gpus_per_node", kMaxGpus},
-      {"gpu_nvlink_domain", kMaxGpus}, {"seq", kMaxSeq}, {"global_batch", kMaxBatch}, {"micro_batch", kMaxBatch}};
+      {"gpu_nvlink_domain", kMaxGpus}, {"gpu_sms", kMaxGpuSms}, {"seq", kMaxSeq}, {"global_batch", kMaxBatch}, {"micro_batch", kMaxBatch}};
   for (const Limit& limit : limits)
     if (key == limit.key) return limit.max;
   return std::numeric_limits<int64_t>::max();

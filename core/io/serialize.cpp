@@ -637,6 +637,7 @@ json presets_to_json() {
                     {"nvlink_bytes_per_s", g.nvlink_bytes_per_s},
                     {"internode_bytes_per_s", g.internode_bytes_per_s},
                     {"nvlink_domain", g.nvlink_domain},
+                    {"sms", g.sms},
                     {"family", g.family},
                     {"bf16_gemm_ceiling", g.bf16_gemm_ceiling},
                     {"fp8_gemm_ceiling", g.fp8_gemm_ceiling},

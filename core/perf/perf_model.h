@@ -82,6 +82,10 @@ struct StepReport {
 // + 12 * L * h * s for attention scores (full s x s, as PaLM counts it).
 double model_flops_per_token(const ModelSpec& model, int64_t seq);
 
+// One GEMM (m x k by k x n) run alone, as a matmul benchmark times it: the GPU's measured ceiling
+// (no framework fraction), wave and tile quantization on its SMs, operand traffic, the fixed cost.
+double isolated_gemm_s(const GpuSpec& gpu, double m, double n, double k, bool fp8);
+
 // Requires a valid config; plan from plan_memory(config).
 StepReport predict_step(const Config& config, const MemoryPlan& plan);
 

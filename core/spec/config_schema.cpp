@@ -168,6 +168,16 @@ std::vector<ConfigField> make_fields() {
                c.gpu.nvlink_domain = value.get<int64_t>();
                return true;
              }),
+      custom("gpu_sms", "gpu_sms", FieldKind::kInteger, G::kHardware,
+             "streaming multiprocessors (AMD: compute units) for GEMM wave quantization (0 = unknown)",
+             [](const Config& c) -> json { return c.gpu.sms; },
+             [](Config& c, const json& value) {
+               const int64_t sms = value.get<int64_t>();
+               if (sms < 0 || sms > kMaxGpuSms) return false;
+               c.gpu.sms = sms;
+               return true;
+             },
+             "a whole number from 0 to 100000"),
       integer<&C::cluster, &ClusterSpec::gpus>("gpus", "gpus", G::kHardware, "total GPUs"),
       integer<&C::cluster, &ClusterSpec::gpus_per_node>("gpus_per_node", "gpus_per_node", G::kHardware, "GPUs per node"),
       // Training.

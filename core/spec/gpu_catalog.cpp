@@ -9,6 +9,7 @@
 #include "spec/gpu_catalog.h"
 
 #include <cmath>
+#include <string>
 
 #include "spec/preset_table.h"
 #include "units.h"
@@ -151,10 +152,38 @@ const Row kRows[] = {
 #undef MAMF_STAS
 #undef MAMF_MAG
 
+// Streaming multiprocessors (AMD: compute units) enabled on each part, from the vendors' architecture
+// whitepapers and product pages: NVIDIA A100 Tensor Core GPU Architecture (A100 108 SMs, A800 the same
+// die), NVIDIA H100 Tensor Core GPU Architecture (H100 SXM5 132, PCIe 114; H800, H200 and the H100 NVL
+// use the SXM5 configuration), NVIDIA Blackwell Architecture Technical Brief and Blackwell Ultra
+// product pages (B200 and GB200 148, B300 and GB300 160), Ada Lovelace Architecture whitepaper (RTX 4090
+// 128, L40S and RTX 6000 Ada 142, L4 58), NVIDIA Ampere GA102 whitepaper (A10 72, A10G 80, RTX A6000 84),
+// GB202 (RTX 5090 170), Volta whitepaper (V100 80), H20 (78, third-party figure: NOT re-verified), AMD
+// CDNA 2/3/4 whitepapers (MI250X 110 per GCD, MI300X and MI325X 304, MI355X 256).
+struct SmRow {
+  const char* id;
+  int64_t sms;
+};
+constexpr SmRow kSmCounts[] = {
+    {"a100-40gb", 108}, {"a100-80gb", 108}, {"a100-80gb-pcie", 108}, {"a800", 108},    {"h100-sxm", 132},
+    {"h100-sxm-500w", 132}, {"h100-pcie", 114}, {"h100-nvl", 132},   {"h800", 132},    {"h20", 78},
+    {"h200", 132},      {"b200", 148},      {"b300", 160},           {"gb200", 148},   {"gb300", 160},
+    {"l4", 58},         {"l40s", 142},      {"a10g", 80},            {"a10", 72},      {"rtx-a6000", 84},
+    {"rtx6000-ada", 142}, {"rtx4090", 128}, {"rtx5090", 170},        {"v100", 80},     {"mi250x", 110},
+    {"mi300x", 304},    {"mi325x", 304},    {"mi355x", 256},
+};
+
+int64_t sm_count(const char* id) {
+  for (const SmRow& row : kSmCounts)
+    if (std::string(row.id) == id) return row.sms;
+  return 0;
+}
+
 std::vector<GpuPreset> make_presets() {
   std::vector<GpuPreset> presets;
   for (const Row& row : kRows) {
     GpuSpec spec = spec_from(row);
+    spec.sms = sm_count(row.id);
     if (spec.bf16_gemm_ceiling > 1.0) spec.bf16_gemm_ceiling = 1.0;  // RTX 4090: see its source
     presets.push_back({row.id, row.source, spec});
   }

@@ -21,6 +21,8 @@ struct GpuSpec {
   double nvlink_bytes_per_s = 0;       // per-GPU NVLink/xGMI bandwidth, both directions; 0 = none
   double internode_bytes_per_s = 0;    // per-GPU network bandwidth (NIC Gb/s divided by 8)
   int64_t nvlink_domain = 8;           // GPUs sharing one NVLink domain (72 on GB200/GB300 NVL72)
+  int64_t sms = 0;                     // streaming multiprocessors (AMD: compute units) the GEMM tiles
+                                       // spread over (perf_model.cpp wave quantization); 0 = unknown: not modelled
   // Measured ceilings (kernels/gemm_rates.csv, best shape of a sweep) as fractions of the peaks above;
   // the custom GPU defaults are the median of the NVIDIA datacenter parts (A100 0.87, H100 0.80, B200 0.78).
   double bf16_gemm_ceiling = 0.8;      // max achievable bf16 matmul / bf16_flops

@@ -17,6 +17,7 @@ constexpr size_t kMaxFlagBytes = 1024;             // one command-line flag valu
 constexpr size_t kMaxTextFieldBytes = 1024;        // a free-text config field (notes, lora_targets): UTF-8, at most this
 
 constexpr int64_t kMaxSearchVpp = 64;              // largest vpp a search pin or bound may ask (default range: kMaxVpp, structure.h)
+constexpr int64_t kMaxGpuSms = 100000;            // SMs / compute units of a custom GPU (B300 has 160)
 constexpr int64_t kMaxTop = 10000;                 // layouts listed by a search
 // Work units of a search: one per step (a layout mesh (tp, pp, cp), a vpp node or a micro-batch
 // visited) plus one per memory evaluation. The default bounds the worst link to a few seconds natively; --budget / budget raise it.

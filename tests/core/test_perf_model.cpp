@@ -228,3 +228,61 @@ TEST_CASE("uneven stages: a 28-layer model on 16 pipeline stages is expressible 
     }
   }
 }
+
+TEST_CASE("kernels: wave quantization reproduces the A100 cuBLASLt square sweep where a flat rate does not") {
+  // kernels/gemm_rates.csv, Azure AI-benchmarking-guide ND A100 v4 (superbench cublaslt_gemm, fp16):
+  // TFLOP/s at m x n x k. A flat rate at the MAMF ceiling (no SM count) overstates the small shapes.
+  struct Row { double m, n, k, measured_tflops; };
+  const Row rows[] = {{1024, 1024, 1024, 119.4}, {2048, 2048, 2048, 221.8}, {1024, 2145, 1024, 132.8},
+                      {8192, 8192, 8192, 253.7}, {16384, 16384, 16384, 256.5}, {6144, 12288, 12288, 250.8}};
+  const GpuSpec a100 = *find_gpu_preset("a100-80gb");
+  REQUIRE(a100.sms == 108);
+  GpuSpec flat = a100;
+  flat.sms = 0;
+  std::printf("\nIsolated GEMM, A100 80GB: measured vs predicted TFLOP/s (wave-quantized | flat rate)\n");
+  std::vector<double> wave_errors, flat_errors;
+  for (const Row& row : rows) {
+    const double flops = 2.0 * row.m * row.n * row.k;
+    const double wave = flops / isolated_gemm_s(a100, row.m, row.n, row.k, false) / 1e12;
+    const double flat_rate = flops / isolated_gemm_s(flat, row.m, row.n, row.k, false) / 1e12;
+    std::printf("  %6.0f x %6.0f x %6.0f  measured %6.1f  wave %6.1f (%+5.1f%%)  flat %6.1f (%+5.1f%%)\n", row.m, row.n, row.k,
+                row.measured_tflops, wave, 100.0 * (wave / row.measured_tflops - 1.0), flat_rate,
+                100.0 * (flat_rate / row.measured_tflops - 1.0));
+    wave_errors.push_back(std::fabs(wave / row.measured_tflops - 1.0));
+    flat_errors.push_back(std::fabs(flat_rate / row.measured_tflops - 1.0));
+  }
+  // The small shapes: within 30% with waves, off by more than 40% without.
+  CHECK(wave_errors[0] < 0.10);
+  CHECK(wave_errors[1] < 0.10);
+  CHECK(wave_errors[2] < 0.30);
+  CHECK(flat_errors[0] > 0.40);
+  CHECK(flat_errors[2] > 0.40);
+  // The large shapes stay at the ceiling either way (within 7%).
+  for (size_t i = 3; i < wave_errors.size(); ++i) CHECK(wave_errors[i] < 0.07);
+}
+
+TEST_CASE("kernels: every GPU preset states its SM count, and a small model's GEMMs lose more at high tp") {
+  for (const GpuPreset& preset : gpu_presets()) {
+    CAPTURE(preset.id);
+    CHECK(preset.spec.sms > 0);
+  }
+  // A 1.3B GPT-style layer (h 2048) on A100: per-rank GEMMs shrink with tp, so their achieved
+  // fraction of peak falls (wave and tile quantization) by more than a 175B layer's (h 12288) does.
+  auto efficiency = [](int64_t hidden, int64_t heads, int64_t tp) {
+    Config config = default_config();
+    config.model = korthikanti_gpt(hidden, heads, 24);
+    config.gpu = *find_gpu_preset("a100-80gb");
+    config.gpu.memory_bytes *= 8;
+    config.cluster.gpus = 8;
+    config.layout.tp = tp;
+    config.training.seq = 2048;
+    config.training.global_batch = 64;
+    return predict(config).gemm_efficiency;
+  };
+  const double small_tp1 = efficiency(2048, 16, 1), small_tp8 = efficiency(2048, 16, 8);
+  const double large_tp1 = efficiency(12288, 96, 1), large_tp8 = efficiency(12288, 96, 8);
+  std::printf("\nGEMM efficiency (of bf16 peak): h2048 tp1 %.3f tp8 %.3f; h12288 tp1 %.3f tp8 %.3f\n", small_tp1, small_tp8,
+              large_tp1, large_tp8);
+  CHECK(small_tp8 < 0.85 * small_tp1);
+  CHECK(small_tp8 / small_tp1 < large_tp8 / large_tp1 - 0.05);
+}

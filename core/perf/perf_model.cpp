@@ -98,6 +98,7 @@ FrameworkPerf megatron_fused() {
   p.host_op_s = kEagerHostOpS;
   p.elementwise_fraction = 0.8;
   p.fa3_on_hopper = true;
+  p.fp8_casts = Fp8Casts::kFusedIntoKernels;
   return p;
 }
 
@@ -116,6 +117,7 @@ FrameworkPerf compiled(FrameworkPerf p) {
   p.host_ops_per_layer = 10;
   p.elementwise_fraction = 0.8;
   p.host_ops_per_microbatch = 15;
+  if (p.fp8_casts == Fp8Casts::kDynamicEager) p.fp8_casts = Fp8Casts::kSeparatePass;
   return p;
 }
 
@@ -470,10 +472,25 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   const double attention_bwd_s = out.attention_total_s * kFlashBackwardShare;
 
   // Memory-bound kernels, forward bytes per token: norms 8h, residual adds 12h, rotary 4h(1 + k/a),
-  // SwiGLU/GeLU 6f (2-byte elements read and written); FP8 casts of the four GEMM inputs (read 2,
-  // write 1 byte per element: 3 * (3h + f)); backward: twice the forward traffic.
+  // SwiGLU/GeLU 6f (2-byte elements read and written); backward: twice the forward traffic.
   double elementwise_fwd_bytes = tokens * ((20.0 * h) / t_sp + 4.0 * h * (1.0 + k / a) / t + 6.0 * f / t);
-  if (fp8) elementwise_fwd_bytes += tokens * 3.0 * (3.0 * h / t_sp + f / t);
+  if (fp8) {
+    // FP8 casts, a cast reading 2 and writing 1 byte per element (an amax pass reads 2 more).
+    // Transformer Engine's LayerNormLinear / LayerNormMLP write the norm's and the activation's output
+    // in fp8 (TE module docstrings; FRAMEWORK_NOTES §2.3: LayerNormLinear saves its fp8 LN output), so
+    // only the attention output (the out-projection's input) is cast on its own, and the weights are
+    // cast once per step (is_first_microbatch caching, §2.3). torchao float8 (torchtitan, §1.9) casts
+    // each of the four GEMM inputs with dynamic tensorwise scaling, and in eager also recasts the
+    // layer's weights every micro-batch; under torch.compile the amax fuses into the cast.
+    const double inputs = 3.0 * h / t_sp + f / t;
+    switch (perf.fp8_casts) {
+      case Fp8Casts::kFusedIntoKernels: elementwise_fwd_bytes += tokens * 3.0 * h / t; break;
+      case Fp8Casts::kSeparatePass: elementwise_fwd_bytes += tokens * 3.0 * inputs; break;
+      case Fp8Casts::kDynamicEager:
+        elementwise_fwd_bytes += tokens * 5.0 * inputs + 5.0 * matmul_parameters_per_layer(model) / t;
+        break;
+    }
+  }
   const double elementwise_kernels = std::max(4.0, perf.host_ops_per_layer - 5.0);
   out.elementwise_fwd_s = std::max(elementwise_fwd_bytes / rate.hbm_bytes_per_s, elementwise_kernels * kKernelLaunchFloorS);
 

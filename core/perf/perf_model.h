@@ -14,6 +14,15 @@
 
 namespace meshfit {
 
+// Where fp8 runs cast the GEMM inputs and weights (memory-bound passes beside the fp8 GEMMs).
+enum class Fp8Casts {
+  kFusedIntoKernels,  // Transformer Engine: LayerNormLinear / LayerNormMLP emit fp8 from the norm and the
+                      // activation; weights cast once per step (is_first_microbatch caching)
+  kSeparatePass,      // torch.compile: Inductor fuses the amax into the cast, one pass per GEMM input
+  kDynamicEager,      // torchao float8 in eager: per GEMM input an amax pass and a cast pass, and the
+                      // weight cast again every micro-batch
+};
+
 // How a framework issues and overlaps its work (perf_model.cpp kFrameworkPerf); one record per
 // framework and kernel mode, never per layout.
 struct FrameworkPerf {
@@ -32,6 +41,7 @@ struct FrameworkPerf {
   bool fa3_on_hopper = false;              // Hopper attention via cuDNN / FlashAttention-3
   bool fused_grad_accumulation = true;     // wgrad GEMM accumulates into the main grad (Megatron
                                            // gradient_accumulation_fusion); else a memory-bound pass per micro-batch
+  Fp8Casts fp8_casts = Fp8Casts::kDynamicEager;
 };
 
 FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_overlap);

@@ -286,3 +286,28 @@ TEST_CASE("kernels: every GPU preset states its SM count, and a small model's GE
   CHECK(small_tp8 < 0.85 * small_tp1);
   CHECK(small_tp8 / small_tp1 < large_tp8 / large_tp1 - 0.05);
 }
+
+TEST_CASE("fp8: eager torchao float8 pays its amax and weight casts, which torch.compile fuses away") {
+  // FRAMEWORK_NOTES §1.9 / perf_model.cpp Fp8Casts: eager float8 casts every GEMM input with an amax
+  // pass and recasts the weights each micro-batch; compiled fuses the amax into one cast pass. So
+  // compile gains more under fp8 than under bf16 for the same run.
+  auto step = [](Precision precision, Kernels kernels) {
+    Config config = default_config();
+    config.model = *find_model_preset("llama3-8b");
+    config.gpu = *find_gpu_preset("h100-sxm");
+    config.gpu.memory_bytes *= 8;
+    config.cluster.gpus = 8;
+    config.layout.zero = 3;
+    config.training.framework = Framework::kFsdp;
+    config.training.seq = 8192;
+    config.training.global_batch = 8;
+    config.training.precision = precision;
+    config.training.kernels = kernels;
+    return predict(config).step_time_s;
+  };
+  const double bf16_gain = step(Precision::kBf16, Kernels::kEager) / step(Precision::kBf16, Kernels::kCompiled);
+  const double fp8_gain = step(Precision::kFp8, Kernels::kEager) / step(Precision::kFp8, Kernels::kCompiled);
+  std::printf("\ntorch.compile speed-up, llama3-8b 8xH100 FSDP: bf16 %.3fx, fp8 %.3fx\n", bf16_gain, fp8_gain);
+  CHECK(bf16_gain > 1.0);
+  CHECK(fp8_gain > bf16_gain + 0.1);
+}

@@ -6,6 +6,7 @@
 
 #include "io/import_export.h"
 #include "io/measured_runs.h"
+#include "io/throughput_runs.h"
 #include "io/launch_config.h"
 #include "search/layout_search.h"
 #include "memory/memory_model.h"
@@ -254,9 +255,34 @@ json validation_to_json(const ValidationReport& report) {
 
 }  // namespace
 
+// The step-time model against tests/data/layouts_measured.csv: every run, the medians per source,
+// and the error bands (per framework and GPU family) that predictions carry.
+json throughput_validation_to_json(const ThroughputValidation& v) {
+  json out = {{"rows", json::array()}, {"sources", json::array()}, {"bands", json::array()},
+              {"runs", int64_t(v.rows.size())}, {"median_abs_error", v.median_abs_error}};
+  for (const ThroughputRow& row : v.rows)
+    out["rows"].push_back({{"label", row.run.label},
+                           {"source", row.run.source},
+                           {"citation", row.run.citation},
+                           {"framework", to_string(row.run.config.training.framework)},
+                           {"gpu", row.run.config.gpu.id},
+                           {"gpus", row.run.config.cluster.gpus},
+                           {"measured_tokens_per_s_per_gpu", row.run.measured_tokens_per_s_per_gpu},
+                           {"predicted_tokens_per_s_per_gpu", row.predicted_tokens_per_s_per_gpu},
+                           {"signed_error", row.signed_error}});
+  for (const auto* list : {&v.sources, &v.bands})
+    for (const ThroughputSummary& summary : *list)
+      out[list == &v.sources ? "sources" : "bands"].push_back({{"key", summary.key},
+                                                              {"runs", summary.runs},
+                                                              {"median_abs_error", summary.median_abs_error},
+                                                              {"median_signed_error", summary.median_signed_error}});
+  return out;
+}
+
 json run_validate() {
   json out = validation_to_json(validate_against_measurements());
   out["finetune"] = validation_to_json(validate_finetune_against_measurements());  // tests/data/finetune_measured.csv
+  out["throughput"] = throughput_validation_to_json(throughput_validation());     // tests/data/layouts_measured.csv
   // Every named constant behind the memory figures (overheads.h), how its value was obtained.
   out["constants"] = json::array();
   for (const NamedConstant& constant : kMemoryConstants)

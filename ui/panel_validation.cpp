@@ -1,12 +1,14 @@
 // panel_validation.cpp — the Validation tab: every public measured run (tests/data, compiled into
 // core: io/measured_runs.h) beside its prediction, the metric compared, the signed error, the source
 // and the median, so a user sees how far to trust a number for a setup like theirs. Same rows as
-// `meshfit validate`: the pretraining runs, then the fine-tuning runs.
+// `meshfit validate`: the pretraining runs, the fine-tuning runs, then the step-time model against the
+// published throughput runs (io/throughput_runs.h) with the error bands every tokens/s carries.
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
 #include <string>
 
+#include "io/throughput_runs.h"
 #include "memory/overheads.h"
 #include "panels.h"
 
@@ -91,6 +93,60 @@ void draw_report(AppState& s, const ValidationReport& v, const char* id, float h
   ImGui::EndTable();
 }
 
+// The step-time model against tests/data/layouts_measured.csv: medians per source and per framework
+// x GPU family (the bands shown beside every tokens/s), then every run.
+void draw_throughput(AppState& s, float height) {
+  const ThroughputValidation& v = throughput_validation();
+  ImGui::TextWrapped("tokens/s per GPU: median |error| %.1f%% over %d published runs. The band beside each predicted "
+                     "tokens/s, MFU and time to train is the median for its framework and GPU family below; other "
+                     "combinations are not validated.",
+                     100.0 * v.median_abs_error, int(v.rows.size()));
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
+  int table = 0;
+  for (const auto* list : {&v.sources, &v.bands}) {
+    if (!ImGui::BeginTable(table++ == 0 ? "throughput_sources" : "throughput_bands", 4, flags)) continue;
+    for (const char* column : {list == &v.sources ? "source" : "framework, GPU family (band)", "runs", "median |error|", "signed"})
+      ImGui::TableSetupColumn(column);
+    ImGui::TableHeadersRow();
+    for (const ThroughputSummary& summary : *list) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(summary.key.c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%d", summary.runs);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f%%", 100.0 * summary.median_abs_error);
+      ImGui::TableNextColumn();
+      ImGui::Text("%+.1f%%", 100.0 * summary.median_signed_error);
+    }
+    ImGui::EndTable();
+  }
+  if (!ImGui::BeginTable("validation_throughput", 5, flags | ImGuiTableFlags_ScrollY, ImVec2(0, height))) return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  for (const char* column : {"run", "measured tokens/s/GPU", "predicted", "error", "source"}) ImGui::TableSetupColumn(column);
+  ImGui::TableHeadersRow();
+  ImGuiListClipper clipper;  // 434 rows: draw only the visible ones
+  clipper.Begin(int(v.rows.size()));
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      const ThroughputRow& row = v.rows[size_t(i)];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(row.run.label.c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.0f", row.run.measured_tokens_per_s_per_gpu);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.0f", row.predicted_tokens_per_s_per_gpu);
+      ImGui::TableNextColumn();
+      ImGui::Text("%+.1f%%", 100.0 * row.signed_error);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(row.run.source.c_str());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", row.run.citation.c_str());
+    }
+  }
+  ImGui::EndTable();
+}
+
 }  // namespace
 
 void draw_validation_view(AppState& s) {
@@ -105,6 +161,8 @@ void draw_validation_view(AppState& s) {
   ImGui::SeparatorText("Fine-tuning runs (full, LoRA, QLoRA)");
   draw_report(s, s.finetune_validation, "validation_finetune", height);
   draw_named_constants(s);
+  ImGui::SeparatorText("Step time: published throughput runs");
+  draw_throughput(s, height);
 }
 
 }  // namespace meshfit::ui

@@ -138,6 +138,18 @@ export interface ValidationResult extends Result {
   constants: { name: string; value: number; unit: string; meaning: string; source: string; basis: 'source' | 'measurement' | 'assumed' }[];
   rows: ValidationRow[]; measured_rows: number; median_abs_error: number; median_signed_error: number;
   label_rows: number; label_disagreements: number; false_fits: number;
+  /** The fine-tuning runs of tests/data/finetune_measured.csv, the same way. */
+  finetune: { rows: ValidationRow[]; measured_rows: number; median_abs_error: number; median_signed_error: number;
+              label_rows: number; label_disagreements: number; false_fits: number };
+  /** The step-time model against tests/data/layouts_measured.csv: tokens/s/GPU per run, the medians per
+   *  source, and the error bands (framework + GPU family, e.g. "megatron ampere") predictions carry. */
+  throughput: ThroughputValidation;
+}
+export interface ThroughputSummary { key: string; runs: number; median_abs_error: number; median_signed_error: number }
+export interface ThroughputValidation {
+  rows: { label: string; source: string; citation: string; framework: Framework; gpu: string; gpus: number;
+          measured_tokens_per_s_per_gpu: number; predicted_tokens_per_s_per_gpu: number; signed_error: number }[];
+  sources: ThroughputSummary[]; bands: ThroughputSummary[]; runs: number; median_abs_error: number;
 }
 
 export interface MethodCandidate {

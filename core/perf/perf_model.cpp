@@ -801,29 +801,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
 
 // [SECTION] Error bands
 
-namespace {
-
-struct BandRow {
-  Framework framework;
-  const char* family;
-  ErrorBand band;
-};
-
-// Filled from test_throughput_validation.cpp's output; that test fails when a row drifts from the
-// data by more than a point.
-const BandRow kBands[] = {
-    {Framework::kMegatron, "ampere", {0.045, 24, "Narayanan 2021 T1/T2, Korthikanti 2022 T5 (A100)"}},
-    {Framework::kDeepSpeed, "ampere", {0.248, 407, "Hagemann 2023 sweep (A100), Narayanan 2021 T2 ZeRO-3"}},
-    {Framework::kMegatron, "hopper", {0.027, 3, "Llama 3 Table 4 (H100)"}},
-};
-
-}  // namespace
-
-ErrorBand throughput_error_band(Framework framework, const std::string& gpu_family) {
-  for (const BandRow& row : kBands)
-    if (row.framework == framework && gpu_family == row.family) return row.band;
-  return {};
-}
+// throughput_error_band is defined beside the data it summarizes (io/throughput_runs.cpp).
 
 std::string error_band_text(const ErrorBand& band) {
   if (band.runs == 0) return "not validated for this framework and GPU family";

@@ -56,8 +56,9 @@ struct StepBreakdown {       // seconds per optimizer step; the parts add up to 
   double optimizer_s = 0;    // the optimizer step and gradient clipping (memory-bound) and per-step fixed costs
 };
 
-// The validation error of the step-time model for a framework and GPU family, from the published
-// runs in tests/data (test_throughput_validation.cpp checks this table against them).
+// The validation error of the step-time model for a framework and GPU family: the median over the
+// published runs of tests/data/layouts_measured.csv, computed from the compiled-in data on first use
+// (io/throughput_runs.cpp, which defines it).
 struct ErrorBand {
   double median_abs_error = 0;  // median |predicted / measured - 1| of tokens/s/GPU; 0 when runs == 0
   int runs = 0;                 // published runs behind it; 0 = no validation for this combination

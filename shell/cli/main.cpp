@@ -478,6 +478,25 @@ void print_validation(const json& out) {
               out["label_rows"].get<long long>(), out["false_fits"].get<long long>());
 }
 
+// The step-time model against the published throughput runs: every run, then the medians per source
+// and per framework x GPU family (the error bands printed beside every tokens/s).
+void print_throughput_validation(const json& out) {
+  std::printf("\nThroughput (tests/data/layouts_measured.csv), tokens/s/GPU:\n%-42s %-58s %9s %9s %8s\n", "source", "run",
+              "measured", "predicted", "error");
+  for (const json& r : out["rows"])
+    std::printf("%-42s %-58s %9.1f %9.1f %+7.1f%%\n", r["source"].get<std::string>().c_str(), r["label"].get<std::string>().c_str(),
+                r["measured_tokens_per_s_per_gpu"].get<double>(), r["predicted_tokens_per_s_per_gpu"].get<double>(),
+                100.0 * r["signed_error"].get<double>());
+  for (const char* group : {"sources", "bands"}) {
+    std::printf("%s:\n", std::string(group) == "sources" ? "per source" : "error bands (framework, GPU family)");
+    for (const json& s : out[group])
+      std::printf("  %-42s %4d runs  median |error| %5.1f%%  (signed %+5.1f%%)\n", s["key"].get<std::string>().c_str(),
+                  s["runs"].get<int>(), 100.0 * s["median_abs_error"].get<double>(), 100.0 * s["median_signed_error"].get<double>());
+  }
+  std::printf("tokens/s/GPU: median |error| %.1f%% over %lld published runs\n", 100.0 * out["median_abs_error"].get<double>(),
+              out["runs"].get<long long>());
+}
+
 // The named constants behind every prediction (core/memory/overheads.h), so a reader sees which
 // figures are assumptions.
 void print_constants(const json& constants) {
@@ -506,6 +525,7 @@ int run_validate(bool as_json) {
   std::printf("\nFine-tuning (full, LoRA, QLoRA):\n");
   print_validation(out["finetune"]);
   print_constants(out["constants"]);
+  print_throughput_validation(out["throughput"]);
   return 0;
 }
 

@@ -22,11 +22,10 @@ void draw_named_constants(AppState& s) {
   int assumed = 0;
   for (const NamedConstant& k : kMemoryConstants) assumed += k.basis == ConstantBasis::kAssumed;
   char header[160];
-  std::snprintf(header, sizeof header, "Named constants in these predictions (%d, %d of them assumed)###constants",
+  std::snprintf(header, sizeof header, "Named constants in the memory predictions (%d, %d of them assumed)",
                 int(std::size(kMemoryConstants)), assumed);
-  const bool open = ImGui::CollapsingHeader(header, ImGuiTreeNodeFlags_DefaultOpen);
+  ImGui::TextUnformatted(header);
   record_rect(s, "named_constants");
-  if (!open) return;
   if (!ImGui::BeginTable("constants", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                              ImGuiTableFlags_ScrollX))
     return;
@@ -50,12 +49,13 @@ void draw_named_constants(AppState& s) {
   ImGui::EndTable();
 }
 
-void draw_report(AppState& s, const ValidationReport& v, const char* id, float height) {
+void draw_report(AppState& s, const ValidationReport& v, const char* id) {
   ImGui::TextWrapped("Median |error| %.1f%% (signed %+.1f%%) over %lld measured runs; %lld of %lld fit/OOM labels "
                      "disagree; %lld runs that ran out of memory predicted to fit. Each run is predicted on the "
                      "metric its source reports; hover a source for its notes.",
                      100.0 * v.median_abs_error, 100.0 * v.median_signed_error, (long long)v.measured_rows,
                      (long long)v.label_disagreements, (long long)v.label_rows, (long long)v.false_fits);
+  const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y - 0.5f * s.em);
   if (!ImGui::BeginTable(id, 8,
                          ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
                              ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,
@@ -95,13 +95,15 @@ void draw_report(AppState& s, const ValidationReport& v, const char* id, float h
 
 // The step-time model against tests/data/layouts_measured.csv: medians per source and per framework
 // x GPU family (the bands shown beside every tokens/s), then every run.
-void draw_throughput(AppState& s, float height) {
+void draw_throughput(AppState& s) {
   const ThroughputValidation& v = throughput_validation();
   ImGui::TextWrapped("tokens/s per GPU: median |error| %.1f%% over %d published runs. The band beside each predicted "
                      "tokens/s, MFU and time to train is the median for its framework and GPU family below; other "
                      "combinations are not validated.",
                      100.0 * v.median_abs_error, int(v.rows.size()));
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
+  record_rect(s, "validation_throughput");
+  // The summaries fit their rows (no scrolling: a scrolling table fills the space left).
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
   int table = 0;
   for (const auto* list : {&v.sources, &v.bands}) {
     if (!ImGui::BeginTable(table++ == 0 ? "throughput_sources" : "throughput_bands", 4, flags)) continue;
@@ -120,8 +122,11 @@ void draw_throughput(AppState& s, float height) {
       ImGui::Text("%+.1f%%", 100.0 * summary.median_signed_error);
     }
     ImGui::EndTable();
+    ImGui::Spacing();
   }
-  if (!ImGui::BeginTable("validation_throughput", 5, flags | ImGuiTableFlags_ScrollY, ImVec2(0, height))) return;
+  const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y - 0.5f * s.em);
+  if (!ImGui::BeginTable("validation_throughput", 5, flags | ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY, ImVec2(0, height)))
+    return;
   ImGui::TableSetupScrollFreeze(1, 1);
   for (const char* column : {"run", "measured tokens/s/GPU", "predicted", "error", "source"}) ImGui::TableSetupColumn(column);
   ImGui::TableHeadersRow();
@@ -155,14 +160,31 @@ void draw_validation_view(AppState& s) {
     s.finetune_validation = validate_finetune_against_measurements();
     s.validation_ready = true;
   }
-  const float height = std::max(8.0f * s.em, 0.5f * (ImGui::GetContentRegionAvail().y - 6.0f * s.em));
-  ImGui::SeparatorText("Pretraining runs");
-  draw_report(s, s.validation, "validation", height);
-  ImGui::SeparatorText("Fine-tuning runs (full, LoRA, QLoRA)");
-  draw_report(s, s.finetune_validation, "validation_finetune", height);
-  draw_named_constants(s);
-  ImGui::SeparatorText("Step time: published throughput runs");
-  draw_throughput(s, height);
+  // One table per sub-tab, each filling the panel: nested scrolling tables would catch the wheel
+  // meant for the panel.
+  if (!ImGui::BeginTabBar("validation_views")) return;
+  const auto sub_tab = [&s](const char* label, const char* rect) {
+    const bool open = ImGui::BeginTabItem(label);
+    record_rect(s, rect);
+    return open;
+  };
+  if (sub_tab("Memory: pretraining", "validation_tab_memory")) {
+    draw_report(s, s.validation, "validation");
+    ImGui::EndTabItem();
+  }
+  if (sub_tab("Memory: fine-tuning", "validation_tab_finetune")) {
+    draw_report(s, s.finetune_validation, "validation_finetune");
+    ImGui::EndTabItem();
+  }
+  if (sub_tab("Step time (tokens/s)", "validation_tab_throughput")) {
+    draw_throughput(s);
+    ImGui::EndTabItem();
+  }
+  if (sub_tab("Named constants", "validation_tab_constants")) {
+    draw_named_constants(s);
+    ImGui::EndTabItem();
+  }
+  ImGui::EndTabBar();
 }
 
 }  // namespace meshfit::ui

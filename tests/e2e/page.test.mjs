@@ -170,6 +170,12 @@ test('clicks and typing on the canvas change the GPU count and select a layout; 
   await page.screenshot({ path: path.join(artifacts, 'layout-selected.png') });
   await clickWidget(page, 'tab_validation');  // measured runs vs predictions (meshfit validate)
   await page.screenshot({ path: path.join(artifacts, 'validation.png') });
+  // Its own sub-tab: the step-time model against the 434 published throughput runs.
+  await clickWidget(page, 'validation_tab_throughput');
+  const throughput = (await widgets(page)).validation_throughput;
+  const height = await page.evaluate(() => innerHeight);
+  assert.ok(throughput && throughput[1] >= 0 && throughput[1] < height, 'the throughput validation is on screen');
+  await page.screenshot({ path: path.join(artifacts, 'validation-throughput.png') });
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -279,9 +279,9 @@ std::array<StLinear, 4> st_linears(const Config& config) {
   const ModelSpec& model = config.model;
   const double tc = double(st_conventional(config));
   const double h = double(model.hidden), f = double(model.ffn);
-  const double kv = double(model.kv_heads) * h / double(model.heads);
+  const double q = query_width(model), kv = kv_width(model);  // a*d and k*d (model_spec.h)
   const double mlp_in = (model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0) * f;
-  return {StLinear{h, (h + 2.0 * kv) / tc}, StLinear{h / tc, h}, StLinear{h, mlp_in / tc}, StLinear{f / tc, h}};
+  return {StLinear{h, (q + 2.0 * kv) / tc}, StLinear{q / tc, h}, StLinear{h, mlp_in / tc}, StLinear{f / tc, h}};
 }
 
 struct StPhaseTimes {
@@ -335,9 +335,10 @@ double matmul_parameters_per_layer(const ModelSpec& model) {
 }
 
 // The sizes every per-micro-batch term uses, as doubles: tp, hidden, heads, kv heads, sequence,
-// tokens per rank per micro-batch (s*b/cp), and the SP divisor of sequence-sharded tensors.
+// tokens per rank per micro-batch (s*b/cp), the SP divisor of sequence-sharded tensors, and the
+// attention head dimension d (head_dim, or h/a: model_spec.h attention_head_dim).
 struct Dims {
-  double t, h, a, k, seq, tokens, t_sp;
+  double t, h, a, k, seq, tokens, t_sp, d;
 };
 Dims dims_of(const Config& config) {
   const Layout& layout = config.layout;
@@ -349,7 +350,8 @@ Dims dims_of(const Config& config) {
           double(config.model.kv_heads),
           seq,
           seq / double(layout.cp) * double(config.training.micro_batch),
-          (config.training.sp || spatial_temporal(layout)) && layout.tp > 1 ? t : 1.0};
+          (config.training.sp || spatial_temporal(layout)) && layout.tp > 1 ? t : 1.0,
+          attention_head_dim(config.model)};
 }
 
 struct LayerCompute {
@@ -379,7 +381,7 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   const Dims dims = dims_of(config);  // plain names (C++17 lambdas cannot capture structured bindings)
   const double t = dims.t, h = dims.h, a = dims.a, k = dims.k, seq = dims.seq, tokens = dims.tokens, t_sp = dims.t_sp;
   const double f = double(model.ffn);
-  const double d = h / a;
+  const double d = dims.d, q = a * d;  // head dimension and the query/output width a*d (h unless head_dim is set apart)
   const bool fp8 = training.precision == Precision::kFp8 && gpu.fp8_flops > 0;
   const double clock = power_cap_clock_fraction(gpu);
   const double bf16_peak = gpu.bf16_flops;
@@ -394,9 +396,9 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
 
   // Layer GEMMs per rank and micro-batch (forward): QKV, attention out, MLP in (gate+up), MLP out.
   const bool gated = model.mlp == MlpKind::kSwiGlu;
-  const double qkv_n = (h + 2.0 * k * d) / t, mlp_in_n = (gated ? 2.0 : 1.0) * f / t;
+  const double qkv_n = (q + 2.0 * k * d) / t, mlp_in_n = (gated ? 2.0 : 1.0) * f / t;
   out.matmul_fwd_s = gemm_s(tokens, qkv_n, h, rate.gemm_flops, rate.hbm_stream, gemm_bytes) +
-                     gemm_s(tokens, h, h / t, rate.gemm_flops, rate.hbm_stream, gemm_bytes) +
+                     gemm_s(tokens, h, q / t, rate.gemm_flops, rate.hbm_stream, gemm_bytes) +
                      gemm_s(tokens, mlp_in_n, h, rate.gemm_flops, rate.hbm_stream, gemm_bytes) +
                      gemm_s(tokens, h, f / t, rate.gemm_flops, rate.hbm_stream, gemm_bytes);
   if (spatial_temporal(config.layout)) {
@@ -408,9 +410,9 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   out.matmul_fwd_flops = 2.0 * tokens * matmul_parameters_per_layer(model) / t;
   out.gemm_efficiency = out.matmul_fwd_flops / out.matmul_fwd_s / (fp8 ? gpu.fp8_flops : bf16_peak);
 
-  // Attention core: causal QK^T and AV over the visible half of the scores (FA convention, 2*T*s*h/t);
+  // Attention core: causal QK^T and AV over the visible half of the scores (FA convention, 2*T*s*a*d/t);
   // the unfused rate is also quoted on useful (causal) FLOPs.
-  out.attention_fwd_flops = 2.0 * tokens * seq * h / t;
+  out.attention_fwd_flops = 2.0 * tokens * seq * q / t;
   const double attention_fraction = training.flash ? flash_fraction_of_peak(gpu.family, d, seq, perf.fa3_on_hopper)
                                                    : kEagerAttentionFractionOfPeak;
   out.attention_total_s = std::max(3.5 * out.attention_fwd_flops / (bf16_peak * clock * attention_fraction),
@@ -418,11 +420,12 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   out.attention_fwd_s = out.attention_total_s * (1.0 - kFlashBackwardShare);
   const double attention_bwd_s = out.attention_total_s * kFlashBackwardShare;
 
-  // Memory-bound kernels, forward bytes per token: norms 8h, residual adds 12h, rotary 4h(1 + k/a),
-  // SwiGLU/GeLU 6f (2-byte elements read and written); FP8 casts of the four GEMM inputs (read 2,
-  // write 1 byte per element: 3 * (3h + f)); backward: twice the forward traffic.
-  double elementwise_fwd_bytes = tokens * ((20.0 * h) / t_sp + 4.0 * h * (1.0 + k / a) / t + 6.0 * f / t);
-  if (fp8) elementwise_fwd_bytes += tokens * 3.0 * (3.0 * h / t_sp + f / t);
+  // Memory-bound kernels, forward bytes per token: norms 8h, residual adds 12h, rotary 4(a + k)d
+  // (written 4h(q/h + kd/h): 4h(1 + k/a) to the bit without head_dim), SwiGLU/GeLU 6f (2-byte
+  // elements read and written); FP8 casts of the four GEMM inputs (read 2, write 1 byte per
+  // element: 3 * (2h + ad + f)); backward: twice the forward traffic.
+  double elementwise_fwd_bytes = tokens * ((20.0 * h) / t_sp + 4.0 * h * (q / h + k * d / h) / t + 6.0 * f / t);
+  if (fp8) elementwise_fwd_bytes += tokens * 3.0 * ((2.0 * h + q) / t_sp + f / t);
   const double elementwise_kernels = std::max(4.0, perf.host_ops_per_layer - 5.0);
   out.elementwise_fwd_s = std::max(elementwise_fwd_bytes / rate.hbm_bytes_per_s, elementwise_kernels * kKernelLaunchFloorS);
 
@@ -454,7 +457,7 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
         out.recompute_flops = out.attention_fwd_flops;
       } else {
         // torchtitan op-level SAC recomputes wk, wo and w3 (every second matmul) + elementwise.
-        const double recomputed = (h * k * d + h * h + h * f) / matmul_parameters_per_layer(model);
+        const double recomputed = (h * k * d + q * h + h * f) / matmul_parameters_per_layer(model);
         out.recompute_s = recomputed * out.matmul_fwd_s + out.elementwise_fwd_s;
         out.recompute_flops = recomputed * out.matmul_fwd_flops;
       }
@@ -468,7 +471,8 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
 double model_flops_per_token(const ModelSpec& model, int64_t seq) {
   const double l = double(model.layers);
   const double h = double(model.hidden);
-  return 6.0 * (l * matmul_parameters_per_layer(model) + double(model.vocab) * h) + 12.0 * l * h * double(seq);
+  // Attention scores and values: 12 * L * s * a*d per token (a*d == h unless head_dim is set apart).
+  return 6.0 * (l * matmul_parameters_per_layer(model) + double(model.vocab) * h) + 12.0 * l * query_width(model) * double(seq);
 }
 
 // [SECTION] Step time
@@ -503,8 +507,8 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const FrameworkPerf perf = framework_perf(training.framework, training.kernels, training.dp_comm_overlap);
   StepTerms terms(config, plan, perf);
   const Dims& dims = terms.dims;  // plain names (C++17 lambdas cannot capture structured bindings)
-  const double t = dims.t, h = dims.h, a = dims.a, k = dims.k, tokens = dims.tokens, t_sp = dims.t_sp;
-  const double d = h / a;
+  const double t = dims.t, h = dims.h, k = dims.k, tokens = dims.tokens, t_sp = dims.t_sp;
+  const double d = dims.d;
   const bool sequence_parallel = t_sp > 1.0;
   const Rates& rate = terms.layer.rate;
 
@@ -717,7 +721,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   // HFU adds the recomputed FLOPs, per layer, relative to the layer's model FLOPs (PaLM count:
   // 3x forward, full s x s attention).
   const double layer_model_flops =
-      3.0 * (layer.matmul_fwd_flops + 4.0 * terms.dims.tokens * terms.dims.seq * terms.dims.h / terms.dims.t);
+      3.0 * (layer.matmul_fwd_flops + 4.0 * terms.dims.tokens * terms.dims.seq * (terms.dims.a * terms.dims.d) / terms.dims.t);
   report.hfu = report.mfu * (1.0 + layer.recompute_flops / layer_model_flops);
   if (training.tokens_to_train > 0) report.time_to_train_s = training.tokens_to_train / (report.tokens_per_s_per_gpu * gpus);
   report.error_band = throughput_error_band(training.framework, config.gpu.family);

@@ -73,8 +73,7 @@ std::vector<ModelPreset> make_presets() {
       {"qwen2.5-14b", kQwen25, llama("qwen2.5-14b", 5120, 48, 40, 8, 13824, 152064)},
       {"qwen2.5-32b", kQwen25, llama("qwen2.5-32b", 5120, 64, 40, 8, 27648, 152064)},
       {"qwen2.5-72b", kQwen25, llama("qwen2.5-72b", 8192, 80, 64, 8, 29568, 152064)},
-      // LLMem's models (Kim et al. 2024). Gemma 2 is not expressible: its head_dim (256 / 128) is
-      // not hidden / heads (2B: 2304 / 8; 9B: 3584 / 16; 27B: 4608 / 32), which meshfit assumes.
+      // LLMem's models (Kim et al. 2024).
       {"opt-1.3b", "HF facebook/opt-1.3b config.json (ReLU MLP; learned positions not counted)",
        gpt_style("opt-1.3b", 2048, 24, 32, 8192, 50272, true)},
       {"bloom-1b1", "HF bigscience/bloom-1b1 config.json (ALiBi, no position embeddings)",
@@ -89,6 +88,12 @@ std::vector<ModelPreset> make_presets() {
 }
 
 }  // namespace
+
+double attention_head_dim(const ModelSpec& model) {
+  return model.head_dim > 0 ? double(model.head_dim) : double(model.hidden) / double(model.heads);
+}
+double query_width(const ModelSpec& model) { return double(model.heads) * attention_head_dim(model); }
+double kv_width(const ModelSpec& model) { return double(model.kv_heads) * attention_head_dim(model); }
 
 const std::vector<ModelPreset>& model_presets() {
   static const std::vector<ModelPreset> presets = make_presets();

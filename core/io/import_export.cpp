@@ -186,11 +186,15 @@ HfImport import_hf_config(const std::string& text) {
   // head_dim is the default import exactly as before. Checked: heads * head_dim may overflow.
   if (c.contains("head_dim") && !c["head_dim"].is_null()) {
     const json& given = c["head_dim"];
-    const bool whole = given.is_number_integer() && given.get<int64_t>() > 0;
-    const std::optional<int64_t> width = whole ? checked_mul(given.get<int64_t>(), heads) : std::nullopt;
+    // Unsigned first: a value beyond int64 is too large, not negative.
+    const bool whole = given.is_number_unsigned() ? given.get<uint64_t>() > 0
+                                                  : given.is_number_integer() && given.get<int64_t>() > 0;
+    const bool too_large = whole && given.get<uint64_t>() > uint64_t(kMaxHeadDim);
+    const std::optional<int64_t> width =
+        whole && !too_large ? checked_mul(given.get<int64_t>(), heads) : std::nullopt;
     if (!whole)
       unsupported("head_dim", "head_dim=" + describe(given) + " is not a positive integer.");
-    else if (given.get<int64_t>() > kMaxHeadDim || !width || *width > kMaxAttentionWidth)
+    else if (too_large || !width || *width > kMaxAttentionWidth)
       out.issues.push_back({IssueCode::kOutOfRange, Severity::kError, "head_dim",
                             "head_dim=" + describe(given) + " exceeds the supported maximum of " +
                                 std::to_string(kMaxHeadDim) + " (or heads x head_dim exceeds " +

@@ -294,6 +294,10 @@ TEST_CASE("config.json head_dim: Qwen3 and Gemma-2-9B import to their presets, a
     "num_attention_heads": 16, "vocab_size": 151936, "intermediate_size": 3072, "head_dim": 127.5})");
   CHECK_FALSE(fraction.ok());
   CHECK(has_issue(fraction.issues, IssueCode::kUnknownValue, "head_dim"));
+  const HfImport beyond_int64 = import_hf_config(R"({"model_type": "qwen3", "hidden_size": 1024, "num_hidden_layers": 28,
+    "num_attention_heads": 16, "vocab_size": 151936, "intermediate_size": 3072, "head_dim": 18446744073709551615})");
+  CHECK_FALSE(beyond_int64.ok());
+  CHECK(has_issue(beyond_int64.issues, IssueCode::kOutOfRange, "head_dim"));
   const HfImport null_head_dim = import_hf_config(R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
     "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008, "head_dim": null})");
   CHECK(null_head_dim.ok());

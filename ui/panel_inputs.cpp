@@ -230,7 +230,8 @@ bool draw_model(AppState& s) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("hidden %lld, %lld layers, %lld heads (%lld kv), ffn %lld, vocab %lld", (long long)m.hidden,
                        (long long)m.layers, (long long)m.heads, (long long)m.kv_heads, (long long)m.ffn, (long long)m.vocab);
-    if (m.head_dim > 0) ImGui::TextWrapped("head dim %lld (not hidden / heads)", (long long)m.head_dim);
+    if (m.head_dim > 0 && m.head_dim * m.heads != m.hidden)
+      ImGui::TextWrapped("head dim %lld (not hidden / heads)", (long long)m.head_dim);
     ImGui::PopStyleColor();
     if (ImGui::SmallButton("Edit dimensions")) {
       m.name = "custom";  // every architecture field stays, biases and dropout included

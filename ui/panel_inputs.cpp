@@ -61,6 +61,7 @@ constexpr CountField kCountFields[] = {
     {"layers", "layers", kMaxLayers},
     {"heads", "attention heads", kMaxHeads},
     {"kv_heads", "key/value heads", kMaxHeads},
+    {"head_dim", "head dim (0 = hidden / heads)", kMaxHeadDim},
     {"ffn", "ffn", kMaxFfn},
     {"vocab", "vocab", kMaxVocab},
     {"gpu_nvlink_domain", "NVLink domain (GPUs)", kMaxGpus},
@@ -230,6 +231,8 @@ bool draw_model(AppState& s) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("hidden %lld, %lld layers, %lld heads (%lld kv), ffn %lld, vocab %lld", (long long)m.hidden,
                        (long long)m.layers, (long long)m.heads, (long long)m.kv_heads, (long long)m.ffn, (long long)m.vocab);
+    if (m.head_dim > 0 && m.head_dim * m.heads != m.hidden)
+      ImGui::TextWrapped("head dim %lld (not hidden / heads)", (long long)m.head_dim);
     ImGui::PopStyleColor();
     if (ImGui::SmallButton("Edit dimensions")) {
       m.name = "custom";  // every architecture field stays, biases and dropout included
@@ -241,6 +244,7 @@ bool draw_model(AppState& s) {
     changed |= input_count(s, "layers", m.layers);
     changed |= input_count(s, "heads", m.heads);
     changed |= input_count(s, "kv_heads", m.kv_heads);
+    changed |= input_count(s, "head_dim", m.head_dim);
     changed |= input_count(s, "ffn", m.ffn);
     changed |= input_count(s, "vocab", m.vocab);
     for (const FlagField& flag : kModelFlags) changed |= checkbox_field(s, flag);
@@ -757,7 +761,7 @@ std::string describe_form(const AppState& s) {
   model["options"].push_back(option("custom", "custom (edit dimensions)"));
   form.push_back(model);
   if (c.model.name == "custom") {
-    for (const char* field : {"hidden", "layers", "heads", "kv_heads", "ffn", "vocab"}) form.push_back(count_entry(s, field));
+    for (const char* field : {"hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab"}) form.push_back(count_entry(s, field));
     for (const FlagField& flag : kModelFlags) form.push_back(flag_entry(s, flag));
     form.push_back(enum_entry_json(s, "norm", "normalisation", c.model.norm));
     form.push_back(enum_entry_json(s, "mlp", "MLP kind", c.model.mlp));

@@ -8,6 +8,8 @@ export type Verdict = 'fits' | 'tight' | 'oom' | 'invalid';
 /** Inputs: a preset or architecture fields, hardware, training and layout; all optional but a model. */
 export interface Config {
   model?: string; hidden?: number; layers?: number; heads?: number; kv_heads?: number; ffn?: number; vocab?: number;
+  /** Attention head dimension; 0 or absent = hidden / heads (HF config.json head_dim, Megatron --kv-channels). */
+  head_dim?: number;
   tied_embeddings?: boolean; norm?: 'rmsnorm' | 'layernorm'; mlp?: 'swiglu' | 'gelu'; linear_bias?: boolean; dropout?: boolean;
   gpu?: string; gpu_memory_gib?: number; gpus?: number; gpus_per_node?: number;
   gpu_bf16_tflops?: number; gpu_fp8_tflops?: number; gpu_hbm_tbps?: number; gpu_nvlink_gbps?: number; gpu_nic_gbps?: number;

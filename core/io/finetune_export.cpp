@@ -173,6 +173,10 @@ LaunchExport export_torchtune(const Config& c) {
   model["embed_dim"] = m.hidden;
   model["max_seq_len"] = t.seq;
   model["intermediate_dim"] = m.ffn;
+  if (m.head_dim > 0 && m.heads > 0 && m.head_dim * m.heads != m.hidden)
+    warn("head_dim", "torchtune's llama3 builders derive the head dimension as embed_dim // num_heads = " +
+                         std::to_string(m.hidden / m.heads) + ", not head_dim=" + std::to_string(m.head_dim) +
+                         ": use a builder that takes head_dim (e.g. torchtune.models.qwen3).");
   if (adapters) {
     model["lora_rank"] = t.lora_rank;
     model["lora_alpha"] = number(t.lora_alpha);

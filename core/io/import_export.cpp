@@ -61,7 +61,7 @@ constexpr const char* kIgnoredHfKeys[] = {
     "_remove_final_layer_norm", "prefix", "apply_residual_connection_post_layernorm", "attention_softmax_in_fp32",
     "bias_dropout_fusion", "masked_softmax_fusion", "slow_but_exact", "offset_alibi", "skip_bias_add",
     "skip_bias_add_qkv", "seq_length", "quantization_config", "use_bfloat16", "tokenizer_class", "bias",
-    "hidden_act", "activation_function", "hidden_size", "n_embd", "n_embed", "d_model", "num_hidden_layers", "n_layer",
+    "hidden_act", "hidden_activation", "activation_function", "hidden_size", "n_embd", "n_embed", "d_model", "num_hidden_layers", "n_layer",
     "num_layers", "num_attention_heads", "n_head", "num_key_value_heads", "multi_query_group_num", "multi_query",
     "vocab_size", "padded_vocab_size", "intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size",
     "tie_word_embeddings", "attention_bias", "mlp_bias", "head_dim", "text_config", "word_embed_proj_dim",
@@ -142,9 +142,12 @@ HfImport import_hf_config(const std::string& text) {
                                 " exceeds the supported maximum of " + std::to_string(size.second) + "."});
   if (!out.ok()) return out;
 
-  const std::string act = string_or(c, "hidden_act", string_or(c, "activation_function", "silu"));
+  // Gemma names its activation hidden_activation (GemmaConfig); Gemma, Gemma 2 and Qwen3 MLPs are gated.
+  const std::string act =
+      string_or(c, "hidden_act", string_or(c, "hidden_activation", string_or(c, "activation_function", "silu")));
   const bool gated = act == "silu" || act == "swiglu" || act == "swish" || act == "gelu_pytorch_tanh" ||
-                     out.model_type == "llama" || out.model_type == "mistral" || out.model_type == "qwen2";
+                     out.model_type == "llama" || out.model_type == "mistral" || out.model_type == "qwen2" ||
+                     out.model_type == "qwen3" || out.model_type == "gemma" || out.model_type == "gemma2";
   const bool gpt_style = out.model_type == "gpt2" || out.model_type == "gpt_neox" || out.model_type == "opt" ||
                          out.model_type == "gptj" || out.model_type == "gpt_bigcode" || out.model_type == "bloom";
   // Learned absolute position embeddings (GPT-2 wpe, OPT embed_positions) are not counted.
@@ -162,8 +165,10 @@ HfImport import_hf_config(const std::string& text) {
                                " exceeds the supported maximum of " + std::to_string(kMaxFfn) + ".");
   m.norm = gpt_style ? NormKind::kLayerNorm : NormKind::kRmsNorm;
   m.linear_bias = gpt_style || bool_or(c, "attention_bias", false) || bool_or(c, "mlp_bias", false);
-  // transformers' defaults: GPTNeoXConfig ties nothing; GPT-2, OPT and BLOOM tie the LM head.
-  m.tied_embeddings = bool_or(c, "tie_word_embeddings", gpt_style && out.model_type != "gpt_neox");
+  // transformers' defaults: GPTNeoXConfig ties nothing; GPT-2, OPT and BLOOM tie the LM head, and so
+  // do GemmaConfig and Gemma2Config (tie_word_embeddings=True; their config.json files omit the key).
+  const bool gemma = out.model_type == "gemma" || out.model_type == "gemma2";
+  m.tied_embeddings = bool_or(c, "tie_word_embeddings", (gpt_style && out.model_type != "gpt_neox") || gemma);
   if (learned_positions)
     out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "max_position_embeddings",
                           out.model_type + " learns absolute position embeddings (positions x hidden parameters); "
@@ -176,12 +181,27 @@ HfImport import_hf_config(const std::string& text) {
     out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "word_embed_proj_dim",
                           "word_embed_proj_dim differs from hidden_size: OPT's project_in/out matrices are not counted."});
 
-  // Checked: head_dim is user input and head_dim * heads may overflow.
-  if (c.contains("head_dim") && c["head_dim"].is_number_integer() &&
-      checked_mul(c["head_dim"].get<int64_t>(), heads) != std::optional<int64_t>(hidden))
-    unsupported("head_dim", "head_dim=" + describe(c["head_dim"]) + " times " + std::to_string(heads) +
-                                " heads is not hidden_size=" + std::to_string(hidden) +
-                                ": decoupled head dimensions are not modelled yet.");
+  // head_dim (Qwen3, Gemma, Mistral-Nemo: transformers' LlamaConfig.head_dim, default hidden_size //
+  // num_attention_heads). Kept only when it differs from hidden / heads, so that configs whose
+  // head_dim is the default import exactly as before. Checked: heads * head_dim may overflow.
+  if (c.contains("head_dim") && !c["head_dim"].is_null()) {
+    const json& given = c["head_dim"];
+    // Unsigned first: a value beyond int64 is too large, not negative.
+    const bool whole = given.is_number_unsigned() ? given.get<uint64_t>() > 0
+                                                  : given.is_number_integer() && given.get<int64_t>() > 0;
+    const bool too_large = whole && given.get<uint64_t>() > uint64_t(kMaxHeadDim);
+    const std::optional<int64_t> width =
+        whole && !too_large ? checked_mul(given.get<int64_t>(), heads) : std::nullopt;
+    if (!whole)
+      unsupported("head_dim", "head_dim=" + describe(given) + " is not a positive integer.");
+    else if (too_large || !width || *width > kMaxAttentionWidth)
+      out.issues.push_back({IssueCode::kOutOfRange, Severity::kError, "head_dim",
+                            "head_dim=" + describe(given) + " exceeds the supported maximum of " +
+                                std::to_string(kMaxHeadDim) + " (or heads x head_dim exceeds " +
+                                std::to_string(kMaxAttentionWidth) + ")."});
+    else if (*width != hidden)
+      m.head_dim = given.get<int64_t>();
+  }
   if (out.model_type == "qwen2")
     out.issues.push_back({IssueCode::kUnknownValue, Severity::kWarning, "model_type",
                           "qwen2 has biases on Q, K and V only; they are left out (under 0.01% of parameters)."});

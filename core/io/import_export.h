@@ -1,7 +1,7 @@
 // import_export.h — model fields from a pasted Hugging Face config.json. Llama-family decoders
 // (llama, mistral, qwen2, ...) and GPT-2/NeoX/OPT-style ones map onto ModelSpec; architectures that
-// meshfit does not model (mixture of experts, multi-head latent attention, head_dim != hidden/heads,
-// sliding-window-only differences aside) come back as issues naming the config key.
+// meshfit does not model (mixture of experts, multi-head latent attention; sliding-window-only
+// differences aside) come back as issues naming the config key. head_dim is read (Qwen3, Gemma 2).
 #pragma once
 
 #include <string>

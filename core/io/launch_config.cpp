@@ -240,6 +240,7 @@ LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
   hf["num_hidden_layers"] = m.layers;
   hf["num_attention_heads"] = m.heads;
   hf["num_key_value_heads"] = m.kv_heads;
+  if (m.head_dim > 0) hf["head_dim"] = m.head_dim;  // LlamaConfig.head_dim (default hidden_size // heads)
   hf["intermediate_size"] = m.ffn;
   hf["vocab_size"] = m.vocab;
   hf["tie_word_embeddings"] = m.tied_embeddings;

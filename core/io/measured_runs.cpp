@@ -45,6 +45,7 @@ MeasuredRun run_from_row(const CsvRow& row) {
   m.layers = as_int(field("layers"));
   m.heads = as_int(field("heads"));
   m.kv_heads = as_int(field("kv_heads"));
+  m.head_dim = as_int(field("head_dim"));  // optional column: empty or absent = hidden / heads
   m.ffn = as_int(field("ffn"));
   m.vocab = as_int(field("vocab"));
   m.norm = enum_from_key<NormKind>(field("norm")).value_or(NormKind::kRmsNorm);
@@ -128,6 +129,7 @@ MeasuredRun finetune_run_from_row(const CsvRow& row) {
                       {"layers", as_int(field("layers"))},
                       {"heads", as_int(field("heads"))},
                       {"kv_heads", as_int(field("kv_heads"))},
+                      {"head_dim", as_int(field("head_dim"))},  // optional column: 0 = hidden / heads
                       {"ffn", as_int(field("ffn"))},
                       {"vocab", as_int(field("vocab"))},
                       {"tied_embeddings", field("tied_embeddings") == "yes"},

@@ -13,6 +13,7 @@
 #include <map>
 
 #include "io/import_common.h"
+#include "spec/checked.h"
 #include "spec/model_spec.h"
 
 namespace meshfit {
@@ -334,10 +335,11 @@ void read_model(const MegatronReader& r, FieldWriter& w) {
            "--num-query-groups without --group-query-attention is ignored by Megatron-LM: every head keeps its own K/V.");
   }
   if (heads && !r.has("--group-query-attention")) w.set("kv_heads", *heads, "--num-attention-heads (no GQA)");
-  if (const auto channels = r.count("--kv-channels"); channels && hidden && heads && *channels * *heads != *hidden)
-    w.error(IssueCode::kUnsupportedSetting, "--kv-channels",
-            "--kv-channels " + std::to_string(*channels) + " times " + std::to_string(*heads) + " heads is not --hidden-size " +
-                std::to_string(*hidden) + ": decoupled head dimensions are not modelled yet.");
+  // --kv-channels is the head dimension (arguments.py: default hidden_size // num_attention_heads);
+  // kept as head_dim only when it differs from that default, so the usual scripts read as before.
+  if (const auto channels = r.count("--kv-channels");
+      channels && !(hidden && heads && checked_mul(*channels, *heads) == std::optional<int64_t>(*hidden)))
+    w.set("head_dim", *channels, "--kv-channels");
   if (!r.count_into("--vocab-size", "vocab")) {
     if (r.has("--tokenizer-type") && r.text("--tokenizer-type") == "GPT2BPETokenizer") {
       w.set("vocab", 50257, "--tokenizer-type GPT2BPETokenizer (GPT-2 BPE: 50257 tokens)");
@@ -620,6 +622,7 @@ LaunchExport export_megatron(const Config& c) {
     flag("--group-query-attention");
     value("--num-query-groups", m.kv_heads);
   }
+  if (m.head_dim > 0) value("--kv-channels", m.head_dim);  // the head dimension (arguments.py kv_channels)
   value("--seq-length", t.seq);
   value("--max-position-embeddings", t.seq);
   word("--position-embedding-type", "rope");

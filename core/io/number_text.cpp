@@ -105,7 +105,7 @@ int64_t count_text_limit(const std::string& key) {
   struct Limit { const char* key; int64_t max; };
   static const Limit limits[] = {
       {"hidden", kMaxHidden}, {"layers", kMaxLayers}, {"heads", kMaxHeads}, {"kv_heads", kMaxHeads},
-      {"ffn", kMaxFfn}, {"vocab", kMaxVocab}, {"gpus", kMaxGpus}, {"gpus_per_node", kMaxGpus},
+      {"head_dim", kMaxHeadDim}, {"ffn", kMaxFfn}, {"vocab", kMaxVocab}, {"gpus", kMaxGpus}, {"gpus_per_node", kMaxGpus},
       {"gpu_nvlink_domain", kMaxGpus}, {"gpu_sms", kMaxGpuSms}, {"seq", kMaxSeq}, {"global_batch", kMaxBatch}, {"micro_batch", kMaxBatch}};
   for (const Limit& limit : limits)
     if (key == limit.key) return limit.max;

@@ -336,7 +336,8 @@ LaunchExport export_torchtitan(const Config& c) {
     const ModelSpec& m = c.model;
     if (preset && preset->hidden == m.hidden && preset->layers == m.layers && preset->heads == m.heads &&
         preset->kv_heads == m.kv_heads && preset->ffn == m.ffn && preset->vocab == m.vocab && preset->norm == m.norm &&
-        preset->mlp == m.mlp && preset->tied_embeddings == m.tied_embeddings && !flavor)
+        preset->mlp == m.mlp && preset->tied_embeddings == m.tied_embeddings &&
+        attention_head_dim(*preset) == attention_head_dim(m) && !flavor)
       flavor = &f;
   }
   if (flavor) {

@@ -13,9 +13,13 @@ LayerActivations layer_activations(const ModelSpec& model, const ActivationSetti
   const double b = double(settings.micro_batch);
   const double h = double(model.hidden);
   const double a = double(model.heads);
-  const double k = double(model.kv_heads);
   const double f = double(model.ffn);
   const double sbh = s_local * b * h;
+  // The attention tensors are a*d (Q, attention output) and k*d (K, V) wide, not h, when head_dim
+  // is set apart (Qwen3, Gemma 2). As ratios to h, 1 and k/a exactly when it is not, so the
+  // papers' coefficients below keep their form and their bits.
+  const double q_ratio = query_width(model) / h;
+  const double kv_ratio = kv_width(model) / h;
   const double dropout_masks = model.dropout ? 2.0 : 0.0;  // 1-byte masks after attention and MLP
 
   LayerActivations act;
@@ -23,16 +27,17 @@ LayerActivations layer_activations(const ModelSpec& model, const ActivationSetti
   act.sequence_terms = sbh * (8.0 + dropout_masks) / t_sp;
   if (settings.sp_saves_gathered_inputs && t_sp > 1)  // QKV and MLP inputs saved gathered (2sbh each)
     act.sequence_terms = sbh * (4.0 + dropout_masks) / t_sp + 4.0 * sbh;
-  // Q 2sbh, K and V 2sbh*k/a each (GQA, Fujii 2024), output-projection input 2sbh;
+  // Q 2sbh, K and V 2sbh*k/a each (GQA, Fujii 2024), output-projection input 2sbh (h read as a*d
+  // and k*d for the attention tensors: q_ratio, kv_ratio);
   // MLP: GeLU input + output 2*2sbf (Korthikanti 16sbh at f = 4h); SwiGLU gate, up, act(gate),
   // product 4*2sbf (Fujii 2024: 8f/h).
   // Compiled: half the f-wide tensors (see ActivationSettings::compiled).
   const double mlp_terms = (model.mlp == MlpKind::kSwiGlu ? 8.0 * f / h : 4.0 * f / h) * (settings.compiled ? 0.5 : 1.0);
   // Eager torchtitan attention: K and V expanded to all heads, 4sbh(1 - k/a) more than GQA's, and
-  // the contiguous copy of the SDPA output, 2sbh (FRAMEWORK_NOTES §1.7 "No-AC activations").
+  // the contiguous copy of the SDPA output, 2sbh (a*d and k*d for h*1 and h*k/a) (FRAMEWORK_NOTES §1.7 "No-AC activations").
   const double attention_copies =
-      (settings.eager_attention_copies && !settings.compiled) ? 4.0 * (1.0 - k / a) + 2.0 : 0.0;
-  act.tp_split_terms = sbh * (2.0 + 4.0 * k / a + 2.0 + mlp_terms + attention_copies) / t;
+      (settings.eager_attention_copies && !settings.compiled) ? 4.0 * (q_ratio - kv_ratio) + 2.0 * q_ratio : 0.0;
+  act.tp_split_terms = sbh * (2.0 * q_ratio + 4.0 * kv_ratio + 2.0 * q_ratio + mlp_terms + attention_copies) / t;
   if (settings.flash) {
     act.attention_scores = 4.0 * a * s_local * b / t;  // fp32 log-sum-exp per query row
   } else {
@@ -51,7 +56,7 @@ LayerActivations layer_activations(const ModelSpec& model, const ActivationSetti
       } else {
         // Saved: block input and w2 output (2sbh each, sequence terms); wq output 2sbh, wv output
         // 2sbh*k/a, SDPA output 2sbh (+ its log-sum-exp) and w1 output 2sbf (split by tp).
-        act.stored = 4.0 * sbh / t_sp + sbh * (2.0 + 2.0 * k / a + 2.0 + 2.0 * f / h) / t +
+        act.stored = 4.0 * sbh / t_sp + sbh * (2.0 * q_ratio + 2.0 * kv_ratio + 2.0 * q_ratio + 2.0 * f / h) / t +
                      (settings.flash ? act.attention_scores : 0.0);
       }
       break;

@@ -221,8 +221,8 @@ struct Projection {
 // The projections of one block (GeLU MLPs have no gate: up = fc1, down = fc2).
 std::vector<Projection> projections(const ModelSpec& model, int64_t tp) {
   const double h = double(model.hidden), f = double(model.ffn), t = double(tp);
-  const double kv = h / double(model.heads) * double(model.kv_heads);
-  std::vector<Projection> list = {{kLoraQ, h, h / t}, {kLoraK, h, kv / t}, {kLoraV, h, kv / t}, {kLoraO, h / t, h},
+  const double q = query_width(model), kv = kv_width(model);  // a*d and k*d (model_spec.h)
+  std::vector<Projection> list = {{kLoraQ, h, q / t}, {kLoraK, h, kv / t}, {kLoraV, h, kv / t}, {kLoraO, q / t, h},
                                   {kLoraUp, h, f / t}, {kLoraDown, f / t, h}};
   if (model.mlp == MlpKind::kSwiGlu) list.push_back({kLoraGate, h, f / t});
   return list;
@@ -269,7 +269,8 @@ StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, 
     grad_bytes_per_trainable = plan.grad_bytes_per_param;
     moment_bytes_per_trainable = per_param(optimizer_moment_bytes(training.optimizer, training.precision), rule.moments_sharded);
     const ModelSpec& m = config.model;
-    largest_trainable_tensor = std::max({double(m.hidden) * double(std::max(m.ffn, m.hidden)) / double(config.layout.tp),
+    const double widest = std::max({double(m.ffn), double(m.hidden), query_width(m)});  // Wq/Wo: h x a*d
+    largest_trainable_tensor = std::max({double(m.hidden) * widest / double(config.layout.tp),
                                          shape.embedding_parameters, shape.lm_head_parameters});
   } else {
     const LayerFinetuneParameters layer = layer_finetune_parameters(config.model, training, config.layout.tp);
@@ -304,7 +305,8 @@ StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, 
     s.gradients = s.trainable_parameters * grad_bytes_per_trainable;
     moment_bytes_per_trainable = per_param(optimizer_moment_bytes(training.optimizer, moment_precision), rule.moments_sharded);
     s.optimizer = s.trainable_parameters * moment_bytes_per_trainable;
-    largest_trainable_tensor = double(training.lora_rank) * double(std::max(config.model.ffn, config.model.hidden));
+    const ModelSpec& m = config.model;
+    largest_trainable_tensor = double(training.lora_rank) * std::max({double(m.ffn), double(m.hidden), query_width(m)});
   }
 
   // bitsandbytes paged optimizers allocate their states (tensors of >= 1e5 elements) with
@@ -386,7 +388,7 @@ double lora_activation_delta_bytes(const ModelSpec& model, const TrainingSpec& t
     double width;  // elements per token on one TP rank
   };
   const InputGroup groups[] = {{kLoraQ | kLoraK | kLoraV, h / t},
-                               {kLoraO, h / t},
+                               {kLoraO, query_width(model) / t},  // attention output, a*d wide
                                {kLoraGate | kLoraUp, h / t},
                                {kLoraDown, f / t}};
   // With lora_dropout > 0 each adapter has its own nn.Dropout before lora_A (PEFT tuners/lora/layer.py

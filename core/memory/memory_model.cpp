@@ -184,10 +184,10 @@ double spatial_temporal_buffer_bytes(const Config& config) {
   const double m = double(layout.tp);
   const double tokens = double(config.training.seq) / double(layout.cp) * double(config.training.micro_batch);
   const double h = double(model.hidden), f = double(model.ffn);
-  const double kv = double(model.kv_heads) * h / double(model.heads);
+  const double q = query_width(model), kv = kv_width(model);  // a*d and k*d (model_spec.h)
   const double mlp_in = (model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0) * f;
   // (N, K) of the four projections: QKV, attention out, MLP in, MLP out (PrimePar Eq. 1 notation).
-  const double shapes[4][2] = {{h, h + 2.0 * kv}, {h, h}, {h, mlp_in}, {f, h}};
+  const double shapes[4][2] = {{h, q + 2.0 * kv}, {q, h}, {h, mlp_in}, {f, h}};
   double largest = 0.0;
   for (const auto& shape : shapes) {
     const double n = shape[0], k = shape[1];
@@ -426,8 +426,8 @@ void describe_stage(const Config& config, const MemoryPlan& plan, const StageSha
   // gathers leaf modules, the largest being a projection or the (un)embedding. FSDP: the input
   // embedding's unsharded weight and gradient live only in its own backward, which runs last,
   // after every activation is freed, so it never joins the peak.
-  const double largest_projection =
-      double(model.hidden) * double(std::max(model.ffn, model.hidden)) / double(layout.tp);
+  const double largest_projection =  // h x max(f, h, a*d): Wq/Wo are h x a*d (model_spec.h query_width)
+      double(model.hidden) * std::max({double(model.ffn), double(model.hidden), query_width(model)}) / double(layout.tp);
   in.largest_unit_parameters = plan.profile.gathers_whole_blocks
                                    ? std::max(plan.layer_parameters, in.lm_head_parameters)
                                    : std::max({largest_projection, in.embedding_parameters, in.lm_head_parameters});
@@ -503,12 +503,13 @@ StageTransients stage_transients(const Config& config, const MemoryPlan& plan, c
   // kRingAttentionFp32GradBuffers): the all-gathered K and V of the whole sequence, bf16, plus five
   // local-sized fp32 gradient buffers. Transient: joins the backward moment only.
   if (plan.profile.cp_ring_allgather && layout.cp > 1 && stage.layers > 0) {
-    // torchtitan passes K/V after repeat_kv, so all heads (h wide) go round the ring.
-    const double kv_width = double(model.hidden) / double(layout.tp);
+    // torchtitan passes K/V after repeat_kv, so all heads (a*d wide: h unless head_dim is set
+    // apart) go round the ring, and dq, dk, dv are that wide too.
+    const double ring_width = query_width(model) / double(layout.tp);
     const double local_tokens = sb;
     const double full_tokens = sb * double(layout.cp);
-    in.cp_ring_bytes = 2.0 * 2.0 * full_tokens * kv_width +
-                       kRingAttentionFp32GradBuffers * 4.0 * local_tokens * double(model.hidden) / double(layout.tp);
+    in.cp_ring_bytes = 2.0 * 2.0 * full_tokens * ring_width +
+                       kRingAttentionFp32GradBuffers * 4.0 * local_tokens * query_width(model) / double(layout.tp);
   }
 
   return out;

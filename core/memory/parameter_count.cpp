@@ -13,9 +13,8 @@ double norm_width(const ModelSpec& model) { return model.norm == NormKind::kRmsN
 
 LayerParameters layer_parameters(const ModelSpec& model) {
   const double h = double(model.hidden);
-  const double head_dim = h / double(model.heads);
-  const double q_width = double(model.heads) * head_dim;
-  const double kv_width = double(model.kv_heads) * head_dim;
+  const double q_width = query_width(model);      // a*d (== h unless head_dim is set apart)
+  const double kv_width = meshfit::kv_width(model);  // k*d
   const double f = double(model.ffn);
   const double matrices = model.mlp == MlpKind::kSwiGlu ? 3.0 : 2.0;
   LayerParameters params;

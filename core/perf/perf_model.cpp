@@ -321,9 +321,9 @@ std::array<StLinear, 4> st_linears(const Config& config) {
   const ModelSpec& model = config.model;
   const double tc = double(st_conventional(config));
   const double h = double(model.hidden), f = double(model.ffn);
-  const double kv = double(model.kv_heads) * h / double(model.heads);
+  const double q = query_width(model), kv = kv_width(model);  // a*d and k*d (model_spec.h)
   const double mlp_in = (model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0) * f;
-  return {StLinear{h, (h + 2.0 * kv) / tc}, StLinear{h / tc, h}, StLinear{h, mlp_in / tc}, StLinear{f / tc, h}};
+  return {StLinear{h, (q + 2.0 * kv) / tc}, StLinear{q / tc, h}, StLinear{h, mlp_in / tc}, StLinear{f / tc, h}};
 }
 
 struct StPhaseTimes {
@@ -377,9 +377,10 @@ double matmul_parameters_per_layer(const ModelSpec& model) {
 }
 
 // The sizes every per-micro-batch term uses, as doubles: tp, hidden, heads, kv heads, sequence,
-// tokens per rank per micro-batch (s*b/cp), and the SP divisor of sequence-sharded tensors.
+// tokens per rank per micro-batch (s*b/cp), the SP divisor of sequence-sharded tensors, and the
+// attention head dimension d (head_dim, or h/a: model_spec.h attention_head_dim).
 struct Dims {
-  double t, h, a, k, seq, tokens, t_sp;
+  double t, h, a, k, seq, tokens, t_sp, d;
 };
 Dims dims_of(const Config& config) {
   const Layout& layout = config.layout;
@@ -391,7 +392,8 @@ Dims dims_of(const Config& config) {
           double(config.model.kv_heads),
           seq,
           seq / double(layout.cp) * double(config.training.micro_batch),
-          (config.training.sp || spatial_temporal(layout)) && layout.tp > 1 ? t : 1.0};
+          (config.training.sp || spatial_temporal(layout)) && layout.tp > 1 ? t : 1.0,
+          attention_head_dim(config.model)};
 }
 
 struct LayerCompute {
@@ -423,7 +425,7 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   const Dims dims = dims_of(config);  // plain names (C++17 lambdas cannot capture structured bindings)
   const double t = dims.t, h = dims.h, a = dims.a, k = dims.k, seq = dims.seq, tokens = dims.tokens, t_sp = dims.t_sp;
   const double f = double(model.ffn);
-  const double d = h / a;
+  const double d = dims.d, q = a * d;  // head dimension and the query/output width a*d (h unless head_dim is set apart)
   const bool fp8 = training.precision == Precision::kFp8 && gpu.fp8_flops > 0;
   const double clock = power_cap_clock_fraction(gpu);
   const double bf16_peak = gpu.bf16_flops;
@@ -442,8 +444,8 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   // other shapes, so other wave counts: the input gradient T x n by n x k, and the weight gradient
   // k x T by T x n (the weight's shape, reduced over the tokens).
   const bool gated = model.mlp == MlpKind::kSwiGlu;
-  const double qkv_n = (h + 2.0 * k * d) / t, mlp_in_n = (gated ? 2.0 : 1.0) * f / t;
-  const double linears[4][2] = {{qkv_n, h}, {h, h / t}, {mlp_in_n, h}, {h, f / t}};
+  const double qkv_n = (q + 2.0 * k * d) / t, mlp_in_n = (gated ? 2.0 : 1.0) * f / t;
+  const double linears[4][2] = {{qkv_n, h}, {h, q / t}, {mlp_in_n, h}, {h, f / t}};
   for (const auto& linear : linears) {
     const double n = linear[0], reduction = linear[1];
     out.matmul_fwd_s += gemm_s(tokens, n, reduction, rate.gemm_flops, rate.hbm_stream, gemm_bytes, rate.sms);
@@ -461,9 +463,9 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   out.matmul_fwd_flops = 2.0 * tokens * matmul_parameters_per_layer(model) / t;
   out.gemm_efficiency = out.matmul_fwd_flops / out.matmul_fwd_s / (fp8 ? gpu.fp8_flops : bf16_peak);
 
-  // Attention core: causal QK^T and AV over the visible half of the scores (FA convention, 2*T*s*h/t);
+  // Attention core: causal QK^T and AV over the visible half of the scores (FA convention, 2*T*s*a*d/t);
   // the unfused rate is also quoted on useful (causal) FLOPs.
-  out.attention_fwd_flops = 2.0 * tokens * seq * h / t;
+  out.attention_fwd_flops = 2.0 * tokens * seq * q / t;
   const double attention_fraction = training.flash ? flash_fraction_of_peak(gpu.family, d, seq, perf.fa3_on_hopper)
                                                    : kEagerAttentionFractionOfPeak;
   out.attention_total_s = std::max(3.5 * out.attention_fwd_flops / (bf16_peak * clock * attention_fraction),
@@ -471,20 +473,22 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   out.attention_fwd_s = out.attention_total_s * (1.0 - kFlashBackwardShare);
   const double attention_bwd_s = out.attention_total_s * kFlashBackwardShare;
 
-  // Memory-bound kernels, forward bytes per token: norms 8h, residual adds 12h, rotary 4h(1 + k/a),
-  // SwiGLU/GeLU 6f (2-byte elements read and written); backward: twice the forward traffic.
-  double elementwise_fwd_bytes = tokens * ((20.0 * h) / t_sp + 4.0 * h * (1.0 + k / a) / t + 6.0 * f / t);
+  // Memory-bound kernels, forward bytes per token: norms 8h, residual adds 12h, rotary 4(a + k)d
+  // (written 4h(q/h + kd/h): 4h(1 + k/a) to the bit without head_dim), SwiGLU/GeLU 6f (2-byte
+  // elements read and written); backward: twice the forward traffic.
+  double elementwise_fwd_bytes = tokens * ((20.0 * h) / t_sp + 4.0 * h * (q / h + k * d / h) / t + 6.0 * f / t);
   if (fp8) {
-    // FP8 casts, a cast reading 2 and writing 1 byte per element (an amax pass reads 2 more).
-    // Transformer Engine's LayerNormLinear / LayerNormMLP write the norm's and the activation's output
-    // in fp8 (TE module docstrings; FRAMEWORK_NOTES §2.3: LayerNormLinear saves its fp8 LN output), so
-    // only the attention output (the out-projection's input) is cast on its own, and the weights are
-    // cast once per step (is_first_microbatch caching, §2.3). torchao float8 (torchtitan, §1.9) casts
-    // each of the four GEMM inputs with dynamic tensorwise scaling, and in eager also recasts the
-    // layer's weights every micro-batch; under torch.compile the amax fuses into the cast.
-    const double inputs = 3.0 * h / t_sp + f / t;
+    // FP8 casts, a cast reading 2 and writing 1 byte per element (an amax pass reads 2 more), of the
+    // four GEMM inputs (2h + ad + f wide). Transformer Engine's LayerNormLinear / LayerNormMLP write
+    // the norm's and the activation's output in fp8 (TE module docstrings; FRAMEWORK_NOTES §2.3:
+    // LayerNormLinear saves its fp8 LN output), so only the attention output (the out-projection's
+    // input) is cast on its own, and the weights are cast once per step (is_first_microbatch caching,
+    // §2.3). torchao float8 (torchtitan, §1.9) casts each GEMM input with dynamic tensorwise scaling,
+    // and in eager also recasts the layer's weights every micro-batch; under torch.compile the amax
+    // fuses into the cast.
+    const double inputs = (2.0 * h + q) / t_sp + f / t;
     switch (perf.fp8_casts) {
-      case Fp8Casts::kFusedIntoKernels: elementwise_fwd_bytes += tokens * 3.0 * h / t; break;
+      case Fp8Casts::kFusedIntoKernels: elementwise_fwd_bytes += tokens * 3.0 * q / t; break;
       case Fp8Casts::kSeparatePass: elementwise_fwd_bytes += tokens * 3.0 * inputs; break;
       case Fp8Casts::kDynamicEager:
         elementwise_fwd_bytes += tokens * 5.0 * inputs + 5.0 * matmul_parameters_per_layer(model) / t;
@@ -522,7 +526,7 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
         out.recompute_flops = out.attention_fwd_flops;
       } else {
         // torchtitan op-level SAC recomputes wk, wo and w3 (every second matmul) + elementwise.
-        const double recomputed = (h * k * d + h * h + h * f) / matmul_parameters_per_layer(model);
+        const double recomputed = (h * k * d + q * h + h * f) / matmul_parameters_per_layer(model);
         out.recompute_s = recomputed * out.matmul_fwd_s + out.elementwise_fwd_s;
         out.recompute_flops = recomputed * out.matmul_fwd_flops;
       }
@@ -543,7 +547,8 @@ double isolated_gemm_s(const GpuSpec& gpu, double m, double n, double k, bool fp
 double model_flops_per_token(const ModelSpec& model, int64_t seq) {
   const double l = double(model.layers);
   const double h = double(model.hidden);
-  return 6.0 * (l * matmul_parameters_per_layer(model) + double(model.vocab) * h) + 12.0 * l * h * double(seq);
+  // Attention scores and values: 12 * L * s * a*d per token (a*d == h unless head_dim is set apart).
+  return 6.0 * (l * matmul_parameters_per_layer(model) + double(model.vocab) * h) + 12.0 * l * query_width(model) * double(seq);
 }
 
 // [SECTION] Step time
@@ -578,8 +583,8 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const FrameworkPerf perf = framework_perf(training.framework, training.kernels, training.dp_comm_overlap);
   StepTerms terms(config, plan, perf);
   const Dims& dims = terms.dims;  // plain names (C++17 lambdas cannot capture structured bindings)
-  const double t = dims.t, h = dims.h, a = dims.a, k = dims.k, tokens = dims.tokens, t_sp = dims.t_sp;
-  const double d = h / a;
+  const double t = dims.t, h = dims.h, k = dims.k, tokens = dims.tokens, t_sp = dims.t_sp;
+  const double d = dims.d;
   const bool sequence_parallel = t_sp > 1.0;
   const Rates& rate = terms.layer.rate;
 
@@ -792,7 +797,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   // HFU adds the recomputed FLOPs, per layer, relative to the layer's model FLOPs (PaLM count:
   // 3x forward, full s x s attention).
   const double layer_model_flops =
-      3.0 * (layer.matmul_fwd_flops + 4.0 * terms.dims.tokens * terms.dims.seq * terms.dims.h / terms.dims.t);
+      3.0 * (layer.matmul_fwd_flops + 4.0 * terms.dims.tokens * terms.dims.seq * (terms.dims.a * terms.dims.d) / terms.dims.t);
   report.hfu = report.mfu * (1.0 + layer.recompute_flops / layer_model_flops);
   if (training.tokens_to_train > 0) report.time_to_train_s = training.tokens_to_train / (report.tokens_per_s_per_gpu * gpus);
   report.error_band = throughput_error_band(training.framework, config.gpu.family);

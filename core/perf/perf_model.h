@@ -72,7 +72,7 @@ struct StepReport {
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;                       // model FLOPs (PaLM-style, no recompute) / (time * gpus * bf16 peak)
   double hfu = 0;                       // hardware FLOPs (with recompute) / (time * gpus * bf16 peak)
-  double model_flops_per_token = 0;     // 6*N_matmul + 12*L*h*s (see perf_model.cpp)
+  double model_flops_per_token = 0;     // 6*N_matmul + 12*L*a*d*s (see perf_model.cpp)
   double tflops_per_gpu = 0;            // model TFLOP/s per GPU
   StepBreakdown breakdown;
   double time_to_train_s = 0;           // tokens_to_train / (tokens/s/GPU * gpus); 0 when tokens_to_train is not given
@@ -90,7 +90,8 @@ struct StepReport {
 
 // Model FLOPs per token (training: forward + backward, no recompute), PaLM convention with the
 // matmul-exact parameter count: 6 * (L * matmul params per layer + V * h for the LM head)
-// + 12 * L * h * s for attention scores (full s x s, as PaLM counts it).
+// + 12 * L * a*d * s for attention scores (full s x s, as PaLM counts it; a*d = h unless the model
+// sets head_dim apart, model_spec.h query_width).
 double model_flops_per_token(const ModelSpec& model, int64_t seq);
 
 // One GEMM (m x k by k x n) run alone, as a matmul benchmark times it: the GPU's measured ceiling

@@ -131,6 +131,8 @@ std::vector<ConfigField> make_fields() {
       dimension(integer<&C::model, &ModelSpec::layers>("layers", "layers", G::kModel, "transformer layers"), true),
       dimension(integer<&C::model, &ModelSpec::heads>("heads", "heads", G::kModel, "attention heads"), true),
       dimension(integer<&C::model, &ModelSpec::kv_heads>("kv_heads", "kv", G::kModel, "key/value heads (GQA)"), false),
+      dimension(integer<&C::model, &ModelSpec::head_dim>("head_dim", "head_dim", G::kModel,
+                                                        "attention head dimension (0 = hidden / heads)"), false),
       dimension(integer<&C::model, &ModelSpec::ffn>("ffn", "ffn", G::kModel, "MLP intermediate size"), true),
       dimension(integer<&C::model, &ModelSpec::vocab>("vocab", "vocab", G::kModel, "vocabulary size"), true),
       boolean<&C::model, &ModelSpec::tied_embeddings>("tied_embeddings", G::kModel, "LM head tied to the embedding"),

@@ -22,6 +22,12 @@ ModelSpec llama(const char* id, int64_t h, int64_t layers, int64_t heads, int64_
   return spec;
 }
 
+// A Llama-style block whose attention head dimension is set apart from hidden / heads.
+ModelSpec with_head_dim(ModelSpec spec, int64_t head_dim) {
+  spec.head_dim = head_dim;
+  return spec;
+}
+
 // GPT/OPT/BLOOM-style block: LayerNorm, two-matrix MLP (GeLU; OPT's ReLU has the same shapes),
 // biases on every projection.
 ModelSpec gpt_style(const char* id, int64_t h, int64_t layers, int64_t heads, int64_t ffn, int64_t vocab, bool tied) {
@@ -47,6 +53,8 @@ std::vector<ModelPreset> make_presets() {
   const char* kLlama3 = "Llama 3 herd paper (Dubey et al. 2024) Table 3; HF meta-llama/Meta-Llama-3*/config.json";
   const char* kQwen25 = "HF Qwen/Qwen2.5-{0.5B,1.5B,3B,7B,14B,32B,72B} config.json";
   const char* kLlama32 = "HF meta-llama/Llama-3.2-1B and -3B config.json (tied embeddings)";
+  const char* kQwen3 = "HF Qwen/Qwen3-{0.6B,1.7B,4B,8B,14B,32B} config.json (head_dim 128)";
+  const char* kGemma2 = "HF google/gemma-2-{2b,9b,27b} config.json; Gemma Team 2024, Gemma 2, Table 2 (parameter counts)";
   return {
       {"llama1-7b", kLlama1, llama("llama1-7b", 4096, 32, 32, 32, 11008, 32000)},
       {"llama1-13b", kLlama1, llama("llama1-13b", 5120, 40, 40, 40, 13824, 32000)},
@@ -73,8 +81,26 @@ std::vector<ModelPreset> make_presets() {
       {"qwen2.5-14b", kQwen25, llama("qwen2.5-14b", 5120, 48, 40, 8, 13824, 152064)},
       {"qwen2.5-32b", kQwen25, llama("qwen2.5-32b", 5120, 64, 40, 8, 27648, 152064)},
       {"qwen2.5-72b", kQwen25, llama("qwen2.5-72b", 8192, 80, 64, 8, 29568, 152064)},
-      // LLMem's models (Kim et al. 2024). Gemma 2 is not expressible: its head_dim (256 / 128) is
-      // not hidden / heads (2B: 2304 / 8; 9B: 3584 / 16; 27B: 4608 / 32), which meshfit assumes.
+      // Qwen3 dense (HF Qwen/Qwen3-*/config.json): head_dim 128 whatever the width (0.6B: 1024 / 16
+      // would be 64; 32B: 5120 / 64 would be 80); 0.6B-4B tie the embeddings. The per-head q/k
+      // RMSNorms (2 x 128 weights a layer) are not counted (under 0.0001% of the parameters).
+      {"qwen3-0.6b", kQwen3, with_head_dim(llama("qwen3-0.6b", 1024, 28, 16, 8, 3072, 151936, true), 128)},
+      {"qwen3-1.7b", kQwen3, with_head_dim(llama("qwen3-1.7b", 2048, 28, 16, 8, 6144, 151936, true), 128)},
+      {"qwen3-4b", kQwen3, with_head_dim(llama("qwen3-4b", 2560, 36, 32, 8, 9728, 151936, true), 128)},
+      {"qwen3-8b", kQwen3, with_head_dim(llama("qwen3-8b", 4096, 36, 32, 8, 12288, 151936), 128)},
+      {"qwen3-14b", kQwen3, with_head_dim(llama("qwen3-14b", 5120, 40, 40, 8, 17408, 151936), 128)},
+      {"qwen3-32b", kQwen3, with_head_dim(llama("qwen3-32b", 5120, 64, 64, 8, 25600, 151936), 128)},
+      // Gemma 2 (HF google/gemma-2-*/config.json): head_dim 256 / 256 / 128, not hidden / heads (2304 / 8,
+      // 3584 / 16, 4608 / 32); GeGLU MLP (three matrices, SwiGLU's shapes); tied embeddings. Not
+      // modelled: the post-attention and post-MLP RMSNorms (2h weights a layer, 0.004%), the sliding
+      // window of every other layer (4096 tokens: attention FLOPs above seq 4096 are over-counted)
+      // and the logit soft-capping.
+      {"gemma2-2b", kGemma2, with_head_dim(llama("gemma2-2b", 2304, 26, 8, 4, 9216, 256000, true), 256)},
+      {"gemma2-9b", kGemma2, with_head_dim(llama("gemma2-9b", 3584, 42, 16, 8, 14336, 256000, true), 256)},
+      {"gemma2-27b", kGemma2, with_head_dim(llama("gemma2-27b", 4608, 46, 32, 16, 36864, 256000, true), 128)},
+      {"mistral-nemo-12b", "HF mistralai/Mistral-Nemo-Base-2407 config.json (head_dim 128, not 5120 / 32 = 160)",
+       with_head_dim(llama("mistral-nemo-12b", 5120, 40, 32, 8, 14336, 131072), 128)},
+      // LLMem's models (Kim et al. 2024).
       {"opt-1.3b", "HF facebook/opt-1.3b config.json (ReLU MLP; learned positions not counted)",
        gpt_style("opt-1.3b", 2048, 24, 32, 8192, 50272, true)},
       {"bloom-1b1", "HF bigscience/bloom-1b1 config.json (ALiBi, no position embeddings)",
@@ -89,6 +115,12 @@ std::vector<ModelPreset> make_presets() {
 }
 
 }  // namespace
+
+double attention_head_dim(const ModelSpec& model) {
+  return model.head_dim > 0 ? double(model.head_dim) : double(model.hidden) / double(model.heads);
+}
+double query_width(const ModelSpec& model) { return double(model.heads) * attention_head_dim(model); }
+double kv_width(const ModelSpec& model) { return double(model.kv_heads) * attention_head_dim(model); }
 
 const std::vector<ModelPreset>& model_presets() {
   static const std::vector<ModelPreset> presets = make_presets();

@@ -36,7 +36,18 @@ struct ModelSpec {
   MlpKind mlp = MlpKind::kSwiGlu;
   bool linear_bias = false;          // biases on QKV/out/MLP projections (GPT-2/3, OPT)
   bool dropout = false;              // dropout after attention and MLP (GPT-3 era training)
+  // Last, so that positional initialisers of the fields above stay valid.
+  int64_t head_dim = 0;              // d: width of one attention head; 0 = hidden / heads (HF config.json
+                                     // head_dim, Megatron --kv-channels: Qwen3, Gemma 2 set it apart)
 };
+
+// The attention widths every consumer uses (parameters, activations, FLOPs, CP traffic): the head
+// dimension d (head_dim, or hidden / heads when 0), the query/output width a*d and the key/value
+// width k*d. With head_dim 0 these are hidden and k*hidden/a exactly (validate() requires
+// hidden % heads == 0 then), so configs without head_dim keep their results to the bit.
+double attention_head_dim(const ModelSpec& model);  // d
+double query_width(const ModelSpec& model);         // a*d: Wq output, attention output, Wo input
+double kv_width(const ModelSpec& model);            // k*d: Wk and Wv outputs
 
 struct ModelPreset {
   const char* id;      // e.g. "llama3.1-70b"

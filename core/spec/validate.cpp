@@ -73,10 +73,22 @@ struct Rules {
     ok.kv = check.count("kv_heads", m.kv_heads, kMaxHeads);
     ok.ffn = check.count("ffn", m.ffn, kMaxFfn);
     check.count("vocab", m.vocab, kMaxVocab);
-    if (ok.hidden && ok.heads && m.hidden % m.heads != 0)
+    // head_dim 0 means hidden / heads, which must then be whole; a given head_dim frees hidden from
+    // heads (Qwen3, Gemma 2), bounded alone and as the attention width heads * head_dim.
+    if (m.head_dim < 0)
+      check.error(IssueCode::kNotPositive, "head_dim",
+                  "head_dim must be 0 (hidden / heads) or a positive integer, got " + to_string(m.head_dim) + ".");
+    else if (m.head_dim > kMaxHeadDim)
+      check.error(IssueCode::kOutOfRange, "head_dim",
+                  "head_dim=" + to_string(m.head_dim) + " exceeds the supported maximum of " + to_string(kMaxHeadDim) + ".");
+    else if (m.head_dim > 0 && ok.heads && m.heads * m.head_dim > kMaxAttentionWidth)
+      check.error(IssueCode::kOutOfRange, "head_dim",
+                  "heads x head_dim = " + to_string(m.heads) + " x " + to_string(m.head_dim) +
+                      " exceeds the supported attention width of " + to_string(kMaxAttentionWidth) + ".");
+    if (m.head_dim == 0 && ok.hidden && ok.heads && m.hidden % m.heads != 0)
       check.error(IssueCode::kHeadsNotDivideHidden, "heads",
                   "heads=" + to_string(m.heads) + " does not divide hidden=" + to_string(m.hidden) +
-                      " (each head needs a whole head dimension).");
+                      " (each head needs a whole head dimension; or give head_dim).");
     if (ok.heads && ok.kv && m.heads % m.kv_heads != 0)
       check.error(IssueCode::kKvHeadsNotDivideHeads, "kv_heads",
                   "kv_heads=" + to_string(m.kv_heads) + " does not divide heads=" + to_string(m.heads) +

@@ -14,6 +14,8 @@ namespace meshfit {
 constexpr int64_t kMaxHidden = 1 << 18;        // 262,144
 constexpr int64_t kMaxLayers = 10000;
 constexpr int64_t kMaxHeads = 1 << 16;
+constexpr int64_t kMaxHeadDim = 1 << 14;       // 16,384 (real models: 64 to 256)
+constexpr int64_t kMaxAttentionWidth = 1 << 22;  // heads * head_dim, the q/o width (bounded like ffn)
 constexpr int64_t kMaxFfn = 1 << 22;
 constexpr int64_t kMaxVocab = 1 << 24;
 constexpr int64_t kMaxSeq = 1 << 25;           // 33.5M tokens

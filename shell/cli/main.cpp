@@ -585,11 +585,15 @@ int main(int argc, char** argv) {
       std::cout << meshfit::write_output_text(all, 2) << "\n";
     } else {
       std::printf("models:\n");
-      for (const json& m : all["models"])
-        std::printf("  %-14s h=%-6lld L=%-4lld a=%-4lld kv=%-4lld ffn=%-6lld vocab=%-7lld %.2f B params\n",
+      for (const json& m : all["models"]) {
+        std::printf("  %-14s h=%-6lld L=%-4lld a=%-4lld kv=%-4lld ffn=%-6lld vocab=%-7lld %.2f B params",
                     m["id"].get<std::string>().c_str(), m["hidden"].get<long long>(), m["layers"].get<long long>(),
                     m["heads"].get<long long>(), m["kv_heads"].get<long long>(), m["ffn"].get<long long>(),
                     m["vocab"].get<long long>(), m["total_parameters"].get<double>() / 1e9);
+        // Only where the head dimension is set apart from h/a, so the other lines read as before.
+        if (m["head_dim"].get<long long>() > 0) std::printf(" (head_dim %lld)", m["head_dim"].get<long long>());
+        std::printf("\n");
+      }
       std::printf("gpus:\n");
       for (const json& g : all["gpus"])
         std::printf("  %-10s %-16s %7.2f GiB  %6.0f TFLOP/s bf16\n", g["id"].get<std::string>().c_str(),

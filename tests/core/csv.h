@@ -27,7 +27,7 @@ inline long long to_int(const std::string& text) { return text.empty() ? 0 : std
 inline double to_double(const std::string& text) { return text.empty() ? 0.0 : std::stod(text); }
 
 // The architecture columns every reference csv shares (model, hidden, layers, heads, kv_heads,
-// ffn, vocab) over a default (Llama-style) ModelSpec.
+// ffn, vocab, and head_dim where a csv has it) over a default (Llama-style) ModelSpec.
 inline meshfit::ModelSpec model_from_row(const CsvRow& row) {
   meshfit::ModelSpec m;
   m.name = row.at("model");
@@ -35,6 +35,7 @@ inline meshfit::ModelSpec model_from_row(const CsvRow& row) {
   m.layers = to_int(row.at("layers"));
   m.heads = to_int(row.at("heads"));
   m.kv_heads = to_int(row.at("kv_heads"));
+  if (const auto head_dim = row.find("head_dim"); head_dim != row.end()) m.head_dim = to_int(head_dim->second);
   m.ffn = to_int(row.at("ffn"));
   m.vocab = to_int(row.at("vocab"));
   return m;

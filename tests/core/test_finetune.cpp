@@ -195,6 +195,7 @@ FinetuneRow row_from_csv(const meshfit_test::CsvRow& row, int index) {
        {"layers", to_int(f("layers"))},
        {"heads", to_int(f("heads"))},
        {"kv_heads", to_int(f("kv_heads"))},
+       {"head_dim", row.count("head_dim") ? to_int(row.at("head_dim")) : 0LL},  // optional column
        {"ffn", to_int(f("ffn"))},
        {"vocab", to_int(f("vocab"))},
        {"tied_embeddings", f("tied_embeddings") == "yes"},

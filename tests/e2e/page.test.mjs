@@ -324,6 +324,24 @@ test('"Edit dimensions" and the HF import keep linear_bias and dropout', async (
   await context.close();
 });
 
+test('a Qwen3 preset keeps its head_dim through "Edit dimensions", and the custom form lists head_dim', async () => {
+  const { context, page, errors } = await openPage('#v=1&model=qwen3-32b&gpus=8&tp=8');
+  const preset = await mirror(page);
+  assert.equal(preset.config.head_dim, 128, 'HF Qwen/Qwen3-32B config.json head_dim (5120 / 64 would be 80)');
+  await page.screenshot({ path: path.join(artifacts, 'head-dim-preset.png') });
+  await clickWidget(page, 'edit_dimensions', { changes: true });
+  const edited = await mirror(page);
+  assert.equal(edited.config.model, 'custom');
+  assert.equal(edited.config.head_dim, 128);
+  assert.match(edited.state, /head_dim=128/, 'a custom model writes its head_dim into the link');
+  assert.ok(edited.form.some((f) => f.field === 'head_dim'), 'the DOM form has a head_dim field');
+  assert.deepEqual(edited.ranks, preset.ranks, 'the same model, so the same memory');
+  assert.deepEqual(edited.ranks, nativeRanks(edited.state));
+  await page.screenshot({ path: path.join(artifacts, 'head-dim-custom.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('without WebGL2 the page says so instead of failing silently', async () => {
   const noWebgl = await chromium.launch({ executablePath: '/usr/bin/chromium', args: [...chromiumArgs, '--disable-webgl'] });
   const page = await noWebgl.newPage();

@@ -141,6 +141,24 @@ test('presets, parseHfConfig and version', () => {
   assert.match(meshfit.version, /^\d+\.\d+\.\d+$/);
 });
 
+test('head_dim: a Qwen3 config.json keeps it, and the estimate with it equals the native CLI\'s', () => {
+  // Qwen3-0.6B (HF Qwen/Qwen3-0.6B config.json): 16 heads of 128 on hidden 1024, not 1024 / 16 = 64.
+  const hf = meshfit.parseHfConfig(JSON.stringify({
+    model_type: 'qwen3', hidden_size: 1024, intermediate_size: 3072, num_attention_heads: 16, num_hidden_layers: 28,
+    num_key_value_heads: 8, head_dim: 128, tie_word_embeddings: true, vocab_size: 151936 }));
+  assert.equal(hf.ok, true);
+  assert.equal(hf.model.head_dim, 128);
+  const preset = meshfit.presets().models.find((m) => m.id === 'qwen3-0.6b');
+  assert.equal(preset.head_dim, 128);
+  const config = { model: 'qwen3-0.6b', gpus: 8, seq: 4096, global_batch: 64 };
+  const js = meshfit.estimate(config);
+  assert.equal(js.ok, true);
+  sameResult(js, native('estimate', config), 'qwen3-0.6b');
+  const narrow = meshfit.estimate({ ...config, head_dim: 64 });
+  assert.ok(js.model_flops_per_token > narrow.model_flops_per_token);
+  assert.equal(meshfit.estimate({ ...config, head_dim: -1 }).ok, false);
+});
+
 test('fine-tuning exports (torchtune YAML, HF Trainer + PEFT) equal the native CLI\'s', () => {
   const config = { model: 'llama3.1-8b', gpu: 'a100-80gb', gpus: 1, seq: 4096, finetune: 'qlora', lora_rank: 16, stack: 'hf_peft' };
   for (const format of ['torchtune', 'hf-trainer']) {

@@ -12,7 +12,8 @@ constexpr size_t kMaxStateBytes = 8 * 1024;        // a shareable state (URL has
 constexpr size_t kMaxJsonBytes = 1024 * 1024;      // a JSON text: config file, JS API object, HF config.json
 constexpr int kMaxJsonDepth = 32;                  // nesting of objects/arrays (HF configs nest 3-4 deep)
 constexpr size_t kMaxJsonKeys = 10000;             // object keys in one JSON text
-constexpr size_t kMaxStateKeys = 64;               // key=value pairs in one state (the schema has 36 fields)
+constexpr size_t kMaxStateKeys = 160;              // key=value pairs in one state: every schema field (70) plus the view keys,
+                                                   // twice over (test_config_schema.cpp checks the headroom)
 constexpr size_t kMaxFlagBytes = 1024;             // one command-line flag value
 constexpr size_t kMaxTextFieldBytes = 1024;        // a free-text config field (notes, lora_targets): UTF-8, at most this
 

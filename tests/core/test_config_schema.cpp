@@ -13,6 +13,7 @@
 
 #include "api.h"
 #include "spec/config_schema.h"
+#include "spec/input_limits.h"
 #include "fixtures.h"
 #include "io/serialize.h"
 #include "spec/structure.h"
@@ -100,6 +101,12 @@ TEST_CASE("web/meshfit.d.ts declares every schema field with its type, and nothi
   }
   CHECK(declared.empty());  // no field in the .d.ts that the schema lacks
   CHECK(checked == int(config_fields().size()));
+}
+
+TEST_CASE("a link may carry every schema field, every legacy key and the view keys: the state size limit leaves room") {
+  // url_state.cpp refuses a state of more than kMaxStateKeys pairs; a link that sets every field of a
+  // custom model, GPU and run (and the view's tab, units, sort, order, filter and pin) must pass.
+  CHECK(config_fields().size() + legacy_config_fields().size() + 6 <= kMaxStateKeys);
 }
 
 TEST_CASE("every schema row has unique keys, a getter, and a setter unless a preset") {

@@ -72,11 +72,20 @@ void add_input_flags(CLI::App& command, Inputs& in) {
                               "search: also weigh spatial-temporal (PrimePar-style) model parallelism (modelled, not "
                               "implemented by any public framework; never exported)");
   }
-  // Every config field of the schema: booleans as --flag / --no-flag, the rest as --flag VALUE.
+  // Every config field of the schema: booleans as --flag / --no-flag, the rest as --flag VALUE
+  // (a word that was a boolean takes both).
   for (const meshfit::ConfigField& field : meshfit::config_fields()) {
     const std::string flag = "--" + field.flag();
     std::string help = field.help;
     if (field.kind == meshfit::FieldKind::kWord) help += " (" + field.allowed + ")";
+    if (field.reads_old_boolean) {
+      // Once a boolean: --flag alone still means on and --no-flag off, as scripts wrote them.
+      command.add_option(flag, in.values[field.key], help + "; " + flag + " alone = on")->expected(0, 1)->default_str("on");
+      in.switches[field.key] = -1;
+      int* target = &in.switches[field.key];
+      command.add_flag_callback("--no-" + field.flag(), [target] { *target = 0; }, "= " + flag + " off");
+      continue;
+    }
     if (field.kind != meshfit::FieldKind::kBoolean) {
       command.add_option(flag, in.values[field.key], help);
       continue;

@@ -41,7 +41,7 @@ inline meshfit::Config hagemann_config(const CsvRow& row) {
   config.training.flash = kernel != "torch" && kernel != "fused";  // "fused" = Megatron fused softmax (eager)
   // A Megatron-derived codebase: fused kernels and gradient-accumulation fusion, DP sync not overlapped.
   config.training.kernels = Kernels::kFused;
-  config.training.dp_comm_overlap = false;
+  config.training.dp_comm_overlap = DpCommOverlap::kOff;
   return config;
 }
 

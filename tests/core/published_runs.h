@@ -66,7 +66,7 @@ inline std::optional<PublishedRun> published_run(const CsvRow& row) {
     config.training.micro_batch = row.at("micro_batch").empty() ? 1 : to_int(row.at("micro_batch"));
     config.training.recompute = row.at("recompute") == "selective" ? Recompute::kSelective : Recompute::kFull;
     config.training.sp = row.at("sp") == "1";
-    config.training.dp_comm_overlap = false;  // 2021/2022 Megatron-LM all-reduced after the backward
+    config.training.dp_comm_overlap = DpCommOverlap::kOff;  // 2021/2022 Megatron-LM all-reduced after the backward
     const bool zero3 = row.at("zero_stage") == "3";
     if (zero3) {
       config.training.framework = Framework::kDeepSpeed;  // Table 2's ZeRO-3 baseline
@@ -106,7 +106,7 @@ inline std::optional<PublishedRun> published_run(const CsvRow& row) {
     config.training.micro_batch = 1;
     config.training.recompute = Recompute::kNone;
     config.training.sp = true;
-    config.training.dp_comm_overlap = true;  // Meta's FSDP overlaps its reduce-scatter (paper §3.3.2)
+    config.training.dp_comm_overlap = DpCommOverlap::kOn;  // Meta's FSDP overlaps its reduce-scatter (paper §3.3.2)
     choose_pipeline_split(config.model.layers, framework_profile(config.training.framework), config.layout);
     run.measured_tokens_per_s_per_gpu =
         to_double(row.at("measured_tflops_per_gpu")) * 1e12 / model_flops_per_token(config.model, config.training.seq);

@@ -65,7 +65,7 @@ TEST_CASE("published Megatron-LM throughput is predicted within 45%, median with
     config.training.micro_batch = row.at("micro_batch").empty() ? 1 : to_int(row.at("micro_batch"));
     config.training.recompute = row.at("recompute") == "selective" ? Recompute::kSelective : Recompute::kFull;
     config.training.sp = row.at("sp") == "1";
-    config.training.dp_comm_overlap = false;  // 2021/2022 Megatron-LM all-reduced after the backward
+    config.training.dp_comm_overlap = DpCommOverlap::kOff;  // 2021/2022 Megatron-LM all-reduced after the backward
     if (row.at("zero_stage") == "3") {
       config.training.framework = Framework::kDeepSpeed;  // Table 2's ZeRO-3 baseline
       config.layout.zero = 3;

@@ -228,3 +228,37 @@ TEST_CASE("uneven stages: a 28-layer model on 16 pipeline stages is expressible 
     }
   }
 }
+
+// dp_comm_overlap=auto is the framework's default (memory_model.h dp_comm_overlapped). DeepSpeed's
+// overlap_comm is on by default only at ZeRO-3 (zero/config.py overlap_comm_valid, FRAMEWORK_NOTES
+// §3.1), so a ZeRO-1 user who leaves the field alone is predicted without overlap: the same step as
+// an explicit off, and slower than on, where the gradient reduce-scatter crosses nodes.
+TEST_CASE("DeepSpeed ZeRO-1 with dp_comm_overlap=auto is predicted as off, slower than on across nodes") {
+  Config config = preset_config("llama2-13b", 64);  // 8 nodes of 8: the DP group crosses the NICs
+  config.training.framework = Framework::kDeepSpeed;
+  config.layout.zero = 1;
+  config.gpu.memory_bytes *= 4;  // time only
+  config.training.global_batch = 64;  // one micro-batch per rank: little backward to hide the sync behind
+  Config off = config, on = config;
+  off.training.dp_comm_overlap = DpCommOverlap::kOff;
+  on.training.dp_comm_overlap = DpCommOverlap::kOn;
+  REQUIRE(config.training.dp_comm_overlap == DpCommOverlap::kAuto);
+  const StepReport step_auto = predict(config), step_off = predict(off), step_on = predict(on);
+  CAPTURE(step_auto.step_time_s);
+  CAPTURE(step_on.step_time_s);
+  CHECK(step_auto.step_time_s == step_off.step_time_s);
+  CHECK(step_auto.breakdown.dp_comm_s == step_off.breakdown.dp_comm_s);
+  CHECK(step_off.breakdown.dp_comm_s > step_on.breakdown.dp_comm_s);
+  CHECK(step_off.step_time_s > step_on.step_time_s);
+  // ZeRO-3's default is on: auto equals on there (per-micro-batch gathers overlap either way).
+  Config zero3 = config, zero3_on = config;
+  zero3.layout.zero = zero3_on.layout.zero = 3;
+  zero3_on.training.dp_comm_overlap = DpCommOverlap::kOn;
+  CHECK(predict(zero3).step_time_s == predict(zero3_on).step_time_s);
+  // Megatron keeps auto = on (the Megatron-Bridge/NeMo recipes), as before the tri-state.
+  Config megatron = preset_config("llama2-13b", 64);
+  megatron.gpu.memory_bytes *= 4;
+  Config megatron_on = megatron;
+  megatron_on.training.dp_comm_overlap = DpCommOverlap::kOn;
+  CHECK(predict(megatron).step_time_s == predict(megatron_on).step_time_s);
+}

@@ -280,7 +280,7 @@ TEST_CASE("structural rules: what the search applies, validate accepts, and the 
 
 // dp_comm_overlap was a boolean (default true) and is auto/on/off now: what older configs, links and
 // scripts wrote keeps its meaning, on the same key, without a warning.
-TEST_CASE("dp_comm_overlap: old true/false and 1/0 in JSON and links read as on/off; auto is written by default") {
+TEST_CASE("dp_comm_overlap: old true/false and 1/0 in JSON and links read as on/off, and auto is written by default") {
   const json base = {{"model", "llama3-8b"}, {"gpus", 16}, {"framework", "deepspeed"}};
   const auto parsed_with = [&base](const json& value) {
     json object = base;

@@ -676,7 +676,7 @@ TEST_CASE("Megatron-LM export refuses an uneven split over vpp chunks that no fl
   CHECK_FALSE(has_errors(export_launch_config(even, LaunchFormat::kMegatron).issues));
 }
 
-TEST_CASE("DeepSpeed overlap_comm: a boolean is imported as dp_comm_overlap and exported back; absent stays auto") {
+TEST_CASE("DeepSpeed overlap_comm: a boolean is imported as dp_comm_overlap and exported back, absent stays auto") {
   // Absent: DeepSpeed's own default (on only at stage 3), which is what auto means.
   CHECK_FALSE(import_deepspeed_json(R"({"zero_optimization": {"stage": 1}})").fields.contains("dp_comm_overlap"));
   const LaunchImport off = import_deepspeed_json(R"({"zero_optimization": {"stage": 3, "overlap_comm": false}})");

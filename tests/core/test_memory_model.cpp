@@ -555,7 +555,7 @@ TEST_CASE("dp_comm_overlap=auto resolves to each framework's own default at each
 // DeepSpeed ZeRO-1/2 allocate a second IPG bucket when overlap_comm is on ("double buffers",
 // stage_1_and_2.py setup_buckets; FRAMEWORK_NOTES §3.2): reduce_bucket_size 5e8 elements x 2 B =
 // 1e9 bytes more. ZeRO-3 keeps one bucket whatever the setting (stage3.py, §3.3).
-TEST_CASE("DeepSpeed ZeRO-1/2 with overlap on hold a second 1e9-byte IPG bucket; auto (off) and ZeRO-3 one") {
+TEST_CASE("DeepSpeed ZeRO-1/2 with overlap on hold a second 1e9-byte IPG bucket, auto (off) and ZeRO-3 one") {
   for (int64_t zero : {1, 2, 3}) {
     CAPTURE(zero);
     Config config = preset_config("llama2-13b", 32);  // 13B parameters on a rank: the bucket is full size

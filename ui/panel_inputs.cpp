@@ -454,6 +454,17 @@ bool draw_training(AppState& s) {
   changed |= combo_enum("##kernels", t.kernels);
   record_rect(s, "kernels");
   if (async_tp) changed |= checkbox_field(s, *async_tp);
+  // DP overlap: auto follows the framework at this ZeRO stage (memory_model.h dp_comm_overlapped).
+  ImGui::TextUnformatted("DP comm overlap");
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  changed |= combo_enum("##dp_comm_overlap", t.dp_comm_overlap);
+  record_rect(s, "dp_comm_overlap");
+  if (t.dp_comm_overlap == DpCommOverlap::kAuto) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("auto = %s: %s", dp_comm_overlapped(t, s.config.layout.zero) ? "on" : "off",
+                       framework_profile(t.framework).dp_overlap_default_source);
+    ImGui::PopStyleColor();
+  }
   return changed;
 }
 
@@ -788,6 +799,7 @@ std::string describe_form(const AppState& s) {
   form.push_back(enum_entry_json(s, "loss", "cross-entropy", t.loss));
   form.push_back(enum_entry_json(s, "allocator", "allocator", t.allocator));
   for (const FlagField& flag : kTrainingFlags) form.push_back(flag_entry(s, flag));
+  form.push_back(enum_entry_json(s, "dp_comm_overlap", "DP comm overlap", t.dp_comm_overlap));
   const Layout& l = c.layout;
   form.push_back(degree_entry(s, "tp", l.tp, tp_choices(c)));
   form.push_back(degree_entry(s, "pp", l.pp, pp_choices(c)));

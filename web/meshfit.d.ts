@@ -31,7 +31,11 @@ export interface Config {
   loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked'; async_tp?: boolean;
   allocator?: 'auto' | 'caching' | 'expandable_segments';
   /** torch.compile is kernels: 'compiled' (read by both the memory and the step-time model). */
-  kernels?: 'auto' | 'eager' | 'fused' | 'compiled'; tp_comm_overlap?: boolean; dp_comm_overlap?: boolean;
+  kernels?: 'auto' | 'eager' | 'fused' | 'compiled'; tp_comm_overlap?: boolean;
+  /** DP gradient reduce / parameter gather overlapped with compute; auto = the framework's default (Megatron on as in
+   *  Megatron-Bridge/NeMo recipes, FSDP2 always, DeepSpeed only at ZeRO-3). Configs are written with the word; the
+   *  boolean it once was is still read (true = 'on', false = 'off'). */
+  dp_comm_overlap?: 'auto' | 'on' | 'off' | boolean;
   /** @deprecated Still read, with a renamed_field warning: write kernels: 'compiled' instead of compile: true. */
   compile?: boolean;
   dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;

@@ -24,7 +24,7 @@ constexpr ZeroKnob kZeroKnobs[] = {
     {"stage3_max_reuse_distance", 1e9},                       {"sub_group_size", 1e9},
 };
 // zero_optimization keys with no effect on the memory meshfit models.
-constexpr const char* kZeroIgnored[] = {"stage", "overlap_comm", "contiguous_gradients", "reduce_scatter",
+constexpr const char* kZeroIgnored[] = {"stage", "overlap_comm" /* read in read_zero */, "contiguous_gradients", "reduce_scatter",
                                         "allgather_partitions", "round_robin_gradients",
                                         "stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save",
                                         "stage3_model_persistence_threshold", "elastic_checkpoint",
@@ -88,6 +88,15 @@ void read_zero(const json& config, FieldWriter& w) {
     }
   } else {
     w.set("zero", 0, "zero_optimization without stage (DeepSpeed's default 0)");
+  }
+  // overlap_comm: absent (or HF's "auto") leaves dp_comm_overlap=auto, which is DeepSpeed's own
+  // default (true only at stage 3, zero/config.py overlap_comm_valid); a boolean is the user's choice.
+  if (zero.contains("overlap_comm") && !is_auto(zero["overlap_comm"])) {
+    if (zero["overlap_comm"].is_boolean())
+      w.set("dp_comm_overlap", zero["overlap_comm"].get<bool>() ? "on" : "off", "zero_optimization.overlap_comm");
+    else
+      w.error(IssueCode::kUnknownValue, "zero_optimization.overlap_comm",
+              "zero_optimization.overlap_comm must be true or false, got " + quote_text(zero["overlap_comm"].dump()) + ".");
   }
   for (const char* offload : {"offload_optimizer", "offload_param"}) {
     if (!zero.contains(offload) || zero[offload].is_null()) continue;
@@ -199,6 +208,9 @@ LaunchExport export_deepspeed(const Config& c) {
   config["gradient_accumulation_steps"] = num_microbatches(c);  // global / (dp × micro)
   config["bf16"] = {{"enabled", true}};
   config["zero_optimization"] = {{"stage", l.zero}};
+  // auto is DeepSpeed's own default (overlap_comm unset); an explicit choice is written.
+  if (t.dp_comm_overlap != DpCommOverlap::kAuto)
+    config["zero_optimization"]["overlap_comm"] = t.dp_comm_overlap == DpCommOverlap::kOn;
   // ZeRO-Offload / ZeRO-Infinity (zero/config.py offload_optimizer, offload_param; the latter stage 3 only).
   if (t.offload != Offload::kNone) config["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
   if (t.offload == Offload::kParams) config["zero_optimization"]["offload_param"] = {{"device", "cpu"}, {"pin_memory", true}};

@@ -1,6 +1,6 @@
 // measured_runs.cpp — see measured_runs.h. Each CSV row states its setup in columns (framework,
-// metric, norm, mlp, linear_bias, tied_embeddings, loss, optimizer, steady_state, allocator beside the
-// architecture and layout), so nothing is inferred from a model's name.
+// metric, norm, mlp, linear_bias, tied_embeddings, loss, optimizer, steady_state, allocator,
+// dp_comm_overlap beside the architecture and layout), so nothing is inferred from a model's name.
 #include "io/measured_runs.h"
 
 #include <algorithm>
@@ -70,6 +70,9 @@ MeasuredRun run_from_row(const CsvRow& row) {
   t.loss = enum_from_key<LossKind>(field("loss")).value_or(LossKind::kAuto);
   t.optimizer = enum_from_key<Optimizer>(field("optimizer")).value_or(Optimizer::kAdamW);
   t.allocator = enum_from_key<AllocatorMode>(field("allocator")).value_or(AllocatorMode::kAuto);
+  // auto = the framework's default (tests/data/README.md: no row's source states overlap_comm or
+  // --overlap-grad-reduce); it decides DeepSpeed ZeRO-1/2's second IPG bucket.
+  t.dp_comm_overlap = enum_from_key<DpCommOverlap>(field("dp_comm_overlap")).value_or(DpCommOverlap::kAuto);
   const std::string& precision = field("precision");
   t.precision = contains(precision, "pure") ? Precision::kPureBf16
                 : contains(precision, "fp8") ? Precision::kFp8

@@ -181,8 +181,9 @@ class Reader {
         else issues_.push_back({IssueCode::kUnknownValue, Severity::kError, key,
                                 key + " must be true or false, got " + describe(value) + "."});
         return;
-      case FieldKind::kWord:
-        if (!value.is_string() || !row.set(config, value)) unknown_word(key, value, row.allowed);
+      case FieldKind::kWord:  // the setter refuses what is not one of its words (or an old boolean it reads)
+        if (!row.set(config, value))
+          unknown_word(key, value, row.allowed + (row.reads_old_boolean ? " (or true/false)" : ""));
         return;
       case FieldKind::kText:
         if (value.is_string()) {

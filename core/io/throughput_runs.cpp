@@ -116,7 +116,7 @@ Config hagemann_config(const CsvRow& row) {
   // separate eager PyTorch ops (paper §4: the RMS kernel alone is worth ~14 MFU points), so they take
   // the framework's eager profile.
   t.kernels = kernel.find("RMS kernel") != std::string::npos || kernel == "fused" ? Kernels::kFused : Kernels::kEager;
-  t.dp_comm_overlap = false;
+  t.dp_comm_overlap = DpCommOverlap::kOff;
   return config;
 }
 
@@ -148,7 +148,7 @@ std::optional<ThroughputRun> throughput_run_from_row(const CsvRow& row) {
     t.micro_batch = std::max<int64_t>(1, as_int(csv_field(row, "micro_batch")));
     t.recompute = csv_field(row, "recompute") == "selective" ? Recompute::kSelective : Recompute::kFull;
     t.sp = csv_field(row, "sp") == "1";
-    t.dp_comm_overlap = false;  // 2021/2022 Megatron-LM all-reduced after the backward
+    t.dp_comm_overlap = DpCommOverlap::kOff;  // 2021/2022 Megatron-LM all-reduced after the backward
     const bool zero3 = csv_field(row, "zero_stage") == "3";
     if (zero3) {
       t.framework = Framework::kDeepSpeed;  // Table 2's ZeRO-3 baseline
@@ -190,7 +190,7 @@ std::optional<ThroughputRun> throughput_run_from_row(const CsvRow& row) {
     t.micro_batch = 1;
     t.recompute = Recompute::kNone;
     t.sp = true;
-    t.dp_comm_overlap = true;  // Meta's FSDP overlaps its reduce-scatter (paper §3.3.2)
+    t.dp_comm_overlap = DpCommOverlap::kOn;  // Meta's FSDP overlaps its reduce-scatter (paper §3.3.2)
     choose_pipeline_split(config.model.layers, framework_profile(t.framework), config.layout);
     run.measured_tokens_per_s_per_gpu =
         as_number(csv_field(row, "measured_tflops_per_gpu")) * 1e12 / model_flops_per_token(config.model, t.seq);

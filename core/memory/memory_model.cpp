@@ -39,6 +39,12 @@ const FrameworkProfile kProfiles[] = {
       // micro-batches of a step (TE Linear.forward is_first_microbatch; Megatron
       // extensions/transformer_engine.py): 1 + 1 B per GEMM weight. NOT verified against a measurement.
       p.fp8_weight_cache_bytes = 2;
+      // Plain Megatron-LM leaves --overlap-grad-reduce / --overlap-param-gather off (arguments.py
+      // store_true); the Megatron-Bridge / NeMo recipes that runs are launched with turn them on
+      // (FRAMEWORK_NOTES §2.2), and auto follows the recipes. A 2021/2022-style run is off.
+      p.dp_overlap_default_from_zero = 0;
+      p.dp_overlap_default_source =
+          "Megatron-Bridge/NeMo recipes set --overlap-grad-reduce and --overlap-param-gather (plain Megatron-LM leaves them off)";
       return p;
     }(),
     [] {
@@ -76,6 +82,10 @@ const FrameworkProfile kProfiles[] = {
       p.gathers_whole_blocks = true;       // fully_shard per transformer block, and [norm, output]
       p.grad_buckets = GradBuckets::kPerBlock;
       p.comm_buffers = CommBufferScheme::kFsdpUnits;
+      // FSDP2 reduce-scatters each block's gradients during the backward (and DDP's buckets
+      // all-reduce as they fill): there is no flag to turn it off (FRAMEWORK_NOTES §1.4).
+      p.dp_overlap_default_from_zero = 0;
+      p.dp_overlap_default_source = "FSDP2 reduce-scatters each block's gradients during the backward (no flag)";
       return p;
     }(),
     [] {
@@ -103,6 +113,12 @@ const FrameworkProfile kProfiles[] = {
       p.grad_buckets = GradBuckets::kDeepSpeed;
       p.casts_base_to_bf16 = true;
       p.comm_buffers = CommBufferScheme::kDeepSpeedBuckets;
+      // zero_optimization.overlap_comm defaults to None, made True only for stage 3 (DeepSpeed
+      // runtime/zero/config.py validator overlap_comm_valid; FRAMEWORK_NOTES §3.1). Stage 0 has no
+      // ZeRO optimizer: the engine all-reduces the gradients after the backward, at the
+      // accumulation boundary (runtime/engine.py allreduce_gradients).
+      p.dp_overlap_default_from_zero = 3;
+      p.dp_overlap_default_source = "DeepSpeed's overlap_comm defaults to true only at ZeRO-3";
       return p;
     }(),
 };
@@ -114,6 +130,15 @@ const FrameworkProfile& framework_profile(Framework framework) {
   const FrameworkProfile& profile = kProfiles[size_t(framework)];
   MESHFIT_ASSERT(profile.framework == framework, "framework profiles out of enum order");
   return profile;
+}
+
+bool dp_comm_overlapped(const TrainingSpec& training, int64_t zero) {
+  switch (training.dp_comm_overlap) {
+    case DpCommOverlap::kOn: return true;
+    case DpCommOverlap::kOff: return false;
+    case DpCommOverlap::kAuto: break;
+  }
+  return zero >= framework_profile(training.framework).dp_overlap_default_from_zero;
 }
 
 ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_grad_buffer, Precision precision) {
@@ -220,6 +245,17 @@ int64_t count_communicators(const Layout& layout, int64_t dp) {
   return count;
 }
 
+// DeepSpeed's IPG reduce bucket(s): reduce_bucket_size 16-bit elements (at most the trained
+// parameters), allocated at setup and kept across steps. ZeRO-1/2 allocate a second one when
+// overlap_comm is on, "double buffers" (stage_1_and_2.py setup_buckets; FRAMEWORK_NOTES §3.2), so
+// that one bucket fills while the other is reduced; ZeRO-3 keeps one (stage3.py, §3.3), and stage
+// 0's buffered all-reduce flattens one bucket at a time (engine.py allreduce_gradients).
+double deepspeed_reduce_bucket_bytes(const Config& config, double trained) {
+  const int64_t zero = config.layout.zero;
+  const bool double_buffered = (zero == 1 || zero == 2) && dp_comm_overlapped(config.training, zero);
+  return (double_buffered ? 2.0 : 1.0) * 2.0 * std::min(trained, kDeepSpeedReduceBucketElements);
+}
+
 // Buffers for sharded or bucketed gradient/parameter communication on one rank, at the two moments
 // a stage can peak: the loss (end of the last forward) and inside a block's backward.
 struct CommBuffers {
@@ -248,9 +284,9 @@ CommBuffers comm_buffer_bytes(const Config& config, const RankIntermediates& ran
         // only), plus the prefetch bucket and the reduce bucket (at most the trainable parameters).
         const double unit = frozen_base ? gathered_bytes * largest : 4.0 * largest;
         return both(unit + 2.0 * std::min(layer, kDeepSpeedPrefetchBucketElements) +
-                    2.0 * std::min(trained, kDeepSpeedReduceBucketElements));
+                    deepspeed_reduce_bucket_bytes(config, trained));
       }
-      return both(2.0 * std::min(trained, kDeepSpeedReduceBucketElements));  // one 16-bit reduce bucket
+      return both(deepspeed_reduce_bucket_bytes(config, trained));  // one or two 16-bit reduce buckets
     case CommBufferScheme::kFsdpUnits: {
       // DDP bucket copies of the fp32 gradients, only when there is a DDP group (torchtitan wraps
       // with DDP only when dp_replicate > 1; at one rank there is nothing to reduce).
@@ -585,7 +621,7 @@ void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBy
   in.optimizer_step_transient_bytes = step.bytes;
   in.optimizer_step_new_segments = step.new_segments;
   const double persistent_comm =
-      training.framework == Framework::kDeepSpeed ? 2.0 * std::min(states.trainable_parameters, kDeepSpeedReduceBucketElements)
+      training.framework == Framework::kDeepSpeed ? deepspeed_reduce_bucket_bytes(config, states.trainable_parameters)
       : (training.framework == Framework::kFsdp && config.layout.zero == 0) ? comm.at_loss
                                                                      : 0.0;
   in.optimizer_step_allocated_bytes = c[size_t(Component::kWeights)] + states.gradients + c[size_t(Component::kOptimizerStates)] +

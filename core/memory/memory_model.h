@@ -132,12 +132,22 @@ struct FrameworkProfile {
   // Communication buffers beside the model states (memory_model.cpp comm_buffers): reduced in place
   // in contiguous buffers (mcore DDP), DeepSpeed's reduce/prefetch buckets, or FSDP2's gathered units.
   CommBufferScheme comm_buffers = CommBufferScheme::kInPlace;
+  // dp_comm_overlap=auto: the ZeRO stage from which the framework, left at its own defaults,
+  // overlaps its data-parallel gradient reduce and parameter gather with compute (4 = never), and
+  // why (shown beside the page's chooser). dp_comm_overlapped below is the one rule.
+  int64_t dp_overlap_default_from_zero = 0;
+  const char* dp_overlap_default_source = "";
 
   bool offers_zero(int64_t zero) const { return zero >= 0 && zero <= 3 && zero_stages[size_t(zero)] != nullptr; }
   bool weights_sharded(int64_t zero) const { return zero >= weights_sharded_from_zero; }
 };
 
 const FrameworkProfile& framework_profile(Framework framework);
+// Whether the data-parallel gradient reduce (and a sharded optimizer's parameter gather) overlaps
+// compute: dp_comm_overlap on/off as given, auto = the framework's default at ZeRO stage `zero`
+// (FrameworkProfile dp_overlap_default_from_zero). Both models read it: the step time
+// (perf_model.cpp framework_perf) and the memory model (DeepSpeed's second IPG bucket).
+bool dp_comm_overlapped(const TrainingSpec& training, int64_t zero);
 // The rule for a framework and ZeRO stage (validated: the stage exists for the framework).
 // Pure bf16 drops the fp32 master and keeps gradients and moments in bf16.
 ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_grad_buffer,

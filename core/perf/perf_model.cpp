@@ -154,8 +154,8 @@ FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_
       break;
   }
   if (kernels == Kernels::kCompiled) p = compiled(p);
-  // Without overlap the gradient sync and the parameter gather run after the compute (Megatron-LM
-  // and DeepSpeed defaults; DeepSpeed overlap_comm is on by default only at ZeRO-3).
+  // Without overlap the gradient sync and the parameter gather run after the compute (plain
+  // Megatron-LM's flags and DeepSpeed below ZeRO-3 by default: dp_comm_overlapped resolves auto).
   if (!dp_comm_overlap && !p.dp_always_overlapped) p.dp_overlap = p.param_gather_overlap = 0.0;
   return p;
 }
@@ -580,7 +580,8 @@ struct StepTerms {
 StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const TrainingSpec& training = config.training;
   const Layout& layout = config.layout;
-  const FrameworkPerf perf = framework_perf(training.framework, training.kernels, training.dp_comm_overlap);
+  // dp_comm_overlap auto resolves per framework and ZeRO stage (memory_model.h dp_comm_overlapped).
+  const FrameworkPerf perf = framework_perf(training.framework, training.kernels, dp_comm_overlapped(training, layout.zero));
   StepTerms terms(config, plan, perf);
   const Dims& dims = terms.dims;  // plain names (C++17 lambdas cannot capture structured bindings)
   const double t = dims.t, h = dims.h, k = dims.k, tokens = dims.tokens, t_sp = dims.t_sp;

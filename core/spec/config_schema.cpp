@@ -2,6 +2,7 @@
 // so a row names its member once; only model, gpu, gpu_memory_gib and dp need their own code.
 #include "spec/config_schema.h"
 
+#include <optional>
 #include <type_traits>
 
 #include "io/json_text.h"
@@ -64,7 +65,26 @@ ConfigField word(const char* key, FieldGroup group, const char* help) {
   ConfigField field{key, key, help, FieldKind::kWord, group, enum_keys_text<Enum>()};
   field.get = [](const Config& c) -> json { return enum_key(member_of<Part, Member>(c)); };
   field.set = [](Config& c, const json& value) {
-    const auto parsed = enum_from_key<Enum>(value.get<std::string>());
+    const auto parsed = value.is_string() ? enum_from_key<Enum>(value.get<std::string>()) : std::nullopt;
+    if (parsed) member_of<Part, Member>(c) = *parsed;
+    return parsed.has_value();
+  };
+  return field;
+}
+
+// An on/off/auto word that was a boolean: the old values (true/false, and 1/0 as a link's or a
+// flag's text reads) set on/off, so saved configs, links and scripts keep their meaning.
+template <auto Part, auto Member>
+ConfigField switch_word(const char* key, FieldGroup group, const char* help) {
+  using Enum = std::decay_t<decltype(member_of<Part, Member>(std::declval<Config&>()))>;
+  ConfigField field = word<Part, Member>(key, group, help);
+  field.reads_old_boolean = true;
+  field.set = [](Config& c, const json& value) {
+    std::optional<Enum> parsed;
+    if (value.is_string()) parsed = enum_from_key<Enum>(value.get<std::string>());
+    else if (value.is_boolean()) parsed = enum_from_key<Enum>(value.get<bool>() ? "on" : "off");
+    else if (value.is_number_integer() && (value.get<int64_t>() == 0 || value.get<int64_t>() == 1))
+      parsed = enum_from_key<Enum>(value.get<int64_t>() == 1 ? "on" : "off");
     if (parsed) member_of<Part, Member>(c) = *parsed;
     return parsed.has_value();
   };
@@ -237,8 +257,11 @@ std::vector<ConfigField> make_fields() {
                                                  "kernel issue mode (auto = the framework's; compiled = torch.compile, read by memory and step time)"),
       boolean<&C::training, &TrainingSpec::tp_comm_overlap>("tp_comm_overlap", G::kTraining,
                                                             "overlap TP collectives with GEMMs (Megatron TE / AsyncTP)"),
-      boolean<&C::training, &TrainingSpec::dp_comm_overlap>("dp_comm_overlap", G::kTraining,
-                                                            "overlap DP gradient reduce / parameter gather with compute"),
+      switch_word<&C::training, &TrainingSpec::dp_comm_overlap>(
+          "dp_comm_overlap", G::kTraining,
+          "overlap the DP gradient reduce / parameter gather with compute (auto = the framework's default: "
+          "Megatron on as in Megatron-Bridge/NeMo recipes, FSDP2 always, DeepSpeed only at ZeRO-3; "
+          "true/false still read as on/off)"),
       // Layout. dp is written resolved (gpus / (tp*pp*cp) when not given).
       custom("dp", "dp", FieldKind::kInteger, G::kLayout, "data-parallel degree (default: gpus / (tp*pp*cp))",
              [](const Config& c) -> json { return effective_dp(c); },

@@ -38,6 +38,9 @@ struct ConfigField {
   std::string allowed;              // kWord: the accepted words ("none, selective, full"); kNumber: its range, if any
   bool dimension = false;           // model dimension: overriding it makes a preset "+custom"
   bool required_without_preset = false;  // a custom model must give it
+  // kWord that was a boolean (dp_comm_overlap): true/false and 1/0 still read as on/off in JSON,
+  // URL state and the JS API, and the CLI keeps --flag (= on) and --no-flag (= off).
+  bool reads_old_boolean = false;
   nlohmann::json (*get)(const Config&) = nullptr;
   // Sets a value already checked against `kind` (integers as int64, numbers as double); returns
   // false when a word is not one of `allowed` or a number is outside the range `allowed` states.

@@ -52,6 +52,11 @@ enum class Framework { kMegatron, kFsdp, kDeepSpeed };     // memory-layout prof
 // reads its kernel profile (perf_model.cpp framework_perf), the memory model its compiled loss and
 // activations (runs_compiled below).
 enum class Kernels { kAuto, kEager, kFused, kCompiled };
+// Whether the data-parallel gradient reduce and parameter gather overlap the compute: auto = what
+// the framework does when its own flag is left alone, per ZeRO stage (memory_model.h
+// dp_comm_overlapped, the one rule both models read). It was a boolean (default true): true/false
+// and 1/0 in JSON, links and the CLI's --dp-comm-overlap / --no-dp-comm-overlap still read as on/off.
+enum class DpCommOverlap { kAuto, kOn, kOff };
 
 template <> struct EnumNames<Precision> {
   static constexpr EnumName<Precision> table[] = {{Precision::kBf16, "bf16", "bf16 mixed (fp32 master)"},
@@ -131,6 +136,12 @@ template <> struct EnumNames<Kernels> {
                                                 {Kernels::kCompiled, "compiled", "torch.compile"}};
 };
 
+template <> struct EnumNames<DpCommOverlap> {
+  static constexpr EnumName<DpCommOverlap> table[] = {{DpCommOverlap::kAuto, "auto", "framework default"},
+                                                      {DpCommOverlap::kOn, "on", "on"},
+                                                      {DpCommOverlap::kOff, "off", "off"}};
+};
+
 struct TrainingSpec {
   int64_t seq = 4096;                      // s: tokens per sequence
   int64_t global_batch = 512;              // sequences per optimizer step (all DP ranks)
@@ -164,8 +175,9 @@ struct TrainingSpec {
   Kernels kernels = Kernels::kAuto;        // kernel issue mode; compiled = torch.compile (torchtitan compile.enable),
                                            // which both models read (runs_compiled); the old `compile` key maps here
   bool tp_comm_overlap = false;            // Megatron --tp-comm-overlap / torchtitan AsyncTP
-  bool dp_comm_overlap = true;             // Megatron --overlap-grad-reduce/--overlap-param-gather (on in
-                                           // Megatron-Bridge/NeMo recipes), DeepSpeed overlap_comm; FSDP2 always
+  // Megatron --overlap-grad-reduce/--overlap-param-gather, DeepSpeed overlap_comm; FSDP2 always
+  // overlaps. auto = the framework's default at the config's ZeRO stage (dp_comm_overlapped).
+  DpCommOverlap dp_comm_overlap = DpCommOverlap::kAuto;
 };
 
 // Whether the blocks run under torch.compile, for the memory model: kernels=compiled, or AsyncTP,

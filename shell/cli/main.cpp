@@ -33,6 +33,7 @@ struct Inputs {
   bool print_state = false;
   std::map<std::string, std::string> values;  // JSON key -> flag text
   std::map<std::string, int> switches;        // JSON key -> 1/0, -1 when not given
+  std::map<std::string, const CLI::Option*> bare_on;  // words that were booleans: given without a value = on
   bool json_output = false;
   // import: the launch config to read (one of them) and whether to leave the searched fields out.
   std::string hf_file, megatron_args, torchtitan_file, deepspeed_file, auto_file;
@@ -72,11 +73,20 @@ void add_input_flags(CLI::App& command, Inputs& in) {
                               "search: also weigh spatial-temporal (PrimePar-style) model parallelism (modelled, not "
                               "implemented by any public framework; never exported)");
   }
-  // Every config field of the schema: booleans as --flag / --no-flag, the rest as --flag VALUE.
+  // Every config field of the schema: booleans as --flag / --no-flag, the rest as --flag VALUE
+  // (a word that was a boolean takes both).
   for (const meshfit::ConfigField& field : meshfit::config_fields()) {
     const std::string flag = "--" + field.flag();
     std::string help = field.help;
     if (field.kind == meshfit::FieldKind::kWord) help += " (" + field.allowed + ")";
+    if (field.reads_old_boolean) {
+      // Once a boolean: --flag alone still means on and --no-flag off, as scripts wrote them.
+      in.bare_on[field.key] = command.add_option(flag, in.values[field.key], help + "; " + flag + " alone = on")->expected(0, 1);
+      in.switches[field.key] = -1;
+      int* target = &in.switches[field.key];
+      command.add_flag_callback("--no-" + field.flag(), [target] { *target = 0; }, "= " + flag + " off");
+      continue;
+    }
     if (field.kind != meshfit::FieldKind::kBoolean) {
       command.add_option(flag, in.values[field.key], help);
       continue;
@@ -143,6 +153,8 @@ int gather_config(const Inputs& in, json& object) {
     }
     object[key] = field && field->kind == meshfit::FieldKind::kText ? json(text) : meshfit::value_from_text(text);
   }
+  for (const auto& [key, option] : in.bare_on)
+    if (option->count() > 0 && in.values.at(key).empty()) object[key] = "on";
   for (const auto& [key, value] : in.switches)
     if (value >= 0) object[key] = value == 1;
   if (!meshfit::has_errors(issues)) return 0;

@@ -134,6 +134,24 @@ check "a name over 1 KiB is refused with input_too_large" json_has "$tmp/long_na
 "$meshfit" estimate --model llama3-8b --framework fsdp --compile --json >"$tmp/compile.json"
 check "--compile reads as kernels=compiled" json_has "$tmp/compile.json" \
   "d['ok'] and d['config']['kernels']=='compiled' and any(i['code']=='renamed_field' for i in d['issues'])"
+# dp_comm_overlap was a boolean: --dp-comm-overlap alone and --no-dp-comm-overlap still read (on/off),
+# beside the words; no flag is auto. No warning: the same key reads its old values.
+overlap() {  # overlap NAME EXPECTED FLAGS...
+  name="$1"; expected="$2"; shift 2
+  "$meshfit" estimate --model llama3-8b --gpus 16 --framework deepspeed "$@" --json >"$tmp/overlap.json" 2>/dev/null
+  check "$name" json_has "$tmp/overlap.json" "d['ok'] and d['config']['dp_comm_overlap']=='$expected' and not d['issues']"
+}
+overlap "no flag is dp_comm_overlap=auto" auto
+overlap "--dp-comm-overlap alone is on" on --dp-comm-overlap --tp 1
+overlap "--no-dp-comm-overlap is off" off --no-dp-comm-overlap
+overlap "--dp-comm-overlap off" off --dp-comm-overlap off
+overlap "--dp-comm-overlap true (the old value) is on" on --dp-comm-overlap true
+overlap "--dp-comm-overlap 0 is off" off --dp-comm-overlap 0
+"$meshfit" estimate --model llama3-8b --dp-comm-overlap maybe >/dev/null 2>"$tmp/overlap.err"
+check "--dp-comm-overlap maybe exits 2" test $? -eq 2
+check "--dp-comm-overlap maybe names the field and its words" grep -q 'dp_comm_overlap must be one of auto, on, off' "$tmp/overlap.err"
+"$meshfit" estimate --help >"$tmp/help.txt" 2>&1
+check "help lists the words and the old switch" grep -q -- '--no-dp-comm-overlap' "$tmp/help.txt"
 # Launch configs: a Megatron-LM command line -> import -> search -> export --format megatron.
 data="$(dirname "$0")/../data/launch"
 args=$(grep -v '^#' "$data/gpt3-175b.megatron.sh")

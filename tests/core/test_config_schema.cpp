@@ -87,7 +87,12 @@ TEST_CASE("web/meshfit.d.ts declares every schema field with its type, and nothi
       case FieldKind::kBoolean: CHECK(type == "boolean"); break;
       case FieldKind::kPreset:
       case FieldKind::kText: CHECK(type == "string"); break;
-      case FieldKind::kWord: CHECK(union_members(type, aliases) == words(field.allowed)); break;
+      case FieldKind::kWord: {
+        std::set<std::string> expected = words(field.allowed);
+        if (field.reads_old_boolean) expected.insert("boolean");  // the old value, still read
+        CHECK(union_members(type, aliases) == expected);
+        break;
+      }
     }
     ++checked;
   }
@@ -278,4 +283,59 @@ TEST_CASE("structural rules: what the search applies, validate accepts, and the 
   interleaved.layout.pp = 16;
   CHECK(vpp_choices(interleaved).back() <= kMaxVpp);  // the page offers what the search tries
   CHECK(zero_choices(Framework::kFsdp) == std::vector<int64_t>{0, 2, 3});
+}
+
+// dp_comm_overlap was a boolean (default true) and is auto/on/off now: what older configs, links and
+// scripts wrote keeps its meaning, on the same key, without a warning.
+TEST_CASE("dp_comm_overlap: old true/false and 1/0 in JSON and links read as on/off, and auto is written by default") {
+  const json base = {{"model", "llama3-8b"}, {"gpus", 16}, {"framework", "deepspeed"}};
+  const auto parsed_with = [&base](const json& value) {
+    json object = base;
+    object["dp_comm_overlap"] = value;
+    return parse_config(object);
+  };
+  const std::pair<json, DpCommOverlap> cases[] = {{true, DpCommOverlap::kOn},   {false, DpCommOverlap::kOff},
+                                                  {1, DpCommOverlap::kOn},      {0, DpCommOverlap::kOff},
+                                                  {"on", DpCommOverlap::kOn},   {"off", DpCommOverlap::kOff},
+                                                  {"auto", DpCommOverlap::kAuto}};
+  for (const auto& entry : cases) {
+    CAPTURE(entry.first.dump());
+    const ParsedConfig parsed = parsed_with(entry.first);
+    CHECK(parsed.issues.empty());
+    CHECK(parsed.config.training.dp_comm_overlap == entry.second);
+  }
+  CHECK(parse_config(base).config.training.dp_comm_overlap == DpCommOverlap::kAuto);
+  CHECK(config_to_json(parse_config(base).config)["dp_comm_overlap"] == "auto");
+  CHECK(config_to_json(parsed_with(true).config)["dp_comm_overlap"] == "on");  // written as the word from now on
+  // Anything else is refused, naming the field and what it accepts.
+  for (const json& wrong : {json("yes"), json(2), json(0.5), json::array()}) {
+    CAPTURE(wrong.dump());
+    const ParsedConfig parsed = parsed_with(wrong);
+    REQUIRE(parsed.issues.size() == 1);
+    CHECK(parsed.issues[0].code == IssueCode::kUnknownValue);
+    CHECK(parsed.issues[0].field == "dp_comm_overlap");
+    CHECK(parsed.issues[0].message.find("auto, on, off") != std::string::npos);
+  }
+  // Links: an old link wrote dp_comm_overlap=false (true was the default, never written).
+  const std::pair<const char*, DpCommOverlap> links[] = {{"false", DpCommOverlap::kOff}, {"true", DpCommOverlap::kOn},
+                                                         {"0", DpCommOverlap::kOff},     {"1", DpCommOverlap::kOn},
+                                                         {"off", DpCommOverlap::kOff},   {"on", DpCommOverlap::kOn}};
+  for (const auto& link : links) {
+    CAPTURE(link.first);
+    const ParsedConfig decoded = decode_state(std::string("v=1&model=llama3-8b&gpus=16&framework=deepspeed&dp_comm_overlap=") + link.first);
+    CHECK(decoded.issues.empty());
+    CHECK(decoded.config.training.dp_comm_overlap == link.second);
+  }
+  // A new link writes the word, and only when it is not auto.
+  Config config = parse_config(base).config;
+  CHECK(encode_state(config).find("dp_comm_overlap") == std::string::npos);
+  config.training.dp_comm_overlap = DpCommOverlap::kOff;
+  CHECK(encode_state(config).find("dp_comm_overlap=off") != std::string::npos);
+  CHECK(decode_state(encode_state(config)).config.training.dp_comm_overlap == DpCommOverlap::kOff);
+  // The schema row says so: the CLI keeps --dp-comm-overlap (on) and --no-dp-comm-overlap (off).
+  const ConfigField* row = find_config_field("dp_comm_overlap");
+  REQUIRE(row != nullptr);
+  CHECK(row->kind == FieldKind::kWord);
+  CHECK(row->reads_old_boolean);
+  CHECK(row->allowed == "auto, on, off");
 }

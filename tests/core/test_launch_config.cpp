@@ -417,6 +417,7 @@ TEST_CASE("the HF Trainer's ZeRO-3 DeepSpeed config: stage 3, offload and auto v
   REQUIRE(import.ok());
   CHECK(import.fields["zero"] == 3);
   CHECK(import.fields["framework"] == "deepspeed");
+  CHECK(import.fields["dp_comm_overlap"] == "on");  // the file's "overlap_comm": true
   CHECK(has_issue(import.issues, IssueCode::kUnsupportedSetting, "zero_optimization.offload_optimizer"));
   CHECK(has_issue(import.issues, IssueCode::kUnsupportedSetting, "zero_optimization.offload_param"));
   CHECK(has_issue(import.issues, IssueCode::kMissingModel, "train_micro_batch_size_per_gpu"));
@@ -673,4 +674,21 @@ TEST_CASE("Megatron-LM export refuses an uneven split over vpp chunks that no fl
   even.training.global_batch = 64;
   REQUIRE_FALSE(has_errors(validate(even)));
   CHECK_FALSE(has_errors(export_launch_config(even, LaunchFormat::kMegatron).issues));
+}
+
+TEST_CASE("DeepSpeed overlap_comm: a boolean is imported as dp_comm_overlap and exported back, absent stays auto") {
+  // Absent: DeepSpeed's own default (on only at stage 3), which is what auto means.
+  CHECK_FALSE(import_deepspeed_json(R"({"zero_optimization": {"stage": 1}})").fields.contains("dp_comm_overlap"));
+  const LaunchImport off = import_deepspeed_json(R"({"zero_optimization": {"stage": 3, "overlap_comm": false}})");
+  CHECK(off.fields["dp_comm_overlap"] == "off");
+  CHECK(import_deepspeed_json(R"({"zero_optimization": {"stage": 1, "overlap_comm": "auto"}})").fields.count("dp_comm_overlap") == 0);
+  CHECK(has_issue(import_deepspeed_json(R"({"zero_optimization": {"stage": 1, "overlap_comm": 3}})").issues,
+                  IssueCode::kUnknownValue, "zero_optimization.overlap_comm"));
+  Config config = layout_config("llama2-13b", 32, 1, 1, 1, Framework::kDeepSpeed);
+  REQUIRE(validate(config).empty());
+  CHECK(export_launch_config(config, LaunchFormat::kDeepSpeed).text.find("overlap_comm") == std::string::npos);
+  config.training.dp_comm_overlap = DpCommOverlap::kOn;
+  const LaunchExport on = export_launch_config(config, LaunchFormat::kDeepSpeed);
+  CHECK(on.text.find("\"overlap_comm\": true") != std::string::npos);
+  CHECK(import_deepspeed_json(on.text).fields["dp_comm_overlap"] == "on");
 }

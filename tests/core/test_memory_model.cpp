@@ -522,3 +522,58 @@ TEST_CASE("without FlashAttention the attention backward holds two score-sized g
   const double mlp_grads = 3.0 * 2.0 * 4096.0 * double(config.training.micro_batch) * 14336.0 / 8.0;
   CHECK(eager.worst().intermediates.backward_working_bytes - flash == doctest::Approx(3.0 * scores - lse - mlp_grads));
 }
+
+// The one rule behind dp_comm_overlap=auto (memory_model.h dp_comm_overlapped), per framework and
+// ZeRO stage: Megatron on (Megatron-Bridge/NeMo recipes), FSDP2 always, DeepSpeed only at ZeRO-3
+// (zero/config.py overlap_comm_valid; FRAMEWORK_NOTES §3.1). on/off are taken as given.
+TEST_CASE("dp_comm_overlap=auto resolves to each framework's own default at each ZeRO stage") {
+  struct Expected {
+    Framework framework;
+    int64_t zero;
+    bool overlapped;
+  };
+  const Expected table[] = {{Framework::kMegatron, 0, true}, {Framework::kMegatron, 1, true},
+                            {Framework::kFsdp, 0, true},     {Framework::kFsdp, 2, true},
+                            {Framework::kFsdp, 3, true},     {Framework::kDeepSpeed, 0, false},
+                            {Framework::kDeepSpeed, 1, false}, {Framework::kDeepSpeed, 2, false},
+                            {Framework::kDeepSpeed, 3, true}};
+  for (const Expected& row : table) {
+    CAPTURE(to_string(row.framework));
+    CAPTURE(row.zero);
+    REQUIRE(framework_profile(row.framework).offers_zero(row.zero));
+    TrainingSpec training;
+    training.framework = row.framework;
+    REQUIRE(training.dp_comm_overlap == DpCommOverlap::kAuto);  // the default
+    CHECK(dp_comm_overlapped(training, row.zero) == row.overlapped);
+    training.dp_comm_overlap = DpCommOverlap::kOn;
+    CHECK(dp_comm_overlapped(training, row.zero));
+    training.dp_comm_overlap = DpCommOverlap::kOff;
+    CHECK_FALSE(dp_comm_overlapped(training, row.zero));
+  }
+}
+
+// DeepSpeed ZeRO-1/2 allocate a second IPG bucket when overlap_comm is on ("double buffers",
+// stage_1_and_2.py setup_buckets; FRAMEWORK_NOTES §3.2): reduce_bucket_size 5e8 elements x 2 B =
+// 1e9 bytes more. ZeRO-3 keeps one bucket whatever the setting (stage3.py, §3.3).
+TEST_CASE("DeepSpeed ZeRO-1/2 with overlap on hold a second 1e9-byte IPG bucket, auto (off) and ZeRO-3 one") {
+  for (int64_t zero : {1, 2, 3}) {
+    CAPTURE(zero);
+    Config config = preset_config("llama2-13b", 32);  // 13B parameters on a rank: the bucket is full size
+    config.training.framework = Framework::kDeepSpeed;
+    config.layout.zero = zero;
+    Config on = config, off = config;
+    on.training.dp_comm_overlap = DpCommOverlap::kOn;
+    off.training.dp_comm_overlap = DpCommOverlap::kOff;
+    const MemoryReport report_auto = estimate_memory(config), report_on = estimate_memory(on), report_off = estimate_memory(off);
+    REQUIRE(report_auto.valid());
+    REQUIRE(report_on.valid());
+    const RankMemory& rank_auto = report_auto.ranks[0];
+    const RankMemory& rank_on = report_on.ranks[0];
+    const RankMemory& rank_off = report_off.ranks[0];
+    CHECK(rank_auto.bytes(Component::kCommBuffers) == rank_off.bytes(Component::kCommBuffers));
+    CHECK(rank_auto.peak_allocated_bytes == rank_off.peak_allocated_bytes);
+    const double second_bucket = zero == 3 ? 0.0 : 5e8 * 2.0;
+    CHECK(rank_on.bytes(Component::kCommBuffers) - rank_off.bytes(Component::kCommBuffers) == doctest::Approx(second_bucket));
+    CHECK(rank_on.peak_allocated_bytes - rank_off.peak_allocated_bytes == doctest::Approx(second_bucket));
+  }
+}

@@ -65,7 +65,7 @@ TEST_CASE("published Megatron-LM throughput is predicted within 45%, median with
     config.training.micro_batch = row.at("micro_batch").empty() ? 1 : to_int(row.at("micro_batch"));
     config.training.recompute = row.at("recompute") == "selective" ? Recompute::kSelective : Recompute::kFull;
     config.training.sp = row.at("sp") == "1";
-    config.training.dp_comm_overlap = false;  // 2021/2022 Megatron-LM all-reduced after the backward
+    config.training.dp_comm_overlap = DpCommOverlap::kOff;  // 2021/2022 Megatron-LM all-reduced after the backward
     if (row.at("zero_stage") == "3") {
       config.training.framework = Framework::kDeepSpeed;  // Table 2's ZeRO-3 baseline
       config.layout.zero = 3;
@@ -310,4 +310,38 @@ TEST_CASE("fp8: eager torchao float8 pays its amax and weight casts, which torch
   std::printf("\ntorch.compile speed-up, llama3-8b 8xH100 FSDP: bf16 %.3fx, fp8 %.3fx\n", bf16_gain, fp8_gain);
   CHECK(bf16_gain > 1.0);
   CHECK(fp8_gain > bf16_gain + 0.1);
+}
+
+// dp_comm_overlap=auto is the framework's default (memory_model.h dp_comm_overlapped). DeepSpeed's
+// overlap_comm is on by default only at ZeRO-3 (zero/config.py overlap_comm_valid, FRAMEWORK_NOTES
+// §3.1), so a ZeRO-1 user who leaves the field alone is predicted without overlap: the same step as
+// an explicit off, and slower than on, where the gradient reduce-scatter crosses nodes.
+TEST_CASE("DeepSpeed ZeRO-1 with dp_comm_overlap=auto is predicted as off, slower than on across nodes") {
+  Config config = preset_config("llama2-13b", 64);  // 8 nodes of 8: the DP group crosses the NICs
+  config.training.framework = Framework::kDeepSpeed;
+  config.layout.zero = 1;
+  config.gpu.memory_bytes *= 4;  // time only
+  config.training.global_batch = 64;  // one micro-batch per rank: little backward to hide the sync behind
+  Config off = config, on = config;
+  off.training.dp_comm_overlap = DpCommOverlap::kOff;
+  on.training.dp_comm_overlap = DpCommOverlap::kOn;
+  REQUIRE(config.training.dp_comm_overlap == DpCommOverlap::kAuto);
+  const StepReport step_auto = predict(config), step_off = predict(off), step_on = predict(on);
+  CAPTURE(step_auto.step_time_s);
+  CAPTURE(step_on.step_time_s);
+  CHECK(step_auto.step_time_s == step_off.step_time_s);
+  CHECK(step_auto.breakdown.dp_comm_s == step_off.breakdown.dp_comm_s);
+  CHECK(step_off.breakdown.dp_comm_s > step_on.breakdown.dp_comm_s);
+  CHECK(step_off.step_time_s > step_on.step_time_s);
+  // ZeRO-3's default is on: auto equals on there (per-micro-batch gathers overlap either way).
+  Config zero3 = config, zero3_on = config;
+  zero3.layout.zero = zero3_on.layout.zero = 3;
+  zero3_on.training.dp_comm_overlap = DpCommOverlap::kOn;
+  CHECK(predict(zero3).step_time_s == predict(zero3_on).step_time_s);
+  // Megatron keeps auto = on (the Megatron-Bridge/NeMo recipes), as before the tri-state.
+  Config megatron = preset_config("llama2-13b", 64);
+  megatron.gpu.memory_bytes *= 4;
+  Config megatron_on = megatron;
+  megatron_on.training.dp_comm_overlap = DpCommOverlap::kOn;
+  CHECK(predict(megatron).step_time_s == predict(megatron_on).step_time_s);
 }

@@ -97,7 +97,7 @@ Config testbed(const ModelSpec& model, int64_t gpus) {
   config.training.sp = false;
   config.training.recompute = Recompute::kNone;
   config.training.tp_comm_overlap = false;
-  config.training.dp_comm_overlap = false;
+  config.training.dp_comm_overlap = DpCommOverlap::kOff;
   return config;
 }
 
@@ -391,7 +391,7 @@ TEST_CASE("PrimePar on H100 NVSwitch nodes with TP overlap: a smaller gain than 
     config.gpu = *find_gpu_preset("h100-sxm");
     config.cluster.gpus_per_node = 8;
     config.training.tp_comm_overlap = true;
-    config.training.dp_comm_overlap = true;
+    config.training.dp_comm_overlap = DpCommOverlap::kOn;
     config = fit_layers(config, true);
     const Best megatron = best_layout(config, Kind::kMegatron, true);
     const Best squares = best_layout(config, Kind::kSpatialTemporal, true);

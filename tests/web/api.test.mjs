@@ -212,3 +212,19 @@ test('spatial_temporal search option: the CLI\'s layouts, marked, and no launch 
     assert.deepEqual(exported.issues.map((i) => i.code), ['st_not_exportable']);
   }
 });
+
+test('dp_comm_overlap: the boolean it once was reads as on/off, as in the CLI, and auto follows the framework', () => {
+  const base = { model: 'llama2-13b', gpus: 32, framework: 'deepspeed', zero: 2 };
+  const on = meshfit.estimate({ ...base, dp_comm_overlap: true });
+  const off = meshfit.estimate({ ...base, dp_comm_overlap: false });
+  const auto = meshfit.estimate(base);
+  for (const result of [on, off, auto]) assert.equal(result.ok, true, JSON.stringify(result.issues));
+  assert.equal(on.config.dp_comm_overlap, 'on');
+  assert.equal(off.config.dp_comm_overlap, 'off');
+  assert.equal(auto.config.dp_comm_overlap, 'auto');
+  // DeepSpeed ZeRO-2 overlap_comm=true keeps a second 5e8-element bf16 reduce bucket; auto is off there.
+  assert.equal(on.ranks[0].components.comm_buffers - off.ranks[0].components.comm_buffers, 1e9);
+  assert.equal(auto.ranks[0].components.comm_buffers, off.ranks[0].components.comm_buffers);
+  sameResult(on, native('estimate', { ...base, dp_comm_overlap: true }), 'dp_comm_overlap true');
+  assert.equal(meshfit.estimate({ ...base, dp_comm_overlap: 'sometimes' }).ok, false);
+});

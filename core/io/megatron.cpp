@@ -13,6 +13,7 @@
 #include <map>
 
 #include "io/import_common.h"
+#include "memory/memory_model.h"
 #include "spec/checked.h"
 #include "spec/model_spec.h"
 
@@ -154,8 +155,8 @@ constexpr MegatronFlag kMegatronFlags[] = {
     {"--wandb-exp-name", Arity::kValue, Use::kIgnored}, {"--distributed-backend", Arity::kValue, Use::kIgnored},
     {"--distributed-timeout-minutes", Arity::kValue, Use::kIgnored},
     {"--transformer-impl", Arity::kValue, Use::kIgnored}, {"--use-mcore-models", Arity::kSwitch, Use::kIgnored},
-    {"--ckpt-format", Arity::kValue, Use::kIgnored}, {"--overlap-grad-reduce", Arity::kSwitch, Use::kIgnored},
-    {"--overlap-param-gather", Arity::kSwitch, Use::kIgnored}, {"--tp-comm-overlap", Arity::kSwitch, Use::kIgnored},
+    {"--ckpt-format", Arity::kValue, Use::kIgnored}, {"--overlap-grad-reduce", Arity::kSwitch, Use::kRead},
+    {"--overlap-param-gather", Arity::kSwitch, Use::kRead}, {"--tp-comm-overlap", Arity::kSwitch, Use::kRead},
     {"--no-masked-softmax-fusion", Arity::kSwitch, Use::kIgnored},
     {"--no-bias-gelu-fusion", Arity::kSwitch, Use::kIgnored}, {"--no-bias-swiglu-fusion", Arity::kSwitch, Use::kIgnored},
     {"--no-bias-dropout-fusion", Arity::kSwitch, Use::kIgnored}, {"--no-rope-fusion", Arity::kSwitch, Use::kIgnored},
@@ -491,6 +492,16 @@ void read_training(const MegatronReader& r, FieldWriter& w, LaunchImport& out) {
       w.warn(IssueCode::kUnsupportedSetting, "--recompute-num-layers",
              "uniform recompute of " + std::to_string(count) + "-layer groups is counted as per-layer full recompute.");
   }
+  // Communication overlap: plain Megatron-LM leaves both off (arguments.py store_true flags), so a
+  // command line without them runs its gradient sync after the backward, whatever meshfit's auto
+  // (Megatron-Bridge/NeMo recipes: on) would assume.
+  const bool grad_overlap = r.has("--overlap-grad-reduce"), param_overlap = r.has("--overlap-param-gather");
+  w.set("dp_comm_overlap", grad_overlap ? "on" : "off",
+        grad_overlap ? "--overlap-grad-reduce" : "no --overlap-grad-reduce (Megatron-LM's default: off)");
+  if (param_overlap && !grad_overlap)
+    w.warn(IssueCode::kUnsupportedSetting, "--overlap-param-gather",
+           "--overlap-param-gather without --overlap-grad-reduce: meshfit models one overlap setting (off here).");
+  if (r.has("--tp-comm-overlap")) w.set("tp_comm_overlap", true, "--tp-comm-overlap");
   if (r.has("--distribute-saved-activations"))
     w.warn(IssueCode::kUnsupportedSetting, "--distribute-saved-activations", "distributing saved activations over TP is not modelled.");
   // Precision.
@@ -672,6 +683,11 @@ LaunchExport export_megatron(const Config& c) {
   if (l.vpp > 1) value("--num-layers-per-virtual-pipeline-stage", middle);  // layers per virtual stage, as arguments.py wants
   if (t.sp && l.tp > 1) flag("--sequence-parallel");
   if (l.zero >= 1) flag("--use-distributed-optimizer");
+  if (dp_comm_overlapped(t, l.zero)) {  // auto is on for Megatron (memory_model.h): say it on the command line
+    flag("--overlap-grad-reduce");
+    if (l.zero >= 1) flag("--overlap-param-gather");
+  }
+  if (t.tp_comm_overlap && l.tp > 1) flag("--tp-comm-overlap");
   if (l.zero >= 2)
     warn("zero", "ZeRO-" + std::to_string(l.zero) + " has no Megatron-LM flag here; --use-distributed-optimizer shards the optimizer only.");
   // Training.

@@ -692,3 +692,21 @@ TEST_CASE("DeepSpeed overlap_comm: a boolean is imported as dp_comm_overlap and 
   CHECK(on.text.find("\"overlap_comm\": true") != std::string::npos);
   CHECK(import_deepspeed_json(on.text).fields["dp_comm_overlap"] == "on");
 }
+
+TEST_CASE("Megatron-LM overlap flags: read on import, written on export when the resolved overlap is on") {
+  // Plain Megatron-LM leaves --overlap-grad-reduce off (arguments.py store_true): a command line
+  // without it imports as off, with it as on; --tp-comm-overlap sets tp_comm_overlap.
+  CHECK(import_megatron_args("--num-layers 2 --hidden-size 64").fields["dp_comm_overlap"] == "off");
+  const LaunchImport on = import_megatron_args("--num-layers 2 --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap");
+  CHECK(on.fields["dp_comm_overlap"] == "on");
+  CHECK(on.fields["tp_comm_overlap"] == true);
+  CHECK(has_issue(import_megatron_args("--num-layers 2 --overlap-param-gather").issues, IssueCode::kUnsupportedSetting,
+                  "--overlap-param-gather"));
+  // Export: auto is on for Megatron, off writes neither flag.
+  Config config = layout_config("llama3.1-70b", 64, 8, 4, 1, Framework::kMegatron);
+  const std::string on_text = export_launch_config(config, LaunchFormat::kMegatron).text;
+  CHECK(on_text.find("--overlap-grad-reduce") != std::string::npos);
+  CHECK(on_text.find("--overlap-param-gather") != std::string::npos);
+  config.training.dp_comm_overlap = DpCommOverlap::kOff;
+  CHECK(export_launch_config(config, LaunchFormat::kMegatron).text.find("--overlap-grad-reduce") == std::string::npos);
+}

@@ -118,6 +118,12 @@ struct Rules {
     if (t.precision == Precision::kFp8 && config.gpu.fp8_flops <= 0 && config.gpu.id != "custom")
       check.error(IssueCode::kPrecisionUnsupported, "precision",
                   "precision fp8 needs FP8 tensor cores; " + config.gpu.name + " has none.");
+    // FSDP2 has no switch for it: each block's reduce-scatter is issued in the backward hook
+    // (FRAMEWORK_NOTES §1.3-1.4), so the step time keeps it overlapped whatever the field says.
+    if (t.framework == Framework::kFsdp && t.dp_comm_overlap == DpCommOverlap::kOff)
+      check.warning(IssueCode::kUnsupportedSetting, "dp_comm_overlap",
+                    "dp_comm_overlap=off has no effect with FSDP2: it always overlaps each block's reduce-scatter with "
+                    "the backward (predicted as on).");
   }
 
   // Fine-tuning (finetune.h) and offload.

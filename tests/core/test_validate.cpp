@@ -218,3 +218,11 @@ TEST_CASE("finetune_unsupported") {
 TEST_CASE("unknown_value for lora_targets") {
   expect_issue(with(base(), {{"finetune", "lora"}, {"lora_targets", "q,z"}}), IssueCode::kUnknownValue, "lora_targets", {"q,z"});
 }
+TEST_CASE("dp_comm_overlap=off with FSDP2 is a warning naming the field, not a silent no-op") {
+  expect_issue(with(base(), {{"framework", "fsdp"}, {"zero", 3}, {"dp_comm_overlap", "off"}}), IssueCode::kUnsupportedSetting,
+               "dp_comm_overlap", {"off", "FSDP2", "predicted as on"});
+  // The same setting elsewhere, and FSDP2 with auto/on, say nothing.
+  for (const json& object : {with(base(), {{"framework", "deepspeed"}, {"zero", 1}, {"dp_comm_overlap", "off"}}),
+                             with(base(), {{"framework", "fsdp"}, {"zero", 3}, {"dp_comm_overlap", "on"}})})
+    for (const Issue& issue : issues_for(object)) CHECK(issue.field != "dp_comm_overlap");
+}

@@ -59,7 +59,8 @@ test('a 1 MiB hash is refused with the limit named, and the time the page was bl
   const setting = Date.now() - started;  // Chromium taking a 1 MiB URL, before any page code runs
   // Trivial evaluations until the refusal is on screen: the longest is how long the page was blocked.
   const times = [];
-  for (let refused = false; !refused && times.length < 400;) {
+  let refused = false;
+  while (!refused && Date.now() - started < 60000) {
     const at = Date.now();
     refused = await page.evaluate(() => JSON.parse(document.getElementById('mirror').textContent).issues
       .some((issue) => issue.code === 'input_too_large'));
@@ -73,8 +74,9 @@ test('a 1 MiB hash is refused with the limit named, and the time the page was bl
   console.log(`1 MiB hash: setting it took ${setting} ms; input_too_large on screen after ${answered} ms; ` +
               `${times.length} trivial evaluations meanwhile, worst ${worst} ms`);
   // Printed, not bounded: on a loaded 2-core machine Chromium alone took seconds to set the URL, and
-  // the page's next frames (the link banner, a new search) about 1 s each.
-  assert.ok(times.length < 400, 'the refusal reached the screen');
+  // the page's next frames (the link banner, a new search) about 1 s each. Alone it takes ~0.5 s;
+  // with four builds beside it (load ~10) it once took 12.5 s, so the only bound is a minute.
+  assert.ok(refused, `the refusal reached the screen (gave up after ${answered} ms)`);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -1,6 +1,8 @@
 // csv_text.cpp — see csv_text.h.
 #include "io/csv_text.h"
 
+#include <cstdlib>
+
 namespace meshfit {
 
 namespace {
@@ -53,6 +55,9 @@ std::vector<CsvRow> parse_csv(const std::string& text) {
   }
   return rows;
 }
+
+int64_t csv_int(const std::string& text) { return text.empty() ? 0 : std::strtoll(text.c_str(), nullptr, 10); }
+double csv_number(const std::string& text) { return text.empty() ? 0.0 : std::strtod(text.c_str(), nullptr); }
 
 const std::string& csv_field(const CsvRow& row, const std::string& column) {
   static const std::string empty;

@@ -3,6 +3,7 @@
 // "Export CSV"), which the reader reads back. Rows are maps from header names to text.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +17,9 @@ using CsvRow = std::map<std::string, std::string>;
 std::vector<CsvRow> parse_csv(const std::string& text);
 // The row's value in `column`, or "" when the column is absent.
 const std::string& csv_field(const CsvRow& row, const std::string& column);
+// A cell as a number; an empty cell (a figure the source did not publish) reads as 0.
+int64_t csv_int(const std::string& text);
+double csv_number(const std::string& text);
 
 // One field as RFC 4180 writes it: quoted (inner quotes doubled) when it holds a comma, a quote or
 // a line break, as is otherwise.

@@ -19,8 +19,6 @@ extern const char* const kFinetuneMeasuredCsv;  // generated from tests/data/fin
 
 namespace {
 
-int64_t as_int(const std::string& text) { return text.empty() ? 0 : std::strtoll(text.c_str(), nullptr, 10); }
-double as_number(const std::string& text) { return text.empty() ? 0.0 : std::strtod(text.c_str(), nullptr); }
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 bool contains(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
 
@@ -32,7 +30,7 @@ MeasuredRun run_from_row(const CsvRow& row) {
   run.label = field("model").substr(0, 22) + " dp" + field("dp") + " tp" + field("tp") + " pp" + field("pp") + " cp" +
               field("cp") + " z" + field("zero_stage") + " " + field("recompute") + " mb" + field("micro_batch");
   run.oom = field("oom") == "yes";
-  run.measured_bytes = gib_to_bytes(as_number(field("measured_peak_gb")));  // sources print GiB (see notes)
+  run.measured_bytes = gib_to_bytes(csv_number(field("measured_peak_gb")));  // sources print GiB (see notes)
   run.metric = enum_from_key<MeasuredMetric>(field("metric")).value_or(MeasuredMetric::kDevice);
   if (run.measured_bytes <= 0) run.metric = MeasuredMetric::kFitLabel;
   run.steady_state = field("steady_state") != "no";
@@ -41,28 +39,28 @@ MeasuredRun run_from_row(const CsvRow& row) {
   config = default_config();
   ModelSpec& m = config.model;
   m.name = field("model");
-  m.hidden = as_int(field("hidden"));
-  m.layers = as_int(field("layers"));
-  m.heads = as_int(field("heads"));
-  m.kv_heads = as_int(field("kv_heads"));
-  m.head_dim = as_int(field("head_dim"));  // optional column: empty or absent = hidden / heads
-  m.ffn = as_int(field("ffn"));
-  m.vocab = as_int(field("vocab"));
+  m.hidden = csv_int(field("hidden"));
+  m.layers = csv_int(field("layers"));
+  m.heads = csv_int(field("heads"));
+  m.kv_heads = csv_int(field("kv_heads"));
+  m.head_dim = csv_int(field("head_dim"));  // optional column: empty or absent = hidden / heads
+  m.ffn = csv_int(field("ffn"));
+  m.vocab = csv_int(field("vocab"));
   m.norm = enum_from_key<NormKind>(field("norm")).value_or(NormKind::kRmsNorm);
   m.mlp = enum_from_key<MlpKind>(field("mlp")).value_or(MlpKind::kSwiGlu);
   m.linear_bias = field("linear_bias") == "yes";
   m.tied_embeddings = field("tied_embeddings") == "yes";
   Layout& layout = config.layout;
-  layout.dp = as_int(field("dp"));
-  layout.tp = std::max<int64_t>(1, as_int(field("tp")));
-  layout.pp = std::max<int64_t>(1, as_int(field("pp")));
-  layout.cp = std::max<int64_t>(1, as_int(field("cp")));
-  layout.vpp = std::max<int64_t>(1, as_int(field("vpp")));
+  layout.dp = csv_int(field("dp"));
+  layout.tp = std::max<int64_t>(1, csv_int(field("tp")));
+  layout.pp = std::max<int64_t>(1, csv_int(field("pp")));
+  layout.cp = std::max<int64_t>(1, csv_int(field("cp")));
+  layout.vpp = std::max<int64_t>(1, csv_int(field("vpp")));
   config.cluster.gpus = layout.dp * layout.tp * layout.pp * layout.cp;
   TrainingSpec& t = config.training;
-  t.seq = as_int(field("seq_len"));
-  t.micro_batch = as_int(field("micro_batch"));
-  t.global_batch = as_int(field("global_batch"));
+  t.seq = csv_int(field("seq_len"));
+  t.micro_batch = csv_int(field("micro_batch"));
+  t.global_batch = csv_int(field("global_batch"));
   t.recompute = enum_from_key<Recompute>(field("recompute").empty() ? "none" : field("recompute")).value_or(Recompute::kNone);
   t.sp = starts_with(field("sp"), "yes");
   t.flash = starts_with(field("flash_attn"), "yes");
@@ -78,7 +76,7 @@ MeasuredRun run_from_row(const CsvRow& row) {
                 : contains(precision, "fp8") ? Precision::kFp8
                                               : Precision::kBf16;  // bf16 / fp16 mixed precision
   const FrameworkProfile& profile = framework_profile(t.framework);
-  layout.zero = field("zero_stage").empty() ? profile.default_zero : as_int(field("zero_stage"));
+  layout.zero = field("zero_stage").empty() ? profile.default_zero : csv_int(field("zero_stage"));
 
   if (t.seq <= 0 || t.micro_batch <= 0) {
     run.expressible = false;
@@ -97,7 +95,7 @@ MeasuredRun run_from_row(const CsvRow& row) {
   } else {
     config.gpu = GpuSpec{};
     config.gpu.name = gpu;
-    config.gpu.memory_bytes = gib_to_bytes(as_number(field("gpu_mem_gb")));  // HBM "GB" sizes are GiB
+    config.gpu.memory_bytes = gib_to_bytes(csv_number(field("gpu_mem_gb")));  // HBM "GB" sizes are GiB
   }
   return run;
 }
@@ -119,44 +117,44 @@ MeasuredRun finetune_run_from_row(const CsvRow& row) {
   run.oom = field("oom") == "yes";
   run.expressible = field("expressible") == "yes";
   run.why_not = field("why_not");
-  const double number = as_number(field("measured_peak_gb"));
+  const double number = csv_number(field("measured_peak_gb"));
   run.measured_bytes = field("unit") == "GB" ? gb_to_bytes(number) : gib_to_bytes(number);
   run.metric = enum_from_key<MeasuredMetric>(field("metric_key")).value_or(MeasuredMetric::kDevice);
   if (run.measured_bytes <= 0) run.metric = MeasuredMetric::kFitLabel;
   if (!run.expressible) return run;
-  const int64_t gpus = std::max<int64_t>(1, as_int(field("num_gpus")));
-  const int64_t micro_batch = std::max<int64_t>(1, as_int(field("micro_batch")));
-  const int64_t seq = field("seq_len").empty() ? (field("method") == "full" ? 64 : 512) : as_int(field("seq_len"));
+  const int64_t gpus = std::max<int64_t>(1, csv_int(field("num_gpus")));
+  const int64_t micro_batch = std::max<int64_t>(1, csv_int(field("micro_batch")));
+  const int64_t seq = field("seq_len").empty() ? (field("method") == "full" ? 64 : 512) : csv_int(field("seq_len"));
   nlohmann::json o = {{"model", "custom"},
-                      {"hidden", as_int(field("hidden"))},
-                      {"layers", as_int(field("layers"))},
-                      {"heads", as_int(field("heads"))},
-                      {"kv_heads", as_int(field("kv_heads"))},
-                      {"head_dim", as_int(field("head_dim"))},  // optional column: 0 = hidden / heads
-                      {"ffn", as_int(field("ffn"))},
-                      {"vocab", as_int(field("vocab"))},
+                      {"hidden", csv_int(field("hidden"))},
+                      {"layers", csv_int(field("layers"))},
+                      {"heads", csv_int(field("heads"))},
+                      {"kv_heads", csv_int(field("kv_heads"))},
+                      {"head_dim", csv_int(field("head_dim"))},  // optional column: 0 = hidden / heads
+                      {"ffn", csv_int(field("ffn"))},
+                      {"vocab", csv_int(field("vocab"))},
                       {"tied_embeddings", field("tied_embeddings") == "yes"},
                       {"norm", field("norm")},
                       {"mlp", field("mlp")},
                       {"linear_bias", field("linear_bias") == "yes"},
                       {"gpu", "custom"},
                       // HBM sizes printed as "80GB" are GiB-sized parts; a missing GPU is taken as 80.
-                      {"gpu_memory_gib", field("gpu_mem_gb").empty() ? 80.0 : as_number(field("gpu_mem_gb"))},
+                      {"gpu_memory_gib", field("gpu_mem_gb").empty() ? 80.0 : csv_number(field("gpu_mem_gb"))},
                       {"gpus", gpus},
                       {"gpus_per_node", 8},
                       {"seq", seq},
                       {"micro_batch", micro_batch},
-                      {"global_batch", micro_batch * gpus * std::max<int64_t>(1, as_int(field("grad_accum")))},
+                      {"global_batch", micro_batch * gpus * std::max<int64_t>(1, csv_int(field("grad_accum")))},
                       {"finetune", field("method")},
                       {"framework", field("framework")},
-                      {"zero", as_int(field("zero_stage"))},
+                      {"zero", csv_int(field("zero_stage"))},
                       {"recompute", field("recompute")},
                       {"loss", field("loss")},
                       {"precision", field("precision_key")},
                       {"optimizer", field("optimizer_key")},
                       {"offload", field("offload")}};
   if (field("method") != "full") {
-    o["lora_rank"] = as_int(field("lora_rank"));
+    o["lora_rank"] = csv_int(field("lora_rank"));
     o["lora_targets"] = field("targets_key");
     o["adapter_dtype"] = field("adapter_dtype");
     o["kbit_upcast"] = field("kbit_upcast") == "yes";
@@ -181,14 +179,14 @@ double figure(const RankMemory& rank, MeasuredMetric metric) {
   return rank.device_bytes;
 }
 
-double median(std::vector<double> values) {
+}  // namespace
+
+double median_of(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
-
-}  // namespace
 
 std::vector<MeasuredRun> parse_measured_runs(const std::string& csv_text) {
   std::vector<MeasuredRun> runs;
@@ -259,8 +257,8 @@ ValidationReport validate_against(const std::vector<MeasuredRun>& runs) {
     report.rows.push_back(std::move(row));
   }
   report.measured_rows = int64_t(abs_errors.size());
-  report.median_abs_error = median(abs_errors);
-  report.median_signed_error = median(signed_errors);
+  report.median_abs_error = median_of(abs_errors);
+  report.median_signed_error = median_of(signed_errors);
   return report;
 }
 

@@ -70,6 +70,8 @@ std::vector<MeasuredRun> parse_finetune_measured_runs(const std::string& csv_tex
 // A CSV text with memory_measured.csv's columns, parsed the same way (tests use other files).
 std::vector<MeasuredRun> parse_measured_runs(const std::string& csv_text);
 ValidationReport validate_against(const std::vector<MeasuredRun>& runs);
+// The median of the values (the mean of the middle two for an even count); 0 for none.
+double median_of(std::vector<double> values);
 inline ValidationReport validate_against_measurements() { return validate_against(measured_runs()); }
 inline ValidationReport validate_finetune_against_measurements() { return validate_against(finetune_measured_runs()); }
 

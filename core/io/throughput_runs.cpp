@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "io/measured_runs.h"
 #include "io/serialize.h"
 #include "memory/memory_model.h"
 #include "perf/perf_model.h"
@@ -21,8 +22,6 @@ extern const char* const kLayoutsMeasuredCsv;  // generated from tests/data/layo
 
 namespace {
 
-int64_t as_int(const std::string& text) { return text.empty() ? 0 : std::strtoll(text.c_str(), nullptr, 10); }
-double as_number(const std::string& text) { return text.empty() ? 0.0 : std::strtod(text.c_str(), nullptr); }
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
 // `key=value` inside the notes column (Hagemann rows: step_time_s, attn_kernel).
@@ -37,12 +36,12 @@ std::string value_in_notes(const std::string& notes, const std::string& key) {
 ModelSpec model_from_row(const CsvRow& row) {
   ModelSpec m;
   m.name = csv_field(row, "model");
-  m.hidden = as_int(csv_field(row, "hidden"));
-  m.layers = as_int(csv_field(row, "layers"));
-  m.heads = as_int(csv_field(row, "heads"));
-  m.kv_heads = as_int(csv_field(row, "kv_heads"));
-  m.ffn = as_int(csv_field(row, "ffn"));
-  m.vocab = as_int(csv_field(row, "vocab"));
+  m.hidden = csv_int(csv_field(row, "hidden"));
+  m.layers = csv_int(csv_field(row, "layers"));
+  m.heads = csv_int(csv_field(row, "heads"));
+  m.kv_heads = csv_int(csv_field(row, "kv_heads"));
+  m.ffn = csv_int(csv_field(row, "ffn"));
+  m.vocab = csv_int(csv_field(row, "vocab"));
   return m;
 }
 
@@ -65,13 +64,6 @@ ModelSpec megatron_gpt(const CsvRow& row) {
 // 96 * L * h^2 * (1 + s/(6h) + V/(16 L h)) (their eq. 3 divided by B*s).
 double narayanan_flops_per_token(double layers, double hidden, double seq, double vocab) {
   return 96.0 * layers * hidden * hidden * (1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden));
-}
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 std::vector<ThroughputSummary> summarize(const std::map<std::string, std::vector<double>>& signed_errors) {
@@ -98,15 +90,15 @@ Config hagemann_config(const CsvRow& row) {
   Config config = default_config();
   config.model = model_from_row(row);
   config.gpu = *find_gpu_preset("a100-80gb");
-  config.cluster.gpus = as_int(csv_field(row, "num_gpus"));
-  config.layout.tp = as_int(csv_field(row, "tp"));
-  config.layout.pp = as_int(csv_field(row, "pp"));
+  config.cluster.gpus = csv_int(csv_field(row, "num_gpus"));
+  config.layout.tp = csv_int(csv_field(row, "tp"));
+  config.layout.pp = csv_int(csv_field(row, "pp"));
   config.layout.zero = 1;
   TrainingSpec& t = config.training;
   t.framework = Framework::kDeepSpeed;
-  t.seq = as_int(csv_field(row, "seq_len"));
+  t.seq = csv_int(csv_field(row, "seq_len"));
   t.global_batch = t.seq > 0 ? 4194304 / t.seq : 0;
-  t.micro_batch = as_int(csv_field(row, "micro_batch"));
+  t.micro_batch = csv_int(csv_field(row, "micro_batch"));
   t.recompute = csv_field(row, "recompute") == "full" ? Recompute::kFull : Recompute::kNone;
   t.sp = csv_field(row, "sp") == "1";
   const std::string kernel = hagemann_kernel(row);
@@ -131,21 +123,21 @@ std::optional<ThroughputRun> throughput_run_from_row(const CsvRow& row) {
     config = hagemann_config(row);
     const std::string step = value_in_notes(csv_field(row, "notes"), "step_time_s");
     if (step.empty() || config.cluster.gpus <= 0) return std::nullopt;
-    run.measured_tokens_per_s_per_gpu = 4194304.0 / as_number(step) / double(config.cluster.gpus);
+    run.measured_tokens_per_s_per_gpu = 4194304.0 / csv_number(step) / double(config.cluster.gpus);
   } else if (starts_with(source, "Narayanan") || starts_with(source, "Korthikanti")) {
     const bool korthikanti = starts_with(source, "Korthikanti");
     config = default_config();
     config.model = megatron_gpt(row);
     config.gpu = *find_gpu_preset("a100-80gb");
     config.gpu.memory_bytes *= 4;  // throughput only: these runs fit
-    config.cluster.gpus = as_int(csv_field(row, "num_gpus"));
-    config.layout.tp = as_int(csv_field(row, "tp"));
-    config.layout.pp = as_int(csv_field(row, "pp"));
-    config.layout.vpp = std::max<int64_t>(1, as_int(csv_field(row, "vpp")));
+    config.cluster.gpus = csv_int(csv_field(row, "num_gpus"));
+    config.layout.tp = csv_int(csv_field(row, "tp"));
+    config.layout.pp = csv_int(csv_field(row, "pp"));
+    config.layout.vpp = std::max<int64_t>(1, csv_int(csv_field(row, "vpp")));
     TrainingSpec& t = config.training;
-    t.seq = as_int(csv_field(row, "seq_len"));
-    t.global_batch = as_int(csv_field(row, "global_batch"));
-    t.micro_batch = std::max<int64_t>(1, as_int(csv_field(row, "micro_batch")));
+    t.seq = csv_int(csv_field(row, "seq_len"));
+    t.global_batch = csv_int(csv_field(row, "global_batch"));
+    t.micro_batch = std::max<int64_t>(1, csv_int(csv_field(row, "micro_batch")));
     t.recompute = csv_field(row, "recompute") == "selective" ? Recompute::kSelective : Recompute::kFull;
     t.sp = csv_field(row, "sp") == "1";
     t.dp_comm_overlap = DpCommOverlap::kOff;  // 2021/2022 Megatron-LM all-reduced after the backward
@@ -158,12 +150,12 @@ std::optional<ThroughputRun> throughput_run_from_row(const CsvRow& row) {
     }
     if (korthikanti) {
       run.source = "Korthikanti 2022 T5 (A100, Megatron-LM)";
-      run.measured_tokens_per_s_per_gpu = as_number(csv_field(row, "tokens_per_s_per_gpu"));
+      run.measured_tokens_per_s_per_gpu = csv_number(csv_field(row, "tokens_per_s_per_gpu"));
     } else {
       // Narayanan's TFLOP/s count recompute FLOPs: converted through their own per-token formula.
       run.source = zero3 ? "Narayanan 2021 T2 (A100, DeepSpeed ZeRO-3)" : "Narayanan 2021 T1/T2 (A100, Megatron-LM)";
       run.measured_tokens_per_s_per_gpu =
-          as_number(csv_field(row, "measured_tflops_per_gpu")) * 1e12 /
+          csv_number(csv_field(row, "measured_tflops_per_gpu")) * 1e12 /
           narayanan_flops_per_token(double(config.model.layers), double(config.model.hidden), double(t.seq),
                                     double(config.model.vocab));
     }
@@ -178,22 +170,22 @@ std::optional<ThroughputRun> throughput_run_from_row(const CsvRow& row) {
     config.model = model_from_row(row);
     config.gpu = *find_gpu_preset("h100-sxm");
     config.gpu.memory_bytes *= 4;
-    config.cluster.gpus = as_int(csv_field(row, "num_gpus"));
-    config.layout.tp = as_int(csv_field(row, "tp"));
-    config.layout.pp = as_int(csv_field(row, "pp"));
-    config.layout.cp = as_int(csv_field(row, "cp"));
+    config.cluster.gpus = csv_int(csv_field(row, "num_gpus"));
+    config.layout.tp = csv_int(csv_field(row, "tp"));
+    config.layout.pp = csv_int(csv_field(row, "pp"));
+    config.layout.cp = csv_int(csv_field(row, "cp"));
     config.layout.vpp = 2;
     config.layout.zero = 1;
     TrainingSpec& t = config.training;
-    t.seq = as_int(csv_field(row, "seq_len"));
-    t.global_batch = as_int(csv_field(row, "global_batch"));
+    t.seq = csv_int(csv_field(row, "seq_len"));
+    t.global_batch = csv_int(csv_field(row, "global_batch"));
     t.micro_batch = 1;
     t.recompute = Recompute::kNone;
     t.sp = true;
     t.dp_comm_overlap = DpCommOverlap::kOn;  // Meta's FSDP overlaps its reduce-scatter (paper §3.3.2)
     choose_pipeline_split(config.model.layers, framework_profile(t.framework), config.layout);
     run.measured_tokens_per_s_per_gpu =
-        as_number(csv_field(row, "measured_tflops_per_gpu")) * 1e12 / model_flops_per_token(config.model, t.seq);
+        csv_number(csv_field(row, "measured_tflops_per_gpu")) * 1e12 / model_flops_per_token(config.model, t.seq);
   } else {
     return std::nullopt;
   }

@@ -87,6 +87,17 @@ def rows():
     add(2, "8b-l4-compile-selective", compile=1, loss="compiled", recompute="selective")
     add(2, "8b-l4-s16384-compile-full", seq=16384, compile=1, loss="compiled", recompute="full")
     add(2, "1b-compile", compile=1, loss="compiled", **one)
+    # Part 3: per-stream pools at the peak (repeats of part-1 rows), and LoRA on a plain model.
+    for rid in ("8b-l4", "8b-l4-caching", "8b-l4-pure", "ddp-8b-l4", "1b-s4096", "8b-l4-s16384"):
+        src = next(r for r in out if r["id"] == rid)
+        add(3, rid + "-pools", **{k: v for k, v in src.items() if k in BASE}, snapshot=1)
+    lora = dict(wrapper="plain", precision="pure_bf16", lora_rank=16, lora_targets="all-linear", layers=None)
+    add(3, "lora-8b-s2048", model="llama3.1-8b", seq=2048, **lora)
+    add(3, "lora-8b-s4096-mb2-full", model="llama3.1-8b", micro_batch=2, recompute="full", **lora)
+    add(3, "lora-8b-s2048-r64-attn", model="llama3.1-8b", seq=2048, **dict(lora, lora_rank=64, lora_targets="attention"))
+    add(3, "lora-3b-s4096", model="llama3.2-3b", **lora)
+    add(3, "lora-1b-s4096-mb4", model="llama3.2-1b", micro_batch=4, **lora)
+    add(3, "lora-8b-s8192-selective", model="llama3.1-8b", seq=8192, recompute="selective", **lora)
     return out
 
 
@@ -105,13 +116,13 @@ def versions():
 
 
 CONFIG_COLUMNS = ["id", "model", "layers", "seq", "micro_batch", "grad_accum", "wrapper", "precision", "recompute",
-                  "attention", "loss", "compile", "allocator", "optimizer", "optimizer_impl"]
+                  "attention", "loss", "compile", "allocator", "optimizer", "optimizer_impl", "lora_rank", "lora_targets"]
 ENV_COLUMNS = ["gpu", "gpu_memory_bytes", "sms", "driver", "cuda", "torch", "harness_commit", "date"]
 PHASE_COLUMNS = [f"{p}_{k}" for p in ("fwd", "loss", "bwd", "opt", "zero") for k in ("alloc", "peak")]
 STEP_COLUMNS = PHASE_COLUMNS + ["peak_alloc", "peak_reserved", "device_used", "reserved_end", "nonpytorch"]
-RESULT_COLUMNS = (["status", "parameters", "context_bytes", "after_pg_nonpytorch_bytes", "states_allocated",
+RESULT_COLUMNS = (["status", "parameters", "trainable_parameters", "context_bytes", "after_pg_nonpytorch_bytes", "states_allocated",
                    "states_reserved"] + ["s1_" + c for c in STEP_COLUMNS] + ["sn_" + c for c in STEP_COLUMNS] +
-                  ["step_time_s", "first_step_time_s", "tokens_per_s", "model_tflops", "oom_step", "oom_phase",
+                  ["s1_pools", "sn_pools", "step_time_s", "first_step_time_s", "tokens_per_s", "model_tflops", "oom_step", "oom_phase",
                    "oom_peak_alloc", "oom_peak_reserved", "wall_s", "error"])
 
 

@@ -94,6 +94,22 @@ def build(row, models):
     if row["compile"]:
         for key in list(model.layers.keys()):
             model.layers[key] = torch.compile(model.layers[key], fullgraph=True)
+    if row.get("lora_rank"):
+        # PEFT LoRA on the frozen base (autocast_adapter_dtype=True: fp32 adapters), as HF + PEFT.
+        from peft import LoraConfig, get_peft_model
+        targets = {"all-linear": ["wq", "wk", "wv", "wo", "w1", "w2", "w3"],
+                   "attention": ["wq", "wk", "wv", "wo"]}[row["lora_targets"]]
+        inner_model = model
+        model = get_peft_model(model, LoraConfig(r=row["lora_rank"], lora_alpha=2 * row["lora_rank"],
+                                                 target_modules=targets, lora_dropout=0.0))
+        model.to("cuda")
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        return a, model, inner_model
+    if wrapper == "plain":
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        return a, model, model
     if wrapper == "fsdp2":
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
         mp = MixedPrecisionPolicy() if pure else MixedPrecisionPolicy(param_dtype=torch.bfloat16,
@@ -134,7 +150,8 @@ def run(row, models):
 
     a, model, inner = build(row, models)
     out["parameters"] = parameter_count(inner)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.95), weight_decay=0.1,
+    out["trainable_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4, betas=(0.9, 0.95), weight_decay=0.1,
                             fused=row["optimizer_impl"] == "fused", foreach=row["optimizer_impl"] == "foreach")
     loss_fn = cross_entropy_loss
     if row["loss"] == "compiled":
@@ -203,6 +220,17 @@ def run(row, models):
                 rec["device_used"] = device_used()
                 rec["reserved_end"] = torch.cuda.memory_reserved()
                 rec["nonpytorch"] = rec["device_used"] - rec["reserved_end"]
+                if row.get("snapshot"):
+                    # Reserved never shrinks inside a step, so the segments now are the ones at
+                    # the peak: bytes reserved / allocated per CUDA stream (FSDP2 allocates its
+                    # all-gather and reduce-scatter buffers on side streams).
+                    pools = {}
+                    for seg in torch.cuda.memory_snapshot():
+                        t = pools.setdefault(seg["stream"], [0, 0, 0])
+                        t[0] += seg["total_size"]
+                        t[1] += seg["allocated_size"]
+                        t[2] += 1
+                    rec["pools"] = ";".join(f"{k}={v[0]}/{v[1]}/{v[2]}" for k, v in sorted(pools.items()))
                 prefix = "s1_" if step == 1 else "sn_"
                 for k, val in rec.items():
                     out[prefix + k] = val

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "io/import_export.h"
+#include "io/gpu_runs.h"
 #include "io/measured_runs.h"
 #include "io/throughput_runs.h"
 #include "io/launch_config.h"
@@ -279,10 +280,46 @@ json throughput_validation_to_json(const ThroughputValidation& v) {
   return out;
 }
 
+// meshfit's own ground truth (tests/data/gpu_memory_measured.csv, tests/gpu): every row with each
+// metric measured and predicted, then the medians per metric.
+json gpu_validation_to_json(const GpuValidation& v) {
+  json out = {{"rows", json::array()}, {"metrics", json::array()}, {"label_rows", v.label_rows},
+              {"label_disagreements", v.label_disagreements}};
+  for (const GpuRow& row : v.rows) {
+    json r = {{"id", row.run.id}, {"label", row.run.label}, {"software", row.run.software},
+              {"expressible", row.run.expressible}, {"oom", row.run.oom}};
+    if (!row.run.expressible) {
+      r["why_not"] = row.run.why_not;
+    } else {
+      r["config"] = config_to_json(row.run.config);
+      r["verdict"] = to_string(row.verdict);
+      r["label_agrees"] = row.label_agrees;
+      json measured = json::object(), predicted = json::object();
+      for (int m = 0; m < kGpuMetricCount; ++m) {
+        if (!row.run.oom) measured[to_string(GpuMetric(m))] = row.run.measured[size_t(m)];
+        predicted[to_string(GpuMetric(m))] = row.predicted[size_t(m)];
+      }
+      if (!row.run.oom) r["measured"] = measured;
+      r["predicted"] = predicted;
+    }
+    out["rows"].push_back(std::move(r));
+  }
+  for (const GpuMetricSummary& s : v.metrics)
+    out["metrics"].push_back({{"metric", to_string(s.metric)},
+                              {"label", enum_label(s.metric)},
+                              {"error_over_peak_allocated", gpu_error_over_peak(s.metric)},
+                              {"rows", s.rows},
+                              {"median_abs_error", s.median_abs_error},
+                              {"max_abs_error", s.max_abs_error},
+                              {"median_signed_error", s.median_signed_error}});
+  return out;
+}
+
 json run_validate() {
   json out = validation_to_json(validate_against_measurements());
   out["finetune"] = validation_to_json(validate_finetune_against_measurements());  // tests/data/finetune_measured.csv
   out["throughput"] = throughput_validation_to_json(throughput_validation());     // tests/data/layouts_measured.csv
+  out["gpu"] = gpu_validation_to_json(gpu_validation());                          // tests/data/gpu_memory_measured.csv
   // Every named constant behind the memory figures (overheads.h), how its value was obtained.
   out["constants"] = json::array();
   for (const NamedConstant& constant : kMemoryConstants)

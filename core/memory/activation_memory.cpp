@@ -36,14 +36,16 @@ LayerActivations layer_activations(const ModelSpec& model, const ActivationSetti
   // Eager torchtitan attention: K and V expanded to all heads, 4sbh(1 - k/a) more than GQA's, and
   // the contiguous copy of the SDPA output, 2sbh (a*d and k*d for h*1 and h*k/a) (FRAMEWORK_NOTES §1.7 "No-AC activations").
   const double attention_copies =
-      (settings.eager_attention_copies && !settings.compiled) ? 4.0 * (q_ratio - kv_ratio) + 2.0 * q_ratio : 0.0;
+      (settings.eager_attention_copies && !settings.compiled)
+          ? 4.0 * (q_ratio - kv_ratio) + (settings.flash ? 0.0 : 2.0 * q_ratio)
+          : 0.0;
   act.tp_split_terms = sbh * (2.0 * q_ratio + 4.0 * kv_ratio + 2.0 * q_ratio + mlp_terms + attention_copies) / t;
   if (settings.flash) {
     act.attention_scores = 4.0 * a * s_local * b / t;  // fp32 log-sum-exp per query row
   } else {
     // Softmax output 2as^2b (+ dropout mask as^2b and output 2as^2b): Korthikanti 5as^2b.
     // With CP each rank holds its s/cp queries against all s keys.
-    const double score_bytes = model.dropout ? 5.0 : 2.0;
+    const double score_bytes = (settings.fp32_math_attention ? 4.0 : 2.0) + (model.dropout ? 3.0 : 0.0);
     act.attention_scores = score_bytes * a * s_local * double(settings.seq) * b / t;
   }
   act.no_recompute = act.sequence_terms + act.tp_split_terms + act.attention_scores + settings.frozen_base_delta_bytes;

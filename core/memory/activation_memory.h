@@ -26,9 +26,16 @@ struct ActivationSettings {
   bool flash = true;
   Recompute recompute = Recompute::kNone;
   SelectiveKind selective = SelectiveKind::kAttentionCore;  // what "selective" means (per framework)
-  // torchtitan's eager attention saves K and V after repeat_kv (full-head size) and a contiguous
-  // copy of the SDPA output (FRAMEWORK_NOTES §1.7, TT25 model/model.py Attention.forward).
+  // torchtitan's eager attention saves K and V after repeat_kv (full-head size) and, without a
+  // fused kernel, a contiguous copy of the SDPA output (FRAMEWORK_NOTES §1.7, TT25 model/model.py
+  // Attention.forward). The flash/cuDNN/efficient kernels return the output already laid out as
+  // (b, s, heads, d), so .transpose(1, 2).contiguous() is a view there: no copy (measured by
+  // tests/gpu on H100: 8B-shaped layers at 2/4/8 layers differ by 44 sbh per layer, not 46).
   bool eager_attention_copies = false;
+  // PyTorch >= 2.5 SDPA math backend (no flash) upcasts bf16 q/k/v to fp32 unless
+  // torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True): the saved softmax output is fp32,
+  // 4 B per score (measured by tests/gpu on H100: 8b-l4-s4096-math, +2.09 GiB per layer = 4.17 B x a*s^2).
+  bool fp32_math_attention = false;
   // DTensor sequence parallelism (torchtitan apply_tp: SequenceParallel norms, then the norm output
   // all-gathered to Replicate before wq/wk/wv and w1/w3): F.linear saves the gathered full-sequence
   // input, so those two 2h inputs are not divided by tp (FRAMEWORK_NOTES §1.7 "TP+SP in

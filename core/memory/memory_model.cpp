@@ -72,12 +72,14 @@ const FrameworkProfile kProfiles[] = {
       p.pipeline_edge_weight = 1;   // pipeline_parallel_first/last_stage_less_layers = 1
       p.unsharded_under_pp = true;  // fsdp_reshard_after_forward "default" = not pp_enabled
       p.ddp_bucket_copy = true;     // torch DDP's gradient buckets
+      p.grads_on_reduce_stream = true;  // _fsdp_collectives.py foreach_reduce runs on the reduce-scatter stream
       p.cp_ring_allgather = true;   // PT-CP _templated_ring_attention with _AllGatherRotater
       p.grads_set_to_none = true;   // train.py: optimizers.zero_grad() (set_to_none=True)
       p.pp_buffers_per_microbatch = true;  // torch.distributed.pipelining schedules
       p.expandable_segments = true;        // run_train.sh PYTORCH_ALLOC_CONF="expandable_segments:True"
       p.selective = SelectiveKind::kAlternateMatmuls;  // torchtitan ac_mode selective, op
       p.eager_attention_copies = true;     // torchtitan's llama3 model.py
+      p.fp32_math_attention = true;        // SDPA's math backend upcasts bf16 (allow_fp16_bf16_reduction_math_sdp off)
       p.sp_saves_gathered_inputs = true;   // torchtitan's DTensor SP
       p.gathers_whole_blocks = true;       // fully_shard per transformer block, and [norm, output]
       p.grad_buckets = GradBuckets::kPerBlock;
@@ -181,7 +183,8 @@ double loss_bytes_per_logit(const FrameworkProfile& profile, const TrainingSpec&
     case LossKind::kEager: return kPyTorchBytesPerLogit;
     case LossKind::kEagerKeepLogits: return kPyTorchKeepLogitsBytesPerLogit;
     case LossKind::kCompiled: return kCompiledBytesPerLogit;
-    case LossKind::kChunked: return kPyTorchBytesPerLogit / kChunkedLossChunks;
+    case LossKind::kChunked:
+      return kSavedLogProbBytesPerLogit + (kPyTorchBytesPerLogit - kSavedLogProbBytesPerLogit) / kChunkedLossChunks;
   }
   return kPyTorchBytesPerLogit;
 }
@@ -316,8 +319,17 @@ CommBuffers comm_buffer_bytes(const Config& config, const RankIntermediates& ran
       // one all-gathered in bf16 (2 + 2), its unsharded bf16 gradient (2) and the fp32 reduce-scatter
       // input (4): 10 B per block parameter; in the head's backward: its params (2), gradient (2)
       // and fp32 reduce-scatter input (4): 8 B per head parameter (§1.4).
-      return {2.0 * rank.lm_head_parameters + kept_unsharded,
-              std::max(10.0 * layer, 8.0 * rank.lm_head_parameters) + kept_unsharded};
+      // With a shard group of one rank the reduce-scatter's fp32 input is itself the new sharded
+      // gradient (counted with the gradients), so those 4 B go: 6 and 4 B (measured by tests/gpu on
+      // H100: 70b-l1's backward peak is the states, every gradient and 4 B per embedding parameter).
+      // A tied head is the embedding's matrix: the root unit that holds it is the one gathered and
+      // reduced last (its parameters are counted with the embedding).
+      const double rs_input = effective_dp(config) * config.layout.cp == 1 ? 0.0 : 4.0;
+      const double edge_unit = config.model.tied_embeddings && rank.lm_head_parameters > 0
+                                   ? rank.lm_head_parameters + rank.embedding_parameters
+                                   : rank.lm_head_parameters;
+      return {2.0 * edge_unit + kept_unsharded,
+              std::max((6.0 + rs_input) * layer, (4.0 + rs_input) * edge_unit) + kept_unsharded};
     }
   }
   return both(0);
@@ -399,6 +411,7 @@ MemoryPlan plan_memory(const Config& config) {
   settings.recompute = training.recompute;
   settings.selective = plan.profile.selective;
   settings.eager_attention_copies = plan.profile.eager_attention_copies;
+  settings.fp32_math_attention = plan.profile.fp32_math_attention;
   settings.sp_saves_gathered_inputs = plan.profile.sp_saves_gathered_inputs && !spatial_temporal(layout);
   settings.compiled = runs_compiled(training);
   settings.frozen_base_delta_bytes = lora_activation_delta_bytes(
@@ -528,8 +541,9 @@ StageTransients stage_transients(const Config& config, const MemoryPlan& plan, c
   // Without FlashAttention the attention core's backward holds the gradient of the softmax output
   // and of the scores (autograd of softmax and QK^T: 2as^2b each, bf16, split by tp) beside the
   // saved probabilities; the MLP's and the attention's temporaries are not live at once.
+  const double score_bytes = plan.profile.fp32_math_attention ? 4.0 : 2.0;
   const double eager_attention_grads =
-      training.flash ? 0.0 : 2.0 * 2.0 * double(model.heads) / double(layout.tp) * sb * double(training.seq);
+      training.flash ? 0.0 : 2.0 * score_bytes * double(model.heads) / double(layout.tp) * sb * double(training.seq);
   out.backward_temporaries = std::max(f_grads * 2.0 * sb * double(model.ffn) / double(layout.tp), eager_attention_grads) +
                              2.0 * 2.0 * sb * double(model.hidden) / t_sp;
   // Spatial-temporal squares never gather a full activation (PrimePar §3.3): no SP gather buffer.
@@ -590,6 +604,9 @@ void place_components(const Config& config, const MemoryPlan& plan, const StageP
     const double comm_at_end = comm.in_backward + in.pp_receive_buffer_bytes + in.st_buffer_bytes;
     at_end = c[size_t(Component::kWeights)] + gradient_bytes + c[size_t(Component::kOptimizerStates)] + comm_at_end +
              kCublasWorkspaceBytes;
+    in.loss_moment_allocated_bytes = during;
+    in.loss_moment_dynamic_bytes = during - c[size_t(Component::kWeights)] - c[size_t(Component::kOptimizerStates)];
+    in.backward_end_allocated_bytes = at_end;
     if (at_end > during) {
       in.peak_at_backward = true;
       c[size_t(Component::kGradients)] = gradient_bytes;
@@ -611,7 +628,9 @@ void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBy
   const bool expandable = training.allocator == AllocatorMode::kAuto
                               ? plan.profile.expandable_segments
                               : training.allocator == AllocatorMode::kExpandableSegments;
-  in.fragmentation_fraction = expandable ? kExpandableSegmentsFragmentationFraction : kFragmentationFraction;
+  const bool gathers_per_block = plan.profile.grads_on_reduce_stream && plan.profile.weights_sharded(config.layout.zero);
+  in.fragmentation_fraction = gathers_per_block ? (expandable ? kFsdpExpandableFragmentationFraction : kFsdpFragmentationFraction)
+                                                : (expandable ? kExpandableSegmentsFragmentationFraction : kFragmentationFraction);
   c[size_t(Component::kFragmentation)] = in.fragmentation_fraction * dynamic;
 
   // The optimizer-step moment ([SECTION] Optimizer step): states, the gradients the step reads
@@ -632,6 +651,24 @@ void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBy
   // New segments sit beside the activations' cached ones; otherwise the step reuses cached blocks.
   const double reserved = step.new_segments ? forward_backward_reserved + step.bytes
                                             : std::max(forward_backward_reserved, in.optimizer_step_allocated_bytes);
+  double pooled_reserved = 0;
+  if (plan.profile.grads_on_reduce_stream && plan.profile.weights_sharded(config.layout.zero)) {
+    // FSDP2: the gradients live in the reduce-scatter stream's pool, which the default stream
+    // cannot reuse, so reserved = the default stream's peak (every moment's allocations less the
+    // gradients it holds then) with its fragmentation, plus the gradient pool. The activations'
+    // peak at the loss and the gradients' at the end of backward add up in reserved even though
+    // they never coexist in allocated (H100 rows: the default pool held the states plus 1.09-1.16x
+    // the loss moment's transient, the side pool exactly the sharded gradients).
+    const double grads = states.gradients + in.unsharded_gradient_bytes;
+    const double fb_default = in.gradients_built_during_backward
+                                  ? std::max(in.loss_moment_allocated_bytes, in.backward_end_allocated_bytes - grads)
+                                  : forward_backward_allocated - c[size_t(Component::kGradients)];
+    const double fb_dynamic = in.gradients_built_during_backward ? in.loss_moment_dynamic_bytes : dynamic;
+    const double default_peak =
+        std::max(fb_default + in.fragmentation_fraction * fb_dynamic, in.optimizer_step_allocated_bytes - states.gradients);
+    in.reduce_stream_pool_bytes = grads;
+    pooled_reserved = default_peak + grads;
+  }
   if (in.optimizer_step_allocated_bytes > forward_backward_allocated) {
     in.peak_at_optimizer_step = true;
     c[size_t(Component::kGradients)] = states.gradients;
@@ -646,6 +683,7 @@ void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBy
   c[size_t(Component::kCudaContext)] = kCudaContextBytes;
 
   for (int i = 0; i <= int(Component::kWorkspace); ++i) rank.peak_allocated_bytes += c[size_t(i)];
+  if (pooled_reserved > 0) c[size_t(Component::kFragmentation)] = std::max(0.0, pooled_reserved - rank.peak_allocated_bytes);
   rank.peak_reserved_bytes = rank.peak_allocated_bytes + c[size_t(Component::kFragmentation)];
   rank.device_bytes = rank.peak_reserved_bytes + c[size_t(Component::kNccl)] + c[size_t(Component::kCudaContext)] +
                       c[size_t(Component::kPagedOptimizer)];

@@ -106,6 +106,10 @@ struct FrameworkProfile {
   // DDP (zero 0) keeps gradient buckets (a copy of the gradients) only when there is a data-parallel
   // group to reduce over; at dp*cp = 1 torchtitan applies no DDP wrapper.
   bool ddp_bucket_copy = false;
+  // FSDP2 allocates each reduce-scatter's output, the sharded gradient, on its reduce-scatter
+  // stream, and the caching allocator keeps one pool per stream: the gradients' pool stays
+  // reserved beside the default stream's (measured: tests/data/gpu_memory_measured.csv *-pools rows).
+  bool grads_on_reduce_stream = false;
   // Context parallelism is PyTorch's ring attention with the all-gather rotater (torchtitan
   // context_parallel_rotate_method = "allgather"); Megatron-DeepSpeed's "cp" rows are Ulysses.
   bool cp_ring_allgather = false;
@@ -119,6 +123,7 @@ struct FrameworkProfile {
   bool expandable_segments = false;  // the launcher sets PYTORCH_ALLOC_CONF=expandable_segments:True
   SelectiveKind selective = SelectiveKind::kAttentionCore;  // meaning of recompute=selective
   bool eager_attention_copies = false;   // the model's attention makes eager q/k/v copies (torchtitan llama3 model.py)
+  bool fp32_math_attention = false;      // without flash, PyTorch SDPA's math backend keeps fp32 scores (4 B, not 2)
   bool sp_saves_gathered_inputs = false; // SP saves the all-gathered block inputs (torchtitan's DTensor SP)
   // The largest unit gathered at once under sharding: one transformer block (or the head), as FSDP2
   // wraps per block; false = the largest single module (DeepSpeed ZeRO-3 fetches by module).
@@ -187,6 +192,10 @@ struct RankIntermediates {
   double bytes_per_logit = 0;           // of the cross-entropy in use
   double cp_ring_bytes = 0;             // ring-attention buffers of one layer's backward (cp > 1)
   bool gradients_built_during_backward = false;  // no gradient exists at the loss (see memory_model.cpp)
+  double loss_moment_allocated_bytes = 0;        // allocated at the loss, when gradients are built during backward
+  double loss_moment_dynamic_bytes = 0;          //   of which activations, logits, buffers and workspaces
+  double backward_end_allocated_bytes = 0;       // allocated at the end of backward, likewise
+  double reduce_stream_pool_bytes = 0;           // FSDP2: the reduce-scatter stream's pool (grads_on_reduce_stream)
   double pp_receive_buffer_bytes = 0;   // torch pipelining: one input buffer per micro-batch
   double st_buffer_bytes = 0;           // spatial-temporal: double buffers of the largest linear's blocks
   double fragmentation_fraction = 0;    // of the per-step allocations (overheads.h)

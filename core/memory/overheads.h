@@ -12,9 +12,12 @@ namespace meshfit {
 // outside PyTorch's allocator, so they show in nvidia-smi only).
 constexpr double kNcclBytesPerCommunicator = 0.5 * kGB;
 
-// CUDA context and loaded kernels, outside PyTorch's allocator: 300-500 MB context (Fujii tool
-// notes) plus lazily loaded cuBLAS/attention kernels; MEMORY_NOTES §13.7 gives 0.3-2 GB.
-constexpr double kCudaContextBytes = 600 * kMiB;
+// CUDA context and lazily loaded kernels, outside PyTorch's allocator. Measured by tests/gpu on one
+// H100 (driver 580.159.04, CUDA 13.0, PyTorch 2.11, lazy module loading): 0.514 GiB after the first
+// allocation, 0.643 GiB once a training step has loaded its cuBLAS, attention and Triton kernels
+// (tests/data/gpu_memory_measured.csv: context_bytes, and sn_nonpytorch less the NCCL communicator's
+// share after_pg_nonpytorch_bytes - context_bytes). Other drivers and GPUs differ by tens of MiB.
+constexpr double kCudaContextBytes = 0.643 * kGiB;
 
 // cuBLAS/cuBLASLt workspaces allocated through PyTorch's caching allocator (CUBLAS_WORKSPACE_CONFIG
 // default :4096:8 = 32 MiB per handle, two handles) — visible in max_memory_allocated.
@@ -26,10 +29,19 @@ constexpr double kCublasWorkspaceBytes = 64 * kMiB;
 // dynamic (tests/data/memory_measured.csv); ROCm Megatron PR #161 budgets 7%.
 constexpr double kFragmentationFraction = 0.08;
 // The same with PYTORCH_ALLOC_CONF=expandable_segments:True (torchtitan's run_train.sh): one growing
-// segment per stream mapped in 2 MiB pages, so reserved ~ allocated + small slack
-// (../shared/reference/FRAMEWORK_NOTES.md §1.11). ASSUMED value, not measured: no public log gives
-// both figures under expandable segments; reported by `meshfit validate`'s notes.
-constexpr double kExpandableSegmentsFragmentationFraction = 0.02;
+// segment per stream mapped in 2 MiB pages (../shared/reference/FRAMEWORK_NOTES.md §1.11). Measured
+// by tests/gpu on one H100 (tests/data/gpu_memory_measured.csv), PEFT LoRA on a plain model: peak
+// reserved minus peak allocated over the step's transient was 4.7%, 6.0%, 7.0%, 10.6% and 16.0%
+// (5 rows); the median, 0.07, is used.
+constexpr double kExpandableSegmentsFragmentationFraction = 0.07;
+// FSDP2 gathers and frees each block's parameters between the activations it saves, which leaves
+// more holes in the default stream's pool. Measured by tests/gpu on one H100: the default pool held
+// the model states plus 1.09, 1.15, 1.15 and 1.16 times the step's peak transient (the four *-pools
+// rows, expandable segments), and the caching allocator's 1.19-1.37 times (median 1.21 over the four
+// FSDP2 rows without expandable segments and no gradient accumulation). The gradients' own pool
+// (memory_model.cpp grads_on_reduce_stream) is apart from these fractions.
+constexpr double kFsdpExpandableFragmentationFraction = 0.15;
+constexpr double kFsdpFragmentationFraction = 0.21;
 
 // DeepSpeed defaults (deepspeed/runtime/zero/config.py): reduce_bucket_size = 5e8 elements,
 // stage3_prefetch_bucket_size = 5e7 elements; buckets hold 16-bit gradients/parameters.
@@ -58,8 +70,14 @@ constexpr double kPyTorchKeepLogitsBytesPerLogit = 14.0;
 // or by measurement (FRAMEWORK_NOTES §1.6 "Compiled loss"); reported as an assumed constant.
 constexpr double kCompiledBytesPerLogit = 4.0;
 // Chunked loss (torchtune LinearCrossEntropyLoss, num_output_chunks = 8; torchtitan
-// ChunkedLossWrapper): projection and eager CE per chunk, so the eager peak applies to 1/8 of the
-// logits and the full logits never exist (TTUNE modules/loss/cross_entropy_loss.py).
+// ChunkedLossWrapper): projection and eager CE per chunk, so the full logits never exist at once
+// (TTUNE modules/loss/cross_entropy_loss.py). But every chunk's cross_entropy(logits.float()) saves
+// its fp32 log_softmax output for backward, so 4 B per logit of the whole sequence stay until the
+// backward, and only the backward's two fp32 gradient buffers (8 B) are per chunk: 4 + 8/8 = 5 B per
+// logit. Measured by tests/gpu on one H100 (8b-l4-s16384-loss-chunked: forward end 20.07 GiB over
+// the states = the eager run's 16.15 - its 3.92 GiB of bf16 logits + 7.83 GiB of fp32 log-probs;
+// backward peak 1.96 GiB higher = 8 B over one chunk's logits).
+constexpr double kSavedLogProbBytesPerLogit = 4.0;
 constexpr double kChunkedLossChunks = 8.0;
 
 // PyTorch's ring attention for context parallelism (torch/distributed/tensor/experimental/
@@ -96,7 +114,8 @@ inline constexpr NamedConstant kMemoryConstants[] = {
     {"kNcclBytesPerCommunicator", kNcclBytesPerCommunicator, "bytes", "NCCL buffers per communicator of size > 1, outside PyTorch's allocator",
      "Fujii et al. 2024 memory-estimator.js (~0.5 GB)", ConstantBasis::kMeasurement},
     {"kCudaContextBytes", kCudaContextBytes, "bytes", "CUDA context and lazily loaded kernels, outside PyTorch's allocator",
-     "Fujii et al. tool notes (300-500 MB context) plus cuBLAS/attention kernels (0.3-2 GB observed)", ConstantBasis::kAssumed},
+     "tests/gpu on one H100, driver 580.159.04, CUDA 13.0, PyTorch 2.11: 0.514 GiB at the first allocation, 0.643 GiB after a step",
+     ConstantBasis::kMeasurement},
     {"kCublasWorkspaceBytes", kCublasWorkspaceBytes, "bytes", "cuBLAS/cuBLASLt workspaces inside PyTorch's allocator",
      "PyTorch CUBLAS_WORKSPACE_CONFIG default :4096:8 per handle, two handles", ConstantBasis::kSource},
     {"kFragmentationFraction", kFragmentationFraction, "fraction",
@@ -105,7 +124,14 @@ inline constexpr NamedConstant kMemoryConstants[] = {
      ConstantBasis::kMeasurement},
     {"kExpandableSegmentsFragmentationFraction", kExpandableSegmentsFragmentationFraction, "fraction",
      "the same under PYTORCH_ALLOC_CONF=expandable_segments:True (torchtitan's launcher)",
-     "no public log gives both figures under expandable segments", ConstantBasis::kAssumed},
+     "tests/gpu on one H100, PEFT LoRA on a plain model: 4.7-16.0% of the step's transient (5 rows, median 7.0%)",
+     ConstantBasis::kMeasurement},
+    {"kFsdpExpandableFragmentationFraction", kFsdpExpandableFragmentationFraction, "fraction",
+     "FSDP2 (per-block gathers) under expandable segments: default-stream pool beyond states and peak transient",
+     "tests/gpu on one H100: 1.09-1.16x the transient (4 rows with per-stream pools, median 1.15)", ConstantBasis::kMeasurement},
+    {"kFsdpFragmentationFraction", kFsdpFragmentationFraction, "fraction",
+     "FSDP2 (per-block gathers) with the caching allocator: the same",
+     "tests/gpu on one H100: 1.19-1.37x the transient (4 rows, median 1.21)", ConstantBasis::kMeasurement},
     {"kDeepSpeedReduceBucketElements", kDeepSpeedReduceBucketElements, "elements", "DeepSpeed gradient reduce bucket (16-bit)",
      "deepspeed/runtime/zero/config.py reduce_bucket_size default", ConstantBasis::kSource},
     {"kDeepSpeedPrefetchBucketElements", kDeepSpeedPrefetchBucketElements, "elements", "DeepSpeed ZeRO-3 prefetch bucket (16-bit)",
@@ -122,8 +148,12 @@ inline constexpr NamedConstant kMemoryConstants[] = {
      ConstantBasis::kSource},
     {"kCompiledBytesPerLogit", kCompiledBytesPerLogit, "bytes per logit", "torch.compile'd cross-entropy (Inductor-fused)",
      "not verified in source or by measurement (bf16 logits + bf16 gradient)", ConstantBasis::kAssumed},
-    {"kChunkedLossChunks", kChunkedLossChunks, "chunks", "chunked loss: the eager peak applies to 1/chunks of the logits",
+    {"kChunkedLossChunks", kChunkedLossChunks, "chunks", "chunked loss: the backward's fp32 gradient buffers cover 1/chunks of the logits",
      "torchtune LinearCrossEntropyLoss num_output_chunks default", ConstantBasis::kSource},
+    {"kSavedLogProbBytesPerLogit", kSavedLogProbBytesPerLogit, "bytes per logit",
+     "chunked loss: every chunk's fp32 log_softmax saved for backward",
+     "autograd of F.cross_entropy(logits.float()); tests/gpu H100 row 8b-l4-s16384-loss-chunked (+7.83 GiB at the forward end)",
+     ConstantBasis::kMeasurement},
     {"kRingAttentionFp32GradBuffers", kRingAttentionFp32GradBuffers, "local-sized fp32 tensors",
      "PyTorch ring attention backward: dq, dk, dv accumulators and the rotating dk||dv buffer",
      "torch/distributed/tensor/experimental/_context_parallel/_attention.py", ConstantBasis::kSource},

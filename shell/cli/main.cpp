@@ -509,6 +509,45 @@ void print_throughput_validation(const json& out) {
               out["runs"].get<long long>());
 }
 
+// meshfit's own ground truth, measured on one GPU by tests/gpu: per row, each metric measured and
+// predicted with the error, then the medians per metric.
+void print_gpu_validation(const json& out) {
+  std::printf("\nGround truth measured on one GPU (tests/data/gpu_memory_measured.csv, tests/gpu), GiB; tokens/s:\n");
+  std::printf("%-26s %-15s %-15s %-15s %-15s %-15s %-13s %-13s %-17s %s\n", "row", "peak alloc", "peak reserved",
+              "device", "model states", "step transient", "alloc reserve", "outside alloc", "tokens/s", "label");
+  for (const json& r : out["rows"]) {
+    const std::string id = r["id"].get<std::string>();
+    if (!r["expressible"].get<bool>()) {
+      std::printf("%-26s not expressible: %s\n", id.c_str(), r["why_not"].get<std::string>().c_str());
+      continue;
+    }
+    std::printf("%-26s", id.c_str());
+    for (const char* key : {"peak_allocated", "peak_reserved", "device", "model_states", "step_transient",
+                            "allocator_reserve", "outside_allocator", "tokens_per_s"}) {
+      const double predicted = r["predicted"][key].get<double>();
+      const bool tokens = std::string(key) == "tokens_per_s";
+      const bool small = std::string(key) == "allocator_reserve" || std::string(key) == "outside_allocator";
+      if (!r.contains("measured")) {
+        std::printf(small ? " %-13s" : tokens ? " %-17s" : " %-15s", tokens ? "-" : "OOM run");
+        continue;
+      }
+      const double measured = r["measured"][key].get<double>();
+      char cell[48];
+      if (tokens) std::snprintf(cell, sizeof cell, "%.0f/%.0f", measured, predicted);
+      else std::snprintf(cell, sizeof cell, small ? "%.2f/%.2f" : "%.2f/%.2f", meshfit::bytes_to_gib(measured),
+                         meshfit::bytes_to_gib(predicted));
+      std::printf(small ? " %-13s" : tokens ? " %-17s" : " %-15s", cell);
+    }
+    std::printf(" %s %s\n", r["oom"].get<bool>() ? "OOM" : "ran", r["verdict"].get<std::string>().c_str());
+  }
+  std::printf("measured/predicted. Medians (allocator reserve and outside-allocator errors are shares of the row's peak allocated):\n");
+  for (const json& m : out["metrics"])
+    std::printf("  %-22s %3d rows  median |error| %5.1f%%  max %5.1f%%  (signed %+5.1f%%)\n",
+                m["label"].get<std::string>().c_str(), m["rows"].get<int>(), 100.0 * m["median_abs_error"].get<double>(),
+                100.0 * m["max_abs_error"].get<double>(), 100.0 * m["median_signed_error"].get<double>());
+  std::printf("  fit/OOM labels: %d of %d disagree\n", out["label_disagreements"].get<int>(), out["label_rows"].get<int>());
+}
+
 // The named constants behind every prediction (core/memory/overheads.h), so a reader sees which
 // figures are assumptions.
 void print_constants(const json& constants) {
@@ -538,6 +577,7 @@ int run_validate(bool as_json) {
   print_validation(out["finetune"]);
   print_constants(out["constants"]);
   print_throughput_validation(out["throughput"]);
+  print_gpu_validation(out["gpu"]);
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "io/gpu_runs.h"
 #include "io/measured_runs.h"
 #include "io/serialize.h"
 #include "memory/memory_model.h"
@@ -203,6 +204,8 @@ const std::vector<ThroughputRun>& throughput_runs() {
     std::vector<ThroughputRun> out;
     for (const CsvRow& row : parse_csv(kLayoutsMeasuredCsv))
       if (std::optional<ThroughputRun> run = throughput_run_from_row(row)) out.push_back(std::move(*run));
+    // meshfit's own one-GPU steps (tests/gpu on an H100): the only FSDP2 and fine-tuning rows.
+    for (ThroughputRun& run : gpu_throughput_runs()) out.push_back(std::move(run));
     return out;
   }();
   return runs;

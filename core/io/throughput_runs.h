@@ -49,7 +49,8 @@ bool is_hagemann_row(const CsvRow& row);
 std::string hagemann_kernel(const CsvRow& row);
 Config hagemann_config(const CsvRow& row);
 
-// The rows of tests/data/layouts_measured.csv, as compiled into the library.
+// The rows of tests/data/layouts_measured.csv, as compiled into the library, then meshfit's own
+// one-GPU steps (gpu_runs.h gpu_throughput_runs).
 const std::vector<ThroughputRun>& throughput_runs();
 // Every run predicted (predict_step), with the medians per source and per framework x GPU family.
 ThroughputValidation validate_throughput(const std::vector<ThroughputRun>& runs);

@@ -143,9 +143,10 @@ def run(row, models):
     torch.empty(1, device="cuda")
     torch.cuda.synchronize()
     out["context_bytes"] = device_used() - torch.cuda.memory_reserved()
-    store = dist.FileStore(tempfile.mktemp(prefix="meshfit_pg_"), 1)
-    dist.init_process_group("nccl", store=store, rank=0, world_size=1, device_id=torch.device("cuda", 0))
-    torch.cuda.synchronize()
+    if row["wrapper"] != "plain":  # fully_shard and DDP need a process group; a plain loop has none
+        store = dist.FileStore(tempfile.mktemp(prefix="meshfit_pg_"), 1)
+        dist.init_process_group("nccl", store=store, rank=0, world_size=1, device_id=torch.device("cuda", 0))
+        torch.cuda.synchronize()
     out["after_pg_nonpytorch_bytes"] = device_used() - torch.cuda.memory_reserved()
 
     a, model, inner = build(row, models)
@@ -247,7 +248,8 @@ def run(row, models):
         out["tokens_per_s"] = b * s * row.get("grad_accum", 1) / out["step_time_s"]
         out["model_tflops"] = out["tokens_per_s"] * model_flops_per_token(a, s) / 1e12
     out["first_step_time_s"] = times[0] if times else None
-    dist.destroy_process_group()
+    if dist.is_initialized():
+        dist.destroy_process_group()
     return out
 
 

@@ -104,7 +104,7 @@ GpuRun gpu_run_from_row(const CsvRow& row) {
     m[size_t(GpuMetric::kAllocatorReserve)] = peak_reserved - peak_allocated;
     m[size_t(GpuMetric::kOutsideAllocator)] = outside;
     m[size_t(GpuMetric::kTokensPerS)] = number_or_zero(row, "tokens_per_s");
-    run.first_step_peak_allocated = number_or_zero(row, "s1_peak_alloc");
+    m[size_t(GpuMetric::kFirstStepPeak)] = number_or_zero(row, "s1_peak_alloc");
   }
   // train_row.py initialises a one-rank NCCL process group before anything else: its share of the
   // memory outside the allocator, measured right after init.
@@ -164,6 +164,7 @@ GpuValidation validate_gpu_runs(const std::vector<GpuRun>& runs) {
     p[size_t(GpuMetric::kStepTransient)] = rank.peak_allocated_bytes - states;
     p[size_t(GpuMetric::kAllocatorReserve)] = rank.peak_reserved_bytes - rank.peak_allocated_bytes;
     p[size_t(GpuMetric::kOutsideAllocator)] = rank.device_bytes - rank.peak_reserved_bytes + harness_nccl;
+    p[size_t(GpuMetric::kFirstStepPeak)] = first_iteration_figure(run.config, report, rank.peak_allocated_bytes, false);
     p[size_t(GpuMetric::kTokensPerS)] = predict_step(run.config, plan_memory(run.config)).tokens_per_s_per_gpu;
     row.verdict = report.verdict;
     row.label_agrees = run.oom == (report.verdict == Verdict::kOutOfMemory);

@@ -28,6 +28,7 @@ enum class GpuMetric {
   kAllocatorReserve,// peak reserved minus peak allocated
   kOutsideAllocator,// device used minus reserved: CUDA context, loaded kernels, NCCL
   kTokensPerS,      // tokens per second (median of the steady steps)
+  kFirstStepPeak,   // max_memory_allocated over the first step, before Adam's moments exist
 };
 template <> struct EnumNames<GpuMetric> {
   static constexpr EnumName<GpuMetric> table[] = {
@@ -38,7 +39,8 @@ template <> struct EnumNames<GpuMetric> {
       {GpuMetric::kStepTransient, "step_transient", "step transient"},
       {GpuMetric::kAllocatorReserve, "allocator_reserve", "allocator reserve"},
       {GpuMetric::kOutsideAllocator, "outside_allocator", "outside the allocator"},
-      {GpuMetric::kTokensPerS, "tokens_per_s", "tokens/s"}};
+      {GpuMetric::kTokensPerS, "tokens_per_s", "tokens/s"},
+      {GpuMetric::kFirstStepPeak, "first_step_peak_allocated", "first step peak alloc."}};
 };
 constexpr int kGpuMetricCount = int(enum_count<GpuMetric>());
 
@@ -51,7 +53,6 @@ struct GpuRun {
   std::string why_not;
   bool oom = false;
   std::array<double, kGpuMetricCount> measured{};  // by GpuMetric; 0 where not measured (OOM rows)
-  double first_step_peak_allocated = 0;           // before Adam's moments exist
   double nccl_bytes = 0;         // the harness's one-rank NCCL communicator (init_process_group)
 };
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "io/csv_text.h"
+#include "memory/finetune.h"
 #include "memory/overheads.h"
 #include "io/serialize.h"
 #include "units.h"
@@ -210,6 +211,28 @@ const std::vector<MeasuredRun>& measured_runs() {
   return runs;
 }
 
+double first_iteration_figure(const Config& config, const MemoryReport& memory, double steady_figure, bool device_figure) {
+  // Read in the first iteration: forward and backward ran before the optimizer's moments existed
+  // (torch.optim and Apex/TE FusedAdam create exp_avg/exp_avg_sq lazily in the first step()); the
+  // step then allocates them after the activations are freed. The figure is the larger of the two
+  // moments. (Moments created over DeepSpeed's flat partition land in new allocator segments beside
+  // the activations' cached ones, as the step's temporaries do: the first iteration's reserved pool
+  // is then the steady one, memory_model.cpp [SECTION] Optimizer step; callers skip those.)
+  const RankMemory& worst = memory.worst();
+  const TrainingSpec& t = config.training;
+  const ModelStateRule rule = model_state_rule(t.framework, config.layout.zero, t.fp32_grad_buffer, t.precision);
+  // With adapters only they have moments, in the adapters' dtype (fp32 under PEFT's default).
+  const bool adapters = has_adapters(t);
+  const double moment_bytes =
+      adapters ? worst.intermediates.trainable_parameters *
+                     optimizer_moment_bytes(t.optimizer, t.adapter_dtype == AdapterDtype::kFp32 ? Precision::kBf16 : Precision::kPureBf16)
+               : worst.intermediates.parameters * optimizer_moment_bytes(t.optimizer, t.precision) /
+                     (rule.moments_sharded ? double(memory.optimizer_shard_ranks) : 1.0);
+  const double outside_allocator = device_figure ? worst.bytes(Component::kNccl) + worst.bytes(Component::kCudaContext) : 0.0;
+  const double at_step = worst.intermediates.optimizer_step_allocated_bytes + outside_allocator;
+  return std::max(steady_figure - moment_bytes, at_step);
+}
+
 ValidationReport validate_against(const std::vector<MeasuredRun>& runs) {
   ValidationReport report;
   std::vector<double> abs_errors, signed_errors;
@@ -224,21 +247,8 @@ ValidationReport validate_against(const std::vector<MeasuredRun>& runs) {
         row.predicted_bytes = figure(worst, run.metric);
         const bool pool_metric = run.metric == MeasuredMetric::kMaxReserved || run.metric == MeasuredMetric::kDevice;
         if (!run.steady_state && !(pool_metric && worst.intermediates.optimizer_step_new_segments)) {
-          // Read in the first iteration: forward and backward ran before the optimizer's moments
-          // existed (torch.optim and Apex/TE FusedAdam create exp_avg/exp_avg_sq lazily in the first
-          // step()); the step then allocates them after the activations are freed. The figure is
-          // the larger of the two moments. (Moments created over DeepSpeed's flat partition land in
-          // new allocator segments beside the activations' cached ones, as the step's temporaries
-          // do: the first iteration's reserved pool is then the steady one, memory_model.cpp
-          // [SECTION] Optimizer step.)
-          const TrainingSpec& t = run.config.training;
-          const ModelStateRule rule = model_state_rule(t.framework, run.config.layout.zero, t.fp32_grad_buffer, t.precision);
-          const double moment_bytes = worst.intermediates.parameters * optimizer_moment_bytes(t.optimizer, t.precision) /
-                                      (rule.moments_sharded ? double(memory.optimizer_shard_ranks) : 1.0);
-          const double outside_allocator =
-              run.metric == MeasuredMetric::kDevice ? worst.bytes(Component::kNccl) + worst.bytes(Component::kCudaContext) : 0.0;
-          const double at_step = worst.intermediates.optimizer_step_allocated_bytes + outside_allocator;
-          row.predicted_bytes = std::max(row.predicted_bytes - moment_bytes, at_step);
+          row.predicted_bytes = first_iteration_figure(run.config, memory, row.predicted_bytes,
+                                                       run.metric == MeasuredMetric::kDevice);
         }
         row.label_agrees = run.oom == (memory.verdict == Verdict::kOutOfMemory);
         ++report.label_rows;

@@ -61,6 +61,10 @@ struct ValidationReport {
   int64_t false_fits = 0;         // runs that ran out of memory but are predicted to fit
 };
 
+// A figure of the steady step (peak allocated, or reserved / device when no new segments) as read
+// during the first iteration, before the optimizer's moments exist (see measured_runs.cpp).
+double first_iteration_figure(const Config& config, const MemoryReport& memory, double steady_figure, bool device_figure);
+
 // The rows of tests/data/memory_measured.csv, as compiled into the library.
 const std::vector<MeasuredRun>& measured_runs();
 // The rows of tests/data/finetune_measured.csv (full, LoRA and QLoRA runs; its own columns: method,

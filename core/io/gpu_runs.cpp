@@ -57,16 +57,6 @@ GpuRun gpu_run_from_row(const CsvRow& row) {
   const std::string& wrapper = csv_field(row, "wrapper");
   c.layout.dp = 1;
   c.layout.zero = wrapper == "fsdp2" ? 3 : 0;
-  if (wrapper == "ddp") {
-    // torch DDP allocates its gradient buckets (4 B per fp32 parameter) even at world size 1
-    // (measured: model states = params + buckets + moments), while meshfit's ZeRO-0 books them only
-    // for dp > 1, where torchtitan and HF Trainer wrap in DDP at all; and autocast's bf16 copies of
-    // the fp32 weights, saved for backward, are not modelled. Kept as measurements, not compared.
-    run.expressible = false;
-    run.why_not = "torch DDP at world size 1 (its buckets exist; meshfit's ZeRO-0 books DDP buckets only for dp > 1, "
-                  "where frameworks wrap in DDP) with autocast over fp32 weights (bf16 weight copies saved for "
-                  "backward are not modelled)";
-  }
   const std::string& rank = csv_field(row, "lora_rank");
   if (!rank.empty()) {
     t.finetune = FinetuneMethod::kLora;
@@ -157,14 +147,21 @@ GpuValidation validate_gpu_runs(const std::vector<GpuRun>& runs) {
     // The harness's one-rank NCCL communicator is outside what meshfit predicts for one GPU without a
     // process group (LoRA on a plain model): it is added to the prediction there, as measured.
     const double harness_nccl = rank.bytes(Component::kNccl) > 0 ? 0.0 : run.nccl_bytes;
-    p[size_t(GpuMetric::kPeakAllocated)] = rank.peak_allocated_bytes;
-    p[size_t(GpuMetric::kPeakReserved)] = rank.peak_reserved_bytes;
-    p[size_t(GpuMetric::kDevice)] = rank.device_bytes + harness_nccl;
-    p[size_t(GpuMetric::kModelStates)] = states;
+    // torch DDP at world size 1 still allocates its gradient buckets (one copy of the parameters'
+    // gradients, 4 B per fp32 parameter: the DDP rows' model states are params + buckets + moments),
+    // which meshfit books only for dp > 1, where frameworks wrap in DDP at all. Added to the
+    // prediction as the harness's own, like its NCCL communicator.
+    const bool ddp_one_rank = run.id.rfind("ddp-", 0) == 0 && rank.bytes(Component::kCommBuffers) == 0;
+    const double harness_buckets = ddp_one_rank ? rank.intermediates.parameters * rank.intermediates.weight_bytes_per_param : 0.0;
+    p[size_t(GpuMetric::kPeakAllocated)] = rank.peak_allocated_bytes + harness_buckets;
+    p[size_t(GpuMetric::kPeakReserved)] = rank.peak_reserved_bytes + harness_buckets;
+    p[size_t(GpuMetric::kDevice)] = rank.device_bytes + harness_nccl + harness_buckets;
+    p[size_t(GpuMetric::kModelStates)] = states + harness_buckets;
     p[size_t(GpuMetric::kStepTransient)] = rank.peak_allocated_bytes - states;
     p[size_t(GpuMetric::kAllocatorReserve)] = rank.peak_reserved_bytes - rank.peak_allocated_bytes;
     p[size_t(GpuMetric::kOutsideAllocator)] = rank.device_bytes - rank.peak_reserved_bytes + harness_nccl;
-    p[size_t(GpuMetric::kFirstStepPeak)] = first_iteration_figure(run.config, report, rank.peak_allocated_bytes, false);
+    p[size_t(GpuMetric::kFirstStepPeak)] =
+        first_iteration_figure(run.config, report, rank.peak_allocated_bytes, false) + harness_buckets;
     p[size_t(GpuMetric::kTokensPerS)] = predict_step(run.config, plan_memory(run.config)).tokens_per_s_per_gpu;
     row.verdict = report.verdict;
     row.label_agrees = run.oom == (report.verdict == Verdict::kOutOfMemory);

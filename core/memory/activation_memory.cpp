@@ -24,7 +24,8 @@ LayerActivations layer_activations(const ModelSpec& model, const ActivationSetti
 
   LayerActivations act;
   // Korthikanti §4.1: LN inputs 4sbh, QKV input 2sbh, MLP input 2sbh, dropout masks 2sbh.
-  act.sequence_terms = sbh * (8.0 + dropout_masks) / t_sp;
+  const double residual_bytes = settings.fp32_residual ? 4.0 : 2.0;  // each LN input
+  act.sequence_terms = sbh * (2.0 * residual_bytes + 4.0 + dropout_masks) / t_sp;
   if (settings.sp_saves_gathered_inputs && t_sp > 1)  // QKV and MLP inputs saved gathered (2sbh each)
     act.sequence_terms = sbh * (4.0 + dropout_masks) / t_sp + 4.0 * sbh;
   // Q 2sbh, K and V 2sbh*k/a each (GQA, Fujii 2024), output-projection input 2sbh (h read as a*d
@@ -63,7 +64,7 @@ LayerActivations layer_activations(const ModelSpec& model, const ActivationSetti
       }
       break;
     // Full recompute keeps only the layer input, 2sbh (split by tp with SP).
-    case Recompute::kFull: act.stored = 2.0 * sbh / t_sp; break;
+    case Recompute::kFull: act.stored = residual_bytes * sbh / t_sp; break;
   }
   return act;
 }

@@ -36,6 +36,10 @@ struct ActivationSettings {
   // torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True): the saved softmax output is fp32,
   // 4 B per score (measured by tests/gpu on H100: 8b-l4-s4096-math, +2.09 GiB per layer = 4.17 B x a*s^2).
   bool fp32_math_attention = false;
+  // fp32 weights under torch.autocast (a plain or DDP loop in mixed precision): the embedding's
+  // output is fp32, so the residual stream and both norms' saved inputs are fp32 (4 B, not 2), and
+  // so is the block input full recompute keeps.
+  bool fp32_residual = false;
   // DTensor sequence parallelism (torchtitan apply_tp: SequenceParallel norms, then the norm output
   // all-gathered to Replicate before wq/wk/wv and w1/w3): F.linear saves the gathered full-sequence
   // input, so those two 2h inputs are not divided by tp (FRAMEWORK_NOTES §1.7 "TP+SP in
@@ -75,6 +79,7 @@ struct StageActivations {
   double recompute_working_bytes = 0;  // full recompute: one layer's activations rebuilt in backward
   double embedding_bytes = 0;       // first stage: token ids (int64) + embedding dropout mask
   double head_input_bytes = 0;      // last stage: final-norm input and LM-head input
+  double autocast_weight_bytes = 0; // fp32 weights under autocast: the bf16 casts autograd saves (memory_model.cpp)
   double total = 0;
 };
 

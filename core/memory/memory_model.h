@@ -244,6 +244,9 @@ struct MemoryReport {
   const RankMemory& worst() const { return ranks[size_t(worst_rank)]; }
 };
 
+// fp32 parameters cast per GEMM by torch.autocast (the FSDP profile at ZeRO 0, mixed precision).
+bool autocast_over_fp32_weights(const Config& config, const FrameworkProfile& profile);
+
 // Validates, then estimates every pipeline stage. Invalid input: ranks empty, issues filled.
 MemoryReport estimate_memory(const Config& config);
 

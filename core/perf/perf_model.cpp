@@ -39,8 +39,10 @@ constexpr double kHbmStreamFraction = 0.85;
 // optimizer.implementation "fused", Megatron-LM / DeepSpeed FusedAdam), not the elementwise chains the
 // profiles' elementwise_fraction describes. Measured on H100 SXM (gpu_kernel_rates.csv optimizer
 // adamw_fused float32: 28 bytes per parameter, 512M parameters in 5.742 ms = 2617.8 GB/s of 3350):
-// 0.78 of datasheet bandwidth (foreach: 938.1 GB/s = 0.28; not used by these frameworks' defaults).
+// 0.78 of datasheet bandwidth. torchtitan with optimizer.implementation "foreach" (optimizer_impl =
+// foreach): adamw_foreach float32, the same 28 bytes counted, 16.02 ms = 938.1 GB/s = 0.28.
 constexpr double kFusedOptimizerHbmFraction = 0.78;
+constexpr double kForeachOptimizerHbmFraction = 0.28;
 // Per-kernel device launch floor for stream launches: gpu-benches gpu-small-kernels fit
 // (memory_bound_rates.csv): A100 2.555 us, H200 2.433 us, L40 1.6 us, MI210 1.956 us. Inside a CUDA
 // graph a tiny kernel costs less: 1.0 us on H100 (gpu_kernel_rates.csv launch graph_kernel), 1.26 us on
@@ -618,7 +620,9 @@ AttentionTime isolated_attention_s(const GpuSpec& gpu, double batch, double head
 }
 
 double streaming_bytes_per_s(const GpuSpec& gpu) { return gpu.hbm_bytes_per_s * kHbmStreamFraction; }
-double optimizer_step_bytes_per_s(const GpuSpec& gpu) { return gpu.hbm_bytes_per_s * kFusedOptimizerHbmFraction; }
+double optimizer_step_bytes_per_s(const GpuSpec& gpu, const TrainingSpec& training) {
+  return gpu.hbm_bytes_per_s * (foreach_optimizer_step(training) ? kForeachOptimizerHbmFraction : kFusedOptimizerHbmFraction);
+}
 double elementwise_bytes_per_s(const GpuSpec& gpu, const FrameworkPerf& perf) {
   return streaming_bytes_per_s(gpu) * perf.elementwise_fraction;
 }
@@ -822,7 +826,7 @@ double optimizer_step_s(const StepTerms& terms, double stage_trained) {
   const Layout& layout = terms.config.layout;
   const double optimizer_bytes = stage_trained * (2.0 * plan.optimizer_bytes_per_param + 2.0 * plan.grad_bytes_per_param +
                                                  plan.weight_bytes_per_param);
-  if (terms.config.training.offload == Offload::kNone) return optimizer_bytes / optimizer_step_bytes_per_s(terms.config.gpu);
+  if (terms.config.training.offload == Offload::kNone) return optimizer_bytes / optimizer_step_bytes_per_s(terms.config.gpu, terms.config.training);
   // ZeRO-Offload: the rank's gradient partition goes device->host (2 B) and its updated 16-bit
   // parameters come back (2 B) over PCIe each step; the step runs on the CPU (Ren et al. 2021,
   // ZeRO-Offload §4; DeepSpeed stage_1_and_2.py / stage3.py offload_optimizer).

@@ -112,9 +112,10 @@ AttentionTime isolated_attention_s(const GpuSpec& gpu, double batch, double head
                                    bool fa3_on_hopper);
 
 // Achieved HBM rates the step-time model uses (bytes/s): a 1-load + 1-store stream (elementwise
-// kernels, GEMM operand traffic), and the fused optimizer step (perf_model.cpp cites both).
+// kernels, GEMM operand traffic), and the optimizer step: one fused kernel, or foreach lists where the
+// training spec runs those (foreach_optimizer_step). perf_model.cpp cites each.
 double streaming_bytes_per_s(const GpuSpec& gpu);
-double optimizer_step_bytes_per_s(const GpuSpec& gpu);
+double optimizer_step_bytes_per_s(const GpuSpec& gpu, const TrainingSpec& training);
 double elementwise_bytes_per_s(const GpuSpec& gpu, const FrameworkPerf& perf);  // norms, activations: stream x profile
 // Cross-entropy over the logits, forward + backward, seconds per logit element, as the profile runs it.
 double loss_s_per_logit(const GpuSpec& gpu, const FrameworkPerf& perf);

@@ -84,7 +84,8 @@ constexpr double kFa2H100At8kD128 = 297.6;  // kFa2H100ForwardBackward[1][4]: th
 constexpr double kEagerAttentionFractionOfPeak = 0.10;
 // FA3 / cuDNN attention on Hopper inside a training step: stas00 Llama-3.1-8B at 8k on H200 (FA3
 // 447 TF fwd+bwd) over the Hopper FA2 rate at 8k, d=128, causal (297.6 TF above): x1.50. (cuDNN
-// through SDPA measures 491.6 TF there, gpu_kernel_rates.csv backend cudnn: 1.65x flash.)
+// through SDPA measures 518.0 TF there with the same accumulation taken out, gpu_kernel_rates.csv
+// backend cudnn: 1.74x flash; torchtitan's SDPA is priced at flash, site/docs.html known gaps.)
 constexpr double kFa3OverFa2Hopper = 447.0 / kFa2H100At8kD128;
 // Blackwell: FA4 in the same stas00 step on B200, 834 TF = 0.37 of 2250, over the Hopper FA2
 // fraction of peak at the same shape (297.6 / 989 = 0.30): Hopper FA2 fractions x 1.23.

@@ -78,7 +78,7 @@ constexpr double kFa2H100Forward[3][7] = {{155.2, 214.0, 262.2, 283.9, 288.8, 29
 constexpr double kFa2H100ForwardBackward[3][7] = {{110.3, 162.5, 209.5, 242.6, 266.6, 281.6, 292.7},
                                                   {128.2, 185.9, 237.3, 275.1, 297.6, 317.2, 321.7},
                                                   {121.6, 171.1, 210.6, 239.0, 260.8, 268.0, 268.5}};
-constexpr double kFa2H100At8kD128 = 297.6;  // kFa2H100ForwardBackward[1][4]: the anchor of the ratios below
+constexpr double kFa2H100At8kD128 = kFa2H100ForwardBackward[1][4];  // 297.6: the anchor of the ratios below
 // Unfused PyTorch attention forward+backward, causal, d=128 (attention_rates.csv, same figures):
 // A100 23, 28, 32, 32, 34 TF at 512..8k; as a fraction of peak ~0.10.
 constexpr double kEagerAttentionFractionOfPeak = 0.10;
@@ -606,7 +606,7 @@ double isolated_gemm_s(const GpuSpec& gpu, double m, double n, double k, bool fp
   const bool use_fp8 = fp8 && gpu.fp8_flops > 0;
   const double rate = (use_fp8 ? gpu.fp8_flops * gpu.fp8_gemm_ceiling : gpu.bf16_flops * gpu.bf16_gemm_ceiling) *
                       power_cap_clock_fraction(gpu);
-  return gemm_s(m, n, k, rate, gpu.hbm_bytes_per_s * kHbmStreamFraction, use_fp8 ? 1.0 : 2.0, gpu.sms);
+  return gemm_s(m, n, k, rate, streaming_bytes_per_s(gpu), use_fp8 ? 1.0 : 2.0, gpu.sms);
 }
 
 AttentionTime isolated_attention_s(const GpuSpec& gpu, double batch, double heads, double seq, double head_dim,

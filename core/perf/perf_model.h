@@ -1,10 +1,11 @@
 // perf_model.h — predicted step time, tokens/s per GPU, MFU and HFU for one layout, built from
 // kernels: per layer and micro-batch each GEMM at its shape's rate under the GPU's measured matmul
-// ceiling, the attention kernel at published FlashAttention rates, memory-bound kernels at achieved
-// HBM bandwidth, a per-kernel launch floor and the host's per-op dispatch; collectives at a
-// message-size-dependent bus bandwidth on the link they use. Every constant is cited in
-// perf_model.cpp (and listed in site/docs.html); sources: ../shared/reference/kernels/ and
-// THROUGHPUT_NOTES.md (Narayanan et al. SC'21, Korthikanti et al. 2022, Calculon).
+// ceiling, the attention kernel at FlashAttention rates (published for A100, measured on H100),
+// memory-bound kernels at achieved HBM bandwidth, a per-kernel launch floor and the host's per-op
+// dispatch; collectives at a message-size-dependent bus bandwidth on the link they use. Every constant
+// is cited in perf_model.cpp (and listed in site/docs.html); sources: ../shared/reference/kernels/,
+// tests/data/gpu_kernel_rates.csv (one H100, tests/gpu/kernel_rates.py) and THROUGHPUT_NOTES.md
+// (Narayanan et al. SC'21, Korthikanti et al. 2022, Calculon).
 #pragma once
 
 #include <string>

@@ -30,32 +30,66 @@ namespace {
 constexpr double kGemmFixedS = 3e-6;
 // Memory-bound kernels: achieved fraction of datasheet HBM bandwidth for a 1-load + 1-store stream
 // (memory_bound_rates.csv, gpu-benches 'scale': A100 80GB 1732/2039 = 0.85, A100 40GB 1381/1555 =
-// 0.89, H100 PCIe 1704/2000 = 0.85; H200 BabelStream copy 4.01/4.8 = 0.84).
+// 0.89, H100 PCIe 1704/2000 = 0.85; H200 BabelStream copy 4.01/4.8 = 0.84). H100 SXM measured
+// (tests/data/gpu_kernel_rates.csv: copy 2962.6, add 3036.6, silu 2992.2 GB/s of 3350 = 0.88-0.91)
+// sits 4-6% above it: one card, so 0.85 stays the cross-GPU median. The widening cast bf16 -> fp32
+// reaches only 1976.8 GB/s = 0.59 there.
 constexpr double kHbmStreamFraction = 0.85;
-// Per-kernel device launch floor: gpu-benches gpu-small-kernels fit (memory_bound_rates.csv):
-// A100 2.555 us, H200 2.433 us, L40 1.6 us, MI210 1.956 us.
+// The optimizer step: every framework here runs one fused multi-tensor AdamW kernel (torchtitan
+// optimizer.implementation "fused", Megatron-LM / DeepSpeed FusedAdam), not the elementwise chains the
+// profiles' elementwise_fraction describes. Measured on H100 SXM (gpu_kernel_rates.csv optimizer
+// adamw_fused float32: 28 bytes per parameter, 512M parameters in 5.742 ms = 2617.8 GB/s of 3350):
+// 0.78 of datasheet bandwidth. torchtitan with optimizer.implementation "foreach" (optimizer_impl =
+// foreach): adamw_foreach float32, the same 28 bytes counted, 16.02 ms = 938.1 GB/s = 0.28.
+constexpr double kFusedOptimizerHbmFraction = 0.78;
+constexpr double kForeachOptimizerHbmFraction = 0.28;
+// Per-kernel device launch floor for stream launches: gpu-benches gpu-small-kernels fit
+// (memory_bound_rates.csv): A100 2.555 us, H200 2.433 us, L40 1.6 us, MI210 1.956 us. Inside a CUDA
+// graph a tiny kernel costs less: 1.0 us on H100 (gpu_kernel_rates.csv launch graph_kernel), 1.26 us on
+// H200 (gpu-benches h200_graph); no profile here replays graphs, so the stream floor is used.
 constexpr double kKernelLaunchFloorS = 2.5e-6;
 // Host dispatch per PyTorch eager op, derived: stas00 torch.compile table on B200 (memory_bound_rates
 // .csv, step_time_launch_vs_compute_bound): Llama-3.2-1B forward at 1 x 512 tokens takes 8.1 ms eager
 // and 1.9 ms with CUDA graphs; (8.1 - 1.9) ms over 16 layers x ~35 ops per eager Llama layer = 11 us.
+// Measured directly on H100 (gpu_kernel_rates.csv launch eager_op_issue: 5000 x.add_ back to back,
+// PyTorch 2.11): 11.0 us per op. That host is a Firecracker VM, where host-side costs (ioctl, doorbell
+// writes) may exceed bare metal's; the two sources agree, so 11 us stays.
 constexpr double kEagerHostOpS = 11e-6;
-// FlashAttention-2 forward+backward, causal, bf16, TFLOP/s (attention_rates.csv: FA repo figures,
-// A100 80GB SXM4 and H100 80GB SXM5, batch*seq = 16k, FA FLOP convention) by head dim 64 / 128 and
-// sequence 512, 1k, 2k, 4k, 8k, 16k.
+// FlashAttention-2 forward+backward, causal, bf16, TFLOP/s on A100 (attention_rates.csv: FA repo figures,
+// A100 80GB SXM4, batch*seq = 16k, FA FLOP convention) by head dim 64 / 128 and sequence 512, 1k, 2k,
+// 4k, 8k, 16k.
 constexpr double kFlashSeq[] = {512, 1024, 2048, 4096, 8192, 16384};
 constexpr double kFa2A100Causal64[] = {88, 119, 140, 156, 165, 171};
 constexpr double kFa2A100Causal128[] = {99, 133, 155, 173, 182, 189};
-constexpr double kFa2H100Causal64[] = {141, 192, 232, 257, 273, 284};
-constexpr double kFa2H100Causal128[] = {163, 221, 265, 294, 308, 328};
+// Hopper: FlashAttention-2 as PyTorch 2.11's SDPA flash backend runs it on one H100 80GB HBM3
+// (tests/data/gpu_kernel_rates.csv rows attention/sdpa_fwd and sdpa_fwd_bwd, backend flash: causal,
+// bf16, batch*seq = 16k, 32 heads (16 at d 256), FA FLOP convention), by head dim 64 / 128 / 256 and
+// sequence 512 ... 32k; forward alone and forward+backward. The forward+backward rows are timed by
+// tests/gpu/kernel_rates.py calling backward on leaf q, k, v with requires_grad, so every repetition
+// after the first also accumulates into q.grad, k.grad and v.grad: three bf16 adds (read, read, write:
+// 18 bytes per element of q) at the measured add_bf16 rate, 3036.6 GB/s, which a training step does
+// not run. That time (0.40 ms at d 128: 17% of the 512 row, 0.8% of the 32k row) is taken out:
+// rate = FLOPs / (median_ms - accumulation). tests/core/test_kernel_rates.cpp recomputes every entry.
+constexpr double kHopperFlashSeq[] = {512, 1024, 2048, 4096, 8192, 16384, 32768};
+constexpr double kHopperFlashHeadDims[] = {64, 128, 256};
+constexpr double kFa2H100Forward[3][7] = {{155.2, 214.0, 262.2, 283.9, 288.8, 294.4, 303.2},
+                                          {190.6, 254.3, 296.4, 314.5, 304.8, 330.7, 323.7},
+                                          {222.3, 253.7, 280.3, 291.4, 289.8, 291.9, 285.5}};
+constexpr double kFa2H100ForwardBackward[3][7] = {{110.3, 162.5, 209.5, 242.6, 266.6, 281.6, 292.7},
+                                                  {128.2, 185.9, 237.3, 275.1, 297.6, 317.2, 321.7},
+                                                  {121.6, 171.1, 210.6, 239.0, 260.8, 268.0, 268.5}};
+constexpr double kFa2H100At8kD128 = kFa2H100ForwardBackward[1][4];  // 297.6: the anchor of the ratios below
 // Unfused PyTorch attention forward+backward, causal, d=128 (attention_rates.csv, same figures):
 // A100 23, 28, 32, 32, 34 TF at 512..8k; as a fraction of peak ~0.10.
 constexpr double kEagerAttentionFractionOfPeak = 0.10;
 // FA3 / cuDNN attention on Hopper inside a training step: stas00 Llama-3.1-8B at 8k on H200 (FA3
-// 447 TF fwd+bwd) vs FA2 on H100 at 8k, d=128, causal (308 TF): x1.45.
-constexpr double kFa3OverFa2Hopper = 447.0 / 308.0;
-// Blackwell: FA4 in the same stas00 step on B200, 834 TF = 0.37 of 2250, vs FA2 on H100 0.31 of
-// peak at the same shape: Hopper FA2 fractions x 1.19.
-constexpr double kBlackwellOverHopperAttentionFraction = (834.0 / 2250.0) / (308.0 / 989.0);
+// 447 TF fwd+bwd) over the Hopper FA2 rate at 8k, d=128, causal (297.6 TF above): x1.50. (cuDNN
+// through SDPA measures 518.0 TF there with the same accumulation taken out, gpu_kernel_rates.csv
+// backend cudnn: 1.74x flash; torchtitan's SDPA is priced at flash, site/docs.html known gaps.)
+constexpr double kFa3OverFa2Hopper = 447.0 / kFa2H100At8kD128;
+// Blackwell: FA4 in the same stas00 step on B200, 834 TF = 0.37 of 2250, over the Hopper FA2
+// fraction of peak at the same shape (297.6 / 989 = 0.30): Hopper FA2 fractions x 1.23.
+constexpr double kBlackwellOverHopperAttentionFraction = (834.0 / 2250.0) / (kFa2H100At8kD128 / 989.0);
 constexpr double kFlashBackwardShare = 2.5 / 3.5;  // FA convention: fwd+bwd = 3.5x forward FLOPs
 // Collectives (collective_rates.csv). Ring all-reduce bus bandwidth saturates at 0.78 of the
 // per-direction NVLink rate (8x A100 SXM nccl-tests: 234.9 of 300 GB/s; GB200 NVL72 ring 680 of
@@ -77,7 +111,16 @@ constexpr double kPcieBytesPerS = 32e9;        // PCIe Gen4 x16, one direction (
 // memory-bound over fp32 master, moments and gradients (16 B/param read and written) at this
 // share of a socket's DDR bandwidth per GPU. An assumed constant, NOT verified against a measurement.
 constexpr double kHostOptimizerBytesPerS = 25e9;
-constexpr double kLogitsElementBytes = 12.0;   // cross-entropy passes over fp32 logits (fwd + bwd)
+constexpr double kLogitsElementBytes = 12.0;   // fused cross-entropy passes over fp32 logits (fwd + bwd)
+// Eager F.cross_entropy(logits.float()) forward + backward (torchtitan's loss; HF models' upcast loss):
+// H100 SXM 9.996 ms for 4096 x 128256 logits and 39.53 ms for 16384 x 128256 (gpu_kernel_rates.csv
+// cross_entropy_eager_fwd_bwd) = 63.7 and 63.0 bytes of datasheet bandwidth (3.35 TB/s) per logit
+// element. Counted passes give at least 36 bytes (fp32 upcast 2+4, log_softmax 4+4, zero-filled NLL
+// gradient 4, log_softmax backward 4+4+4, downcast 4+2); the rest is the widening cast running at 0.59
+// of datasheet (cast_bf16_to_fp32 row) and the softmax reductions re-reading each 128k-wide row. The
+// torch.compile'd loss measures 15.9 bytes (2.499 ms), which kLogitsElementBytes at the compiled
+// profile's rate (17.6) covers.
+constexpr double kEagerLossBytesPerLogit = 63.0;
 // Megatron DDP bucket: max(40M, 1M x dp) elements (FRAMEWORK_NOTES.md §2.2); DeepSpeed
 // reduce/allgather_bucket_size 5e8 elements (§3.1).
 constexpr double kMegatronBucketElements = 40e6;
@@ -109,6 +152,7 @@ FrameworkPerf eager(const char* source) {
   p.host_op_s = kEagerHostOpS;
   p.elementwise_fraction = 0.55;  // unfused elementwise: several passes, fp32 upcasts in norms
   p.host_ops_per_microbatch = 40;
+  p.eager_fp32_loss = true;
   return p;
 }
 
@@ -117,6 +161,7 @@ FrameworkPerf compiled(FrameworkPerf p) {
   p.host_ops_per_layer = 10;
   p.elementwise_fraction = 0.8;
   p.host_ops_per_microbatch = 15;
+  p.eager_fp32_loss = false;  // Inductor fuses the upcast, softmax and gradient
   if (p.fp8_casts == Fp8Casts::kDynamicEager) p.fp8_casts = Fp8Casts::kSeparatePass;
   return p;
 }
@@ -149,6 +194,7 @@ FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_
       p.zero3_bandwidth_fraction = 1.0 / 8.0;
       if (kernels == Kernels::kFused) {  // Megatron-DeepSpeed with Megatron's fused kernels
         p.host_ops_per_layer = 14;
+        p.eager_fp32_loss = false;
         p.fused_grad_accumulation = true;
       }
       break;
@@ -164,28 +210,46 @@ FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_
 
 namespace {
 
-double interpolate_log_seq(const double (&table)[6], double seq) {
-  const double x = std::log2(std::clamp(seq, kFlashSeq[0], kFlashSeq[5]));
-  for (int i = 0; i < 5; ++i) {
-    const double x0 = std::log2(kFlashSeq[i]), x1 = std::log2(kFlashSeq[i + 1]);
-    if (x <= x1) return table[i] + (table[i + 1] - table[i]) * (x - x0) / (x1 - x0);
+// Linear in log2(x) between tabulated points, clamped to the table's ends.
+template <size_t N>
+double interpolate_log2(const double (&xs)[N], const double (&ys)[N], double x) {
+  const double lx = std::log2(std::clamp(x, xs[0], xs[N - 1]));
+  for (size_t i = 0; i + 1 < N; ++i) {
+    const double x0 = std::log2(xs[i]), x1 = std::log2(xs[i + 1]);
+    if (lx <= x1) return ys[i] + (ys[i + 1] - ys[i]) * (lx - x0) / (x1 - x0);
   }
-  return table[5];
+  return ys[N - 1];
 }
 
-// Fraction of bf16 peak that FlashAttention forward+backward reaches (causal, useful FLOPs).
-double flash_fraction_of_peak(const std::string& family, double head_dim, double seq, bool fa3_on_hopper) {
+// A Hopper FA2 table at (head_dim, seq): log2 interpolation in sequence, then in head dim (64..256).
+double hopper_fa2_tflops(const double (&table)[3][7], double head_dim, double seq) {
+  const double by_dim[3] = {interpolate_log2(kHopperFlashSeq, table[0], seq), interpolate_log2(kHopperFlashSeq, table[1], seq),
+                            interpolate_log2(kHopperFlashSeq, table[2], seq)};
+  return interpolate_log2(kHopperFlashHeadDims, by_dim, head_dim);
+}
+
+// FlashAttention forward+backward (causal, useful FLOPs) as a fraction of bf16 peak, and the forward's
+// share of its time.
+struct FlashRate {
+  double fraction_of_peak = 0;
+  double forward_share = 1.0 - kFlashBackwardShare;
+};
+FlashRate flash_rate(const std::string& family, double head_dim, double seq, bool fa3_on_hopper) {
   const bool hopper_or_later = family == "hopper" || family == "blackwell";
-  const double wide = std::clamp((head_dim - 64.0) / 64.0, 0.0, 1.0);  // 64 -> 0, >= 128 -> 1
+  FlashRate rate;
   if (!hopper_or_later) {
-    const double a = interpolate_log_seq(kFa2A100Causal64, seq), b = interpolate_log_seq(kFa2A100Causal128, seq);
-    return (a + (b - a) * wide) / 312.0;
+    const double wide = std::clamp((head_dim - 64.0) / 64.0, 0.0, 1.0);  // 64 -> 0, >= 128 -> 1
+    const double a = interpolate_log2(kFlashSeq, kFa2A100Causal64, seq), b = interpolate_log2(kFlashSeq, kFa2A100Causal128, seq);
+    rate.fraction_of_peak = (a + (b - a) * wide) / 312.0;
+    return rate;
   }
-  const double a = interpolate_log_seq(kFa2H100Causal64, seq), b = interpolate_log_seq(kFa2H100Causal128, seq);
-  double fraction = (a + (b - a) * wide) / 989.0;
-  if (family == "blackwell") fraction *= kBlackwellOverHopperAttentionFraction;
-  else if (fa3_on_hopper) fraction *= kFa3OverFa2Hopper;
-  return fraction;
+  const double total = hopper_fa2_tflops(kFa2H100ForwardBackward, head_dim, seq);
+  // Forward time / forward+backward time = (F / forward rate) / (3.5 F / total rate).
+  rate.forward_share = total / (3.5 * hopper_fa2_tflops(kFa2H100Forward, head_dim, seq));
+  rate.fraction_of_peak = total / 989.0;
+  if (family == "blackwell") rate.fraction_of_peak *= kBlackwellOverHopperAttentionFraction;
+  else if (fa3_on_hopper) rate.fraction_of_peak *= kFa3OverFa2Hopper;
+  return rate;
 }
 
 struct Rates {
@@ -434,8 +498,8 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   Rates& rate = out.rate;
   rate.bf16_gemm_flops = bf16_peak * gpu.bf16_gemm_ceiling * perf.gemm_fraction_of_ceiling * clock;
   rate.gemm_flops = fp8 ? gpu.fp8_flops * gpu.fp8_gemm_ceiling * perf.gemm_fraction_of_ceiling * clock : rate.bf16_gemm_flops;
-  rate.hbm_stream = gpu.hbm_bytes_per_s * kHbmStreamFraction;
-  rate.hbm_bytes_per_s = rate.hbm_stream * perf.elementwise_fraction;
+  rate.hbm_stream = streaming_bytes_per_s(gpu);
+  rate.hbm_bytes_per_s = elementwise_bytes_per_s(gpu, perf);
   rate.sms = gpu.sms;
   const double gemm_bytes = fp8 ? 1.0 : 2.0;
 
@@ -466,12 +530,13 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   // Attention core: causal QK^T and AV over the visible half of the scores (FA convention, 2*T*s*a*d/t);
   // the unfused rate is also quoted on useful (causal) FLOPs.
   out.attention_fwd_flops = 2.0 * tokens * seq * q / t;
-  const double attention_fraction = training.flash ? flash_fraction_of_peak(gpu.family, d, seq, perf.fa3_on_hopper)
-                                                   : kEagerAttentionFractionOfPeak;
+  FlashRate attention_rate = flash_rate(gpu.family, d, seq, perf.fa3_on_hopper);
+  if (!training.flash) attention_rate = FlashRate{kEagerAttentionFractionOfPeak, 1.0 - kFlashBackwardShare};
+  const double attention_fraction = attention_rate.fraction_of_peak;
   out.attention_total_s = std::max(3.5 * out.attention_fwd_flops / (bf16_peak * clock * attention_fraction),
                                    2.0 * kKernelLaunchFloorS);
-  out.attention_fwd_s = out.attention_total_s * (1.0 - kFlashBackwardShare);
-  const double attention_bwd_s = out.attention_total_s * kFlashBackwardShare;
+  out.attention_fwd_s = out.attention_total_s * attention_rate.forward_share;
+  const double attention_bwd_s = out.attention_total_s - out.attention_fwd_s;
 
   // Memory-bound kernels, forward bytes per token: norms 8h, residual adds 12h, rotary 4(a + k)d
   // (written 4h(q/h + kd/h): 4h(1 + k/a) to the bit without head_dim), SwiGLU/GeLU 6f (2-byte
@@ -541,8 +606,32 @@ double isolated_gemm_s(const GpuSpec& gpu, double m, double n, double k, bool fp
   const bool use_fp8 = fp8 && gpu.fp8_flops > 0;
   const double rate = (use_fp8 ? gpu.fp8_flops * gpu.fp8_gemm_ceiling : gpu.bf16_flops * gpu.bf16_gemm_ceiling) *
                       power_cap_clock_fraction(gpu);
-  return gemm_s(m, n, k, rate, gpu.hbm_bytes_per_s * kHbmStreamFraction, use_fp8 ? 1.0 : 2.0, gpu.sms);
+  return gemm_s(m, n, k, rate, streaming_bytes_per_s(gpu), use_fp8 ? 1.0 : 2.0, gpu.sms);
 }
+
+AttentionTime isolated_attention_s(const GpuSpec& gpu, double batch, double heads, double seq, double head_dim,
+                                   bool fa3_on_hopper) {
+  const double forward_flops = 2.0 * batch * heads * seq * seq * head_dim;  // causal: half of 4*b*a*s^2*d
+  const FlashRate rate = flash_rate(gpu.family, head_dim, seq, fa3_on_hopper);
+  AttentionTime out;
+  out.forward_backward_s = std::max(3.5 * forward_flops / (gpu.bf16_flops * power_cap_clock_fraction(gpu) * rate.fraction_of_peak),
+                                    2.0 * kKernelLaunchFloorS);
+  out.forward_s = out.forward_backward_s * rate.forward_share;
+  return out;
+}
+
+double streaming_bytes_per_s(const GpuSpec& gpu) { return gpu.hbm_bytes_per_s * kHbmStreamFraction; }
+double optimizer_step_bytes_per_s(const GpuSpec& gpu, const TrainingSpec& training) {
+  return gpu.hbm_bytes_per_s * (foreach_optimizer_step(training) ? kForeachOptimizerHbmFraction : kFusedOptimizerHbmFraction);
+}
+double elementwise_bytes_per_s(const GpuSpec& gpu, const FrameworkPerf& perf) {
+  return streaming_bytes_per_s(gpu) * perf.elementwise_fraction;
+}
+double loss_s_per_logit(const GpuSpec& gpu, const FrameworkPerf& perf) {
+  return perf.eager_fp32_loss ? kEagerLossBytesPerLogit / gpu.hbm_bytes_per_s : kLogitsElementBytes / elementwise_bytes_per_s(gpu, perf);
+}
+double kernel_launch_floor_s() { return kKernelLaunchFloorS; }
+double eager_host_op_s() { return kEagerHostOpS; }
 
 double model_flops_per_token(const ModelSpec& model, int64_t seq) {
   const double l = double(model.layers);
@@ -662,7 +751,7 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
   st.forward = layers * terms.layer.forward_s;
   st.backward = layers * (terms.layer.backward_s + terms.layer.recompute_s);
   if (stage.has_lm_head) {
-    const double logits_s = tokens * double(plan.padded_vocab) / t * kLogitsElementBytes / rate.hbm_bytes_per_s;
+    const double logits_s = tokens * double(plan.padded_vocab) / t * loss_s_per_logit(config.gpu, perf);
     st.forward += terms.head_fwd_s + logits_s / 2.0;
     st.backward += (has_adapters(training) ? 1.0 : 2.0) * terms.head_fwd_s + logits_s / 2.0;  // frozen head: dX only
   }
@@ -738,7 +827,7 @@ double optimizer_step_s(const StepTerms& terms, double stage_trained) {
   const Layout& layout = terms.config.layout;
   const double optimizer_bytes = stage_trained * (2.0 * plan.optimizer_bytes_per_param + 2.0 * plan.grad_bytes_per_param +
                                                  plan.weight_bytes_per_param);
-  if (terms.config.training.offload == Offload::kNone) return optimizer_bytes / terms.layer.rate.hbm_bytes_per_s;
+  if (terms.config.training.offload == Offload::kNone) return optimizer_bytes / optimizer_step_bytes_per_s(terms.config.gpu, terms.config.training);
   // ZeRO-Offload: the rank's gradient partition goes device->host (2 B) and its updated 16-bit
   // parameters come back (2 B) over PCIe each step; the step runs on the CPU (Ren et al. 2021,
   // ZeRO-Offload §4; DeepSpeed stage_1_and_2.py / stage3.py offload_optimizer).

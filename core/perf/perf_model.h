@@ -1,10 +1,11 @@
 // perf_model.h — predicted step time, tokens/s per GPU, MFU and HFU for one layout, built from
 // kernels: per layer and micro-batch each GEMM at its shape's rate under the GPU's measured matmul
-// ceiling, the attention kernel at published FlashAttention rates, memory-bound kernels at achieved
-// HBM bandwidth, a per-kernel launch floor and the host's per-op dispatch; collectives at a
-// message-size-dependent bus bandwidth on the link they use. Every constant is cited in
-// perf_model.cpp (and listed in site/docs.html); sources: ../shared/reference/kernels/ and
-// THROUGHPUT_NOTES.md (Narayanan et al. SC'21, Korthikanti et al. 2022, Calculon).
+// ceiling, the attention kernel at FlashAttention rates (published for A100, measured on H100),
+// memory-bound kernels at achieved HBM bandwidth, a per-kernel launch floor and the host's per-op
+// dispatch; collectives at a message-size-dependent bus bandwidth on the link they use. Every constant
+// is cited in perf_model.cpp (and listed in site/docs.html); sources: ../shared/reference/kernels/,
+// tests/data/gpu_kernel_rates.csv (one H100, tests/gpu/kernel_rates.py) and THROUGHPUT_NOTES.md
+// (Narayanan et al. SC'21, Korthikanti et al. 2022, Calculon).
 #pragma once
 
 #include <string>
@@ -39,6 +40,8 @@ struct FrameworkPerf {
   double zero3_overlap = 0.7;              // ZeRO-3 / FSDP per-micro-batch gathers hidden behind compute
   double cp_overlap = 0.9;                 // ring K/V exchange hidden behind attention
   bool fa3_on_hopper = false;              // Hopper attention via cuDNN / FlashAttention-3
+  bool eager_fp32_loss = false;            // cross-entropy as eager PyTorch runs F.cross_entropy(logits.float()):
+                                           // the measured chain (perf_model.cpp kEagerLossBytesPerLogit); else fused
   bool fused_grad_accumulation = true;     // wgrad GEMM accumulates into the main grad (Megatron
                                            // gradient_accumulation_fusion); else a memory-bound pass per micro-batch
   Fp8Casts fp8_casts = Fp8Casts::kDynamicEager;
@@ -83,7 +86,8 @@ struct StepReport {
   double bubble_fraction = 0;           // (pp-1)/(vpp*m)
   double gemm_efficiency = 0;           // achieved fraction of the GEMM peak over this layout's layer GEMMs
   double host_bound_fraction = 0;       // share of layer time spent waiting on host dispatch
-  double memory_bound_bytes_per_s = 0;  // achieved HBM rate of memory-bound kernels (optimizer, norms)
+  double memory_bound_bytes_per_s = 0;  // achieved HBM rate of memory-bound kernels (norms, activations, loss;
+                                        // the fused optimizer step runs at optimizer_step_bytes_per_s)
   bool tp_crosses_nodes = false;
   bool dp_crosses_nodes = false;
 };
@@ -97,6 +101,29 @@ double model_flops_per_token(const ModelSpec& model, int64_t seq);
 // One GEMM (m x k by k x n) run alone, as a matmul benchmark times it: the GPU's measured ceiling
 // (no framework fraction), wave and tile quantization on its SMs, operand traffic, the fixed cost.
 double isolated_gemm_s(const GpuSpec& gpu, double m, double n, double k, bool fp8);
+
+// Causal FlashAttention (FA convention: forward 2*b*a*s^2*d useful FLOPs, backward 2.5x) over `batch`
+// sequences of `seq` tokens with `heads` heads of `head_dim`, run alone as an SDPA benchmark times it:
+// the model's attention rate for the GPU (fa3_on_hopper: cuDNN / FlashAttention-3 on Hopper).
+struct AttentionTime {
+  double forward_s = 0;
+  double forward_backward_s = 0;
+};
+AttentionTime isolated_attention_s(const GpuSpec& gpu, double batch, double heads, double seq, double head_dim,
+                                   bool fa3_on_hopper);
+
+// Achieved HBM rates the step-time model uses (bytes/s): a 1-load + 1-store stream (elementwise
+// kernels, GEMM operand traffic), and the optimizer step: one fused kernel, or foreach lists where the
+// training spec runs those (foreach_optimizer_step). perf_model.cpp cites each.
+double streaming_bytes_per_s(const GpuSpec& gpu);
+double optimizer_step_bytes_per_s(const GpuSpec& gpu, const TrainingSpec& training);
+double elementwise_bytes_per_s(const GpuSpec& gpu, const FrameworkPerf& perf);  // norms, activations: stream x profile
+// Cross-entropy over the logits, forward + backward, seconds per logit element, as the profile runs it.
+double loss_s_per_logit(const GpuSpec& gpu, const FrameworkPerf& perf);
+
+// Per-kernel floors (perf_model.cpp cites them).
+double kernel_launch_floor_s();  // device time of the smallest kernel launched from a stream
+double eager_host_op_s();        // host time to dispatch one PyTorch eager op
 
 // Requires a valid config; plan from plan_memory(config).
 StepReport predict_step(const Config& config, const MemoryPlan& plan);

@@ -186,4 +186,13 @@ inline bool runs_compiled(const TrainingSpec& training) {
   return training.kernels == Kernels::kCompiled || training.async_tp;
 }
 
+// Whether the optimizer step is PyTorch's foreach AdamW (list kernels and a sqrt(v) copy) rather than
+// one fused kernel: only torchtitan / FSDP2 offers the choice (optimizer.implementation, default
+// fused); Megatron-LM and DeepSpeed run their own FusedAdam. The step-time model reads it
+// (perf_model.cpp kForeachOptimizerHbmFraction); memory_model.cpp applies the same rule to the copy.
+inline bool foreach_optimizer_step(const TrainingSpec& training) {
+  return training.optimizer_impl == OptimizerImpl::kForeach && training.optimizer == Optimizer::kAdamW &&
+         training.framework == Framework::kFsdp;
+}
+
 }  // namespace meshfit

@@ -55,6 +55,15 @@ constexpr double kKernelLaunchFloorS = 2.5e-6;
 // PyTorch 2.11): 11.0 us per op. That host is a Firecracker VM, where host-side costs (ioctl, doorbell
 // writes) may exceed bare metal's; the two sources agree, so 11 us stays.
 constexpr double kEagerHostOpS = 11e-6;
+// FSDP2's per-unit host work (fully_shard pre/post-forward and pre/post-backward hooks: all-gather
+// copy-in and copy-out, the collective's launch, reshard, reduce-scatter with its chunk_cat and the
+// DTensor gradient accumulation), in eager-op dispatch times per unit per forward, the backward
+// twice. Measured by tests/gpu on one H100 (gpu_memory_measured.csv), in the rows whose step is
+// host-bound (the GPU idles between small kernels): 1b-ga4-s2048 (127 ms per micro-batch over 17
+// units), 3b-s2048 (214 ms over 29 units) and 8b-l4-s512 (61 ms over 7 units), after the model's
+// 35 eager ops per layer and the optimizer step, give 193, 189 and 243 op times per unit and pass;
+// the median is used. Hidden whenever a layer's GPU work is longer (large models, long sequences).
+constexpr double kFsdpUnitHostOps = 193;
 // FlashAttention-2 forward+backward, causal, bf16, TFLOP/s on A100 (attention_rates.csv: FA repo figures,
 // A100 80GB SXM4, batch*seq = 16k, FA FLOP convention) by head dim 64 / 128 and sequence 512, 1k, 2k,
 // 4k, 8k, 16k.
@@ -574,7 +583,7 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   const double device_fwd_s = out.matmul_fwd_s + out.attention_fwd_s + out.elementwise_fwd_s + adapter_fwd_s + dequant_s;
   const double device_bwd_s = out.matmul_dgrad_s + work.weight_grad_fraction * out.matmul_wgrad_s + attention_bwd_s +
                               2.0 * out.elementwise_fwd_s + 2.0 * adapter_fwd_s + dequant_s;
-  const double host_fwd_s = perf.host_ops_per_layer * perf.host_op_s;
+  const double host_fwd_s = (perf.host_ops_per_layer + perf.host_ops_per_sharded_unit) * perf.host_op_s;
   out.forward_s = std::max(device_fwd_s, host_fwd_s);
   out.backward_s = std::max(device_bwd_s, 2.0 * host_fwd_s);
   out.host_bound_fraction = std::max(0.0, 1.0 - (device_fwd_s + device_bwd_s) / (out.forward_s + out.backward_s));
@@ -670,7 +679,9 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const TrainingSpec& training = config.training;
   const Layout& layout = config.layout;
   // dp_comm_overlap auto resolves per framework and ZeRO stage (memory_model.h dp_comm_overlapped).
-  const FrameworkPerf perf = framework_perf(training.framework, training.kernels, dp_comm_overlapped(training, layout.zero));
+  FrameworkPerf perf = framework_perf(training.framework, training.kernels, dp_comm_overlapped(training, layout.zero));
+  if (plan.profile.gathers_whole_blocks && plan.profile.weights_sharded(layout.zero))
+    perf.host_ops_per_sharded_unit = kFsdpUnitHostOps;  // one fully_shard unit per block
   StepTerms terms(config, plan, perf);
   const Dims& dims = terms.dims;  // plain names (C++17 lambdas cannot capture structured bindings)
   const double t = dims.t, h = dims.h, k = dims.k, tokens = dims.tokens, t_sp = dims.t_sp;
@@ -756,7 +767,10 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
     st.backward += (has_adapters(training) ? 1.0 : 2.0) * terms.head_fwd_s + logits_s / 2.0;  // frozen head: dX only
   }
   // Per micro-batch host work (embedding, loss, schedule); hidden unless it exceeds the device work.
-  const double host_microbatch_s = perf.host_ops_per_microbatch * perf.host_op_s;
+  // FSDP2's edge units (the embedding's, and [norm, output] unless tied to it) pass their hooks too.
+  const double edge_units = (stage.has_embedding ? 1.0 : 0.0) + (stage.has_lm_head && !config.model.tied_embeddings ? 1.0 : 0.0);
+  const double host_microbatch_s =
+      (perf.host_ops_per_microbatch + 3.0 * edge_units * perf.host_ops_per_sharded_unit) * perf.host_op_s;
   st.forward += std::max(0.0, host_microbatch_s - 0.5 * st.forward);
   // Gradient accumulation without GEMM fusion: read the new gradient, read and write the buffer.
   if (!perf.fused_grad_accumulation && !terms.sharded_weights)

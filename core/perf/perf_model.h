@@ -33,6 +33,7 @@ struct FrameworkPerf {
   double host_ops_per_layer = 14;          // ops dispatched per layer forward (backward: 2x)
   double host_op_s = 0;                    // CPU time per op dispatch (0: graphs / negligible)
   double host_ops_per_microbatch = 30;     // embedding, LM head, loss, schedule bookkeeping
+  double host_ops_per_sharded_unit = 0;    // FSDP2 fully_shard unit hooks per forward, in op dispatch times (backward: 2x)
   double dp_overlap = 0.9;                 // with overlap on: share of a micro-batch's backward hiding the gradient sync
   double param_gather_overlap = 0.9;       // with overlap on: ZeRO-1/2 parameter all-gather hidden behind forward
   bool dp_always_overlapped = false;       // FSDP2: reduce-scatter per block during backward, no flag

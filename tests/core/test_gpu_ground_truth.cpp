@@ -82,7 +82,9 @@ TEST_CASE("the harness builds its models from meshfit's presets (tests/gpu/model
   text << in.rdbuf();
   const nlohmann::json models = nlohmann::json::parse(text.str());
   REQUIRE(models.size() >= 4);
-  for (const auto& [id, spec] : models.items()) {
+  for (const auto& item : models.items()) {  // no structured binding: clang 14 (WASM) rejects one inside CAPTURE
+    const std::string& id = item.key();
+    const nlohmann::json& spec = item.value();
     CAPTURE(id);
     const std::optional<ModelSpec> preset = find_model_preset(id);
     REQUIRE(preset);

@@ -150,12 +150,36 @@ export interface ValidationResult extends Result {
   /** The step-time model against tests/data/layouts_measured.csv: tokens/s/GPU per run, the medians per
    *  source, and the error bands (framework + GPU family, e.g. "megatron ampere") predictions carry. */
   throughput: ThroughputValidation;
+  /** meshfit's own ground truth: training steps measured on one H100 by tests/gpu
+   *  (tests/data/gpu_memory_measured.csv), each figure measured and predicted, and the medians per figure. */
+  gpu: GpuValidation;
 }
 export interface ThroughputSummary { key: string; runs: number; median_abs_error: number; median_signed_error: number }
 export interface ThroughputValidation {
   rows: { label: string; source: string; citation: string; framework: Framework; gpu: string; gpus: number;
           measured_tokens_per_s_per_gpu: number; predicted_tokens_per_s_per_gpu: number; signed_error: number }[];
   sources: ThroughputSummary[]; bands: ThroughputSummary[]; runs: number; median_abs_error: number;
+}
+/** What a GPU ground-truth row is compared on: bytes, except tokens_per_s. */
+export type GpuMetric = 'peak_allocated' | 'peak_reserved' | 'device' | 'model_states' | 'step_transient' |
+  'allocator_reserve' | 'outside_allocator' | 'tokens_per_s';
+export interface GpuValidationRow {
+  id: string; label: string; software: string; expressible: boolean; oom: boolean;
+  /** Set when expressible is false: what the harness ran that no meshfit input states. */
+  why_not?: string;
+  config?: Config; verdict?: 'fits' | 'tight' | 'oom'; label_agrees?: boolean;
+  /** Absent on rows that ran out of memory. */
+  measured?: Record<GpuMetric, number>;
+  predicted?: Record<GpuMetric, number>;
+}
+export interface GpuMetricSummary {
+  metric: GpuMetric; label: string;
+  /** true: errors are shares of the row's measured peak allocated, not of the figure itself. */
+  error_over_peak_allocated: boolean;
+  rows: number; median_abs_error: number; max_abs_error: number; median_signed_error: number;
+}
+export interface GpuValidation {
+  rows: GpuValidationRow[]; metrics: GpuMetricSummary[]; label_rows: number; label_disagreements: number;
 }
 
 export interface MethodCandidate {

@@ -15,6 +15,7 @@
 #include "spec/config_schema.h"
 #include "spec/input_limits.h"
 #include "fixtures.h"
+#include "io/gpu_runs.h"
 #include "io/serialize.h"
 #include "spec/structure.h"
 #include "io/url_state.h"
@@ -106,6 +107,15 @@ TEST_CASE("web/meshfit.d.ts declares every schema field with its type, and nothi
   }
   CHECK(declared.empty());  // no field in the .d.ts that the schema lacks
   CHECK(checked == int(config_fields().size()));
+}
+
+TEST_CASE("web/meshfit.d.ts's GpuMetric names exactly the GPU ground truth's figures, as validate() keys them") {
+  const std::string dts = read_file(std::string(MESHFIT_SOURCE_DIR) + "/web/meshfit.d.ts");
+  std::smatch alias;
+  REQUIRE(std::regex_search(dts, alias, std::regex(R"(export type GpuMetric = ([^;]+);)")));
+  std::set<std::string> expected;
+  for (const auto& entry : EnumNames<GpuMetric>::table) expected.insert(entry.key);
+  CHECK(union_members(alias[1], {}) == expected);
 }
 
 TEST_CASE("a link may carry every schema field, every legacy key and the view keys: the state size limit leaves room") {

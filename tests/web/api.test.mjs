@@ -128,6 +128,26 @@ test('validate gives the CLI\'s rows, predictions and median', () => {
   sameResult(js, cliOut, 'validate');
 });
 
+test('validate\'s "gpu" part: every H100 row with its figures measured and predicted, and a median per figure', () => {
+  const { gpu } = meshfit.validate();
+  const metrics = ['peak_allocated', 'peak_reserved', 'device', 'model_states', 'step_transient', 'allocator_reserve',
+                   'outside_allocator', 'tokens_per_s'];  // meshfit.d.ts GpuMetric
+  assert.deepEqual(gpu.metrics.map((s) => s.metric), metrics);
+  assert.ok(gpu.rows.length >= 60 && gpu.label_rows > 0);
+  for (const row of gpu.rows) {
+    assert.match(row.software, /H100/, row.id);
+    if (!row.expressible) { assert.ok(row.why_not, row.id); continue; }
+    assert.deepEqual(Object.keys(row.predicted).sort(), [...metrics].sort(), row.id);
+    assert.ok(['fits', 'tight', 'oom'].includes(row.verdict), row.id);
+    if (row.oom) assert.equal(row.measured, undefined, row.id);
+    else for (const m of metrics) assert.ok(Number.isFinite(row.measured[m]) && Number.isFinite(row.predicted[m]), `${row.id} ${m}`);
+  }
+  for (const s of gpu.metrics) {
+    assert.ok(s.rows > 0 && Number.isFinite(s.median_abs_error) && s.max_abs_error >= s.median_abs_error, s.metric);
+    assert.equal(s.error_over_peak_allocated, s.metric === 'allocator_reserve' || s.metric === 'outside_allocator');
+  }
+});
+
 test('presets, parseHfConfig and version', () => {
   const presets = meshfit.presets();
   assert.ok(presets.models.some((m) => m.id === 'llama3.1-405b'));

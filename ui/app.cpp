@@ -153,6 +153,8 @@ std::string make_mirror(const AppState& s) {
                                  {"peak_reserved_bytes", rank.peak_reserved_bytes},
                                  {"device_bytes", rank.device_bytes}});
   }
+  // The Validation tab's GPU ground truth medians, as its sub-tab's table shows them (computed once).
+  if (s.tab == ViewTab::kValidation) mirror["validation_gpu"] = {{"medians", gpu_ground_truth_summary()}};
   mirror["layout_note"] = s.layout_note;
   mirror["import_message"] = s.hf_message;  // under the Paste config box: what was imported, or why not
   mirror["hf_fetching"] = s.hf_fetch.waiting;

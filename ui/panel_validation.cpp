@@ -2,12 +2,15 @@
 // core: io/measured_runs.h) beside its prediction, the metric compared, the signed error, the source
 // and the median, so a user sees how far to trust a number for a setup like theirs. Same rows as
 // `meshfit validate`: the pretraining runs, the fine-tuning runs, then the step-time model against the
-// published throughput runs (io/throughput_runs.h) with the error bands every tokens/s carries.
+// published throughput runs (io/throughput_runs.h) with the error bands every tokens/s carries, and
+// meshfit's own ground truth: training steps measured on one H100 by tests/gpu (io/gpu_runs.h).
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
+#include <set>
 #include <string>
 
+#include "io/gpu_runs.h"
 #include "io/throughput_runs.h"
 #include "memory/overheads.h"
 #include "panels.h"
@@ -152,7 +155,138 @@ void draw_throughput(AppState& s) {
   ImGui::EndTable();
 }
 
+// The figures of a GPU ground-truth row the table shows, each as measured, predicted, error (the
+// test's table, tests/core/test_gpu_ground_truth.cpp); the allocator reserve and the memory outside
+// the allocator are the differences of these, their medians are below.
+constexpr GpuMetric kGpuTableMetrics[] = {GpuMetric::kPeakAllocated, GpuMetric::kPeakReserved, GpuMetric::kDevice,
+                                          GpuMetric::kModelStates,   GpuMetric::kStepTransient, GpuMetric::kTokensPerS};
+
+constexpr const char* kOfPeak = " (of peak allocated)";  // a median taken over the row's peak allocated
+
+std::string format_gpu_figure(const AppState& s, GpuMetric metric, double value) {
+  if (metric != GpuMetric::kTokensPerS) return format_bytes(s, value);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f", value);
+  return text;
+}
+
+// meshfit against its own measurements on one H100 (tests/data/gpu_memory_measured.csv, written by
+// tests/gpu/run.sh): every row's figures measured and predicted, then the medians per figure.
+void draw_gpu_ground_truth(AppState& s) {
+  const GpuValidation& v = gpu_validation();  // computed once, on the first view of this sub-tab
+  // The rows' software is "GPU, driver, CUDA, PyTorch, harness commit (date)": the machine once, then
+  // each harness commit the rows were measured at.
+  std::set<std::string> machines, harnesses;
+  for (const GpuRow& row : v.rows) {
+    const size_t harness = row.run.software.find(", harness ");
+    machines.insert(row.run.software.substr(0, harness));
+    if (harness != std::string::npos) harnesses.insert(row.run.software.substr(harness + 10));
+  }
+  std::string ran_on, commits;
+  for (const std::string& machine : machines) ran_on += (ran_on.empty() ? "" : "; ") + machine;
+  for (const std::string& harness : harnesses) commits += (commits.empty() ? "" : ", ") + harness;
+  ImGui::TextWrapped("%d rows measured by meshfit's harness (tests/gpu, at %s) on one %s, beside meshfit's prediction "
+                     "for the same configuration. Error = predicted / measured - 1; hover a row for its settings.",
+                     int(v.rows.size()), commits.c_str(), ran_on.c_str());
+  record_rect(s, "validation_gpu_intro");
+  const ImGuiStyle& style = ImGui::GetStyle();
+  // The medians below keep their room; the rows' table scrolls in what is left.
+  const float row_height = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
+  // The medians' columns are as wide as their headers, the first as its longest label: room for a
+  // horizontal scrollbar only where they do not fit (phones), so no empty band shows below them.
+  const std::string longest_figure = std::string(enum_label(GpuMetric::kOutsideAllocator)) + kOfPeak;
+  const float medians_width = ImGui::CalcTextSize(longest_figure.c_str()).x +
+                              ImGui::CalcTextSize("rowsmedian |error|max |error|signed").x + 10 * style.CellPadding.x + s.em;
+  const bool medians_scroll = medians_width > ImGui::GetContentRegionAvail().x;
+  const float medians_height = (kGpuMetricCount + 1) * row_height +
+                               (medians_scroll ? style.ScrollbarSize : 0.0f);
+  const float summary_height = medians_height + 3 * ImGui::GetTextLineHeightWithSpacing();
+  const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y - summary_height - 0.5f * s.em);
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
+                                ImGuiTableFlags_ScrollX;
+  constexpr int kColumns = 2 + 3 * int(std::size(kGpuTableMetrics)) + 1;
+  if (ImGui::BeginTable("validation_gpu", kColumns, flags | ImGuiTableFlags_ScrollY, ImVec2(0, height))) {
+    ImGui::TableSetupScrollFreeze(1, 1);
+    ImGui::TableSetupColumn("row");
+    ImGui::TableSetupColumn("verdict");
+    for (GpuMetric metric : kGpuTableMetrics) {
+      ImGui::TableSetupColumn(enum_label(metric));
+      ImGui::TableSetupColumn("predicted");
+      ImGui::TableSetupColumn("error");
+    }
+    ImGui::TableSetupColumn("model and settings");
+    ImGui::TableHeadersRow();
+    for (const GpuRow& row : v.rows) {
+      const GpuRun& run = row.run;
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(run.id.c_str());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s", run.label.c_str(), run.software.c_str());
+      record_rect(s, ("gpu_row_" + run.id).c_str());  // the rows on screen, for the browser tests
+      ImGui::TableNextColumn();
+      if (!run.expressible) ImGui::TextDisabled("not compared");
+      else if (run.oom) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(row.label_agrees ? kGreen : kRed),
+                                           "ran OOM; predicted %s", to_string(row.verdict));
+      else ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(row.label_agrees ? kGreen : kRed), "%s", to_string(row.verdict));
+      for (GpuMetric metric : kGpuTableMetrics) {
+        const size_t m = size_t(metric);
+        ImGui::TableNextColumn();
+        if (run.expressible && !run.oom) ImGui::TextUnformatted(format_gpu_figure(s, metric, run.measured[m]).c_str());
+        else ImGui::TextDisabled("-");
+        ImGui::TableNextColumn();
+        if (run.expressible) ImGui::TextUnformatted(format_gpu_figure(s, metric, row.predicted[m]).c_str());
+        ImGui::TableNextColumn();
+        if (run.expressible && !run.oom) ImGui::Text("%+.1f%%", 100.0 * gpu_signed_error(row, metric));
+      }
+      ImGui::TableNextColumn();
+      if (run.expressible) ImGui::TextUnformatted(run.label.c_str());
+      else ImGui::TextDisabled("not compared: %s", run.why_not.c_str());
+    }
+    ImGui::EndTable();
+    record_rect(s, "validation_gpu");  // the table's visible area
+  }
+  ImGui::TextWrapped("Medians per figure (allocator reserve and outside the allocator as shares of the row's peak "
+                     "allocated); fit/OOM labels: %d of %d disagree.", v.label_disagreements, v.label_rows);
+  record_rect(s, "validation_gpu_summary");
+  if (!ImGui::BeginTable("validation_gpu_medians", 5, flags, ImVec2(0, medians_height))) return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  for (const char* column : {"figure", "rows", "median |error|", "max |error|", "signed"})  // widths: medians_width
+    ImGui::TableSetupColumn(column);
+  ImGui::TableHeadersRow();
+  for (const GpuMetricSummary& summary : v.metrics) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Text("%s%s", enum_label(summary.metric), gpu_error_over_peak(summary.metric) ? kOfPeak : "");
+    ImGui::TableNextColumn();
+    ImGui::Text("%d", summary.rows);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f%%", 100.0 * summary.median_abs_error);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f%%", 100.0 * summary.max_abs_error);
+    ImGui::TableNextColumn();
+    ImGui::Text("%+.1f%%", 100.0 * summary.median_signed_error);
+  }
+  ImGui::EndTable();
+  record_rect(s, "validation_gpu_medians");
+}
+
 }  // namespace
+
+// The GPU ground truth's medians table as one line of text, for the DOM mirror (a screen reader).
+std::string gpu_ground_truth_summary() {
+  const GpuValidation& v = gpu_validation();
+  std::string text;
+  for (const GpuMetricSummary& summary : v.metrics) {
+    char part[160];
+    std::snprintf(part, sizeof part, "%s: %d rows, median |error| %.1f%%, max %.1f%%, signed %+.1f%%; ",
+                  enum_label(summary.metric), summary.rows, 100.0 * summary.median_abs_error,
+                  100.0 * summary.max_abs_error, 100.0 * summary.median_signed_error);
+    text += part;
+  }
+  char labels[96];
+  std::snprintf(labels, sizeof labels, "fit/OOM labels: %d of %d disagree.", v.label_disagreements, v.label_rows);
+  return text + labels;
+}
 
 void draw_validation_view(AppState& s) {
   if (!s.validation_ready) {
@@ -178,6 +312,10 @@ void draw_validation_view(AppState& s) {
   }
   if (sub_tab("Step time (tokens/s)", "validation_tab_throughput")) {
     draw_throughput(s);
+    ImGui::EndTabItem();
+  }
+  if (sub_tab("GPU ground truth", "validation_tab_gpu")) {
+    draw_gpu_ground_truth(s);
     ImGui::EndTabItem();
   }
   if (sub_tab("Named constants", "validation_tab_constants")) {

@@ -32,6 +32,7 @@ bool draw_memory_view(AppState& s);    // panel_memory.cpp; true when a suggeste
 bool draw_layouts_view(AppState& s);   // panel_layouts.cpp; true when a layout was applied
 void draw_header(AppState& s);         // panel_header.cpp (verdict banner, copy/export buttons)
 void draw_validation_view(AppState& s);  // panel_validation.cpp (measured runs vs predictions)
+std::string gpu_ground_truth_summary();  // panel_validation.cpp: the GPU ground truth's medians as text
 bool draw_methods_view(AppState& s);   // panel_methods.cpp; true when a method was applied
 void ensure_methods(AppState& s);      // computes the method ranking for the config if it is stale
 bool draw_compare_view(AppState& s);   // panel_compare.cpp; true when the pinned config was restored

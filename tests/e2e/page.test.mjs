@@ -855,3 +855,49 @@ test('the layouts view offers spatial-temporal (PrimePar-style) layouts on reque
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('Validation: the GPU ground truth sub-tab lists the H100 rows and the CLI\'s medians, both themes, 1440x900 and 390x844', async () => {
+  const gpu = JSON.parse(execFileSync(cli, ['validate', '--json'], { encoding: 'utf8' })).gpu;
+  const row = '8b-l4-s16384-full';  // full recompute at 16k tokens (tests/data/gpu_memory_measured.csv)
+  assert.ok(gpu.rows.some((r) => r.id === row));
+  for (const [width, height] of [[1440, 900], [390, 844]]) {
+    for (const colorScheme of ['dark', 'light']) {
+      const size = `${width}x${height}-${colorScheme}`;
+      const { context, page, errors } = await openPage('', { viewport: { width, height }, colorScheme });
+      await clickWidget(page, 'tab_validation', { changes: true });
+      await clickWidget(page, 'validation_tab_gpu');
+      let w = await widgets(page);
+      const table = w.validation_gpu;
+      assert.ok(table && table[1] >= 0 && table[1] + table[3] <= height, `the rows' table is on screen (${size})`);
+      const inTable = (rect) => rect && rect[1] >= table[1] && rect[1] + rect[3] <= table[1] + table[3];
+      assert.ok(inTable(w[`gpu_row_${gpu.rows[0].id}`]), `the first row is shown (${size})`);
+      // Every harness row has its line; wheel the table down to the known row.
+      for (const r of gpu.rows) assert.ok(w[`gpu_row_${r.id}`], `row ${r.id} is in the table`);
+      for (let i = 0; i < 20 && !inTable(w[`gpu_row_${row}`]); ++i) {
+        await page.mouse.move(table[0] + 20, table[1] + table[3] / 2);
+        await page.mouse.wheel(0, 100);
+        await nextFrames(page);
+        w = await widgets(page);
+      }
+      assert.ok(inTable(w[`gpu_row_${row}`]), `${row} scrolls into view (${size})`);
+      await page.mouse.move(width - 2, height - 2);  // no tooltip over the screenshot
+      await nextFrames(page);
+      w = await widgets(page);
+      await page.screenshot({ path: path.join(artifacts, `validation-gpu-${size}.png`) });
+      // The medians below the table, as the mirror reads them: the CLI's figures (meshfit validate --json, "gpu").
+      const medians = (await mirror(page)).validation_gpu.medians;
+      for (const s of gpu.metrics)
+        assert.ok(medians.includes(`${s.label}: ${s.rows} rows, median |error| ${(100 * s.median_abs_error).toFixed(1)}%`),
+          `${s.metric} in "${medians}"`);
+      assert.ok(medians.includes(`fit/OOM labels: ${gpu.label_disagreements} of ${gpu.label_rows} disagree`), medians);
+      for (const name of ['validation_gpu_summary', 'validation_gpu_medians']) {
+        const rect = w[name];
+        assert.ok(rect && rect[1] >= 0 && rect[1] + rect[3] <= height + 1, `${name} is on screen (${size})`);
+        assert.ok(rect[0] >= 0 && rect[0] + rect[2] <= width + 1, `${name} does not overflow the width (${size})`);
+      }
+      assert.ok(table[0] >= 0 && table[0] + table[2] <= width + 1, `the table does not overflow the width (${size})`);
+      assert.deepEqual(errors, []);
+      await context.close();
+    }
+  }
+});

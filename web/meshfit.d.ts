@@ -162,7 +162,7 @@ export interface ThroughputValidation {
 }
 /** What a GPU ground-truth row is compared on: bytes, except tokens_per_s. */
 export type GpuMetric = 'peak_allocated' | 'peak_reserved' | 'device' | 'model_states' | 'step_transient' |
-  'allocator_reserve' | 'outside_allocator' | 'tokens_per_s';
+  'allocator_reserve' | 'outside_allocator' | 'tokens_per_s' | 'first_step_peak_allocated';
 export interface GpuValidationRow {
   id: string; label: string; software: string; expressible: boolean; oom: boolean;
   /** Set when expressible is false: what the harness ran that no meshfit input states. */

@@ -131,7 +131,7 @@ test('validate gives the CLI\'s rows, predictions and median', () => {
 test('validate\'s "gpu" part: every H100 row with its figures measured and predicted, and a median per figure', () => {
   const { gpu } = meshfit.validate();
   const metrics = ['peak_allocated', 'peak_reserved', 'device', 'model_states', 'step_transient', 'allocator_reserve',
-                   'outside_allocator', 'tokens_per_s'];  // meshfit.d.ts GpuMetric
+                   'outside_allocator', 'tokens_per_s', 'first_step_peak_allocated'];  // meshfit.d.ts GpuMetric
   assert.deepEqual(gpu.metrics.map((s) => s.metric), metrics);
   assert.ok(gpu.rows.length >= 60 && gpu.label_rows > 0);
   for (const row of gpu.rows) {

@@ -372,8 +372,6 @@ StepTransient optimizer_step_transient(const Config& config, const MemoryPlan& p
   StepTransient out;
   if (training.offload != Offload::kNone || training.optimizer_in_backward) return out;  // step on the CPU / in backward
   const double shard = double(plan.optimizer_shard_ranks);
-  const bool adamw = training.optimizer == Optimizer::kAdamW;
-  const OptimizerImpl impl = training.optimizer_impl;
   if (training.framework == Framework::kDeepSpeed) {
     const int64_t zero = config.layout.zero;
     if (zero >= 3) out.bytes = 4.0 * std::min(kDeepSpeedSubGroupElements, trained_on_rank / shard);
@@ -382,7 +380,7 @@ StepTransient optimizer_step_transient(const Config& config, const MemoryPlan& p
     // is small enough for a cached activation block; always so keeps memory monotone in batch and seq).
     out.new_segments = out.bytes > 0;
   }
-  if (impl == OptimizerImpl::kForeach && adamw && training.framework == Framework::kFsdp) {
+  if (foreach_optimizer_step(training)) {
     const ModelStateRule rule = model_state_rule(training.framework, config.layout.zero, training.fp32_grad_buffer, training.precision);
     const double width = training.precision == Precision::kPureBf16 ? 2.0 : 4.0;  // v's dtype
     out.bytes += width * trained_on_rank / (rule.moments_sharded ? shard : 1.0);

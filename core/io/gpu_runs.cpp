@@ -57,6 +57,7 @@ GpuRun gpu_run_from_row(const CsvRow& row) {
   const std::string& wrapper = csv_field(row, "wrapper");
   c.layout.dp = 1;
   c.layout.zero = wrapper == "fsdp2" ? 3 : 0;
+  run.ddp_one_rank = wrapper == "ddp";
   const std::string& rank = csv_field(row, "lora_rank");
   if (!rank.empty()) {
     t.finetune = FinetuneMethod::kLora;
@@ -151,8 +152,8 @@ GpuValidation validate_gpu_runs(const std::vector<GpuRun>& runs) {
     // gradients, 4 B per fp32 parameter: the DDP rows' model states are params + buckets + moments),
     // which meshfit books only for dp > 1, where frameworks wrap in DDP at all. Added to the
     // prediction as the harness's own, like its NCCL communicator.
-    const bool ddp_one_rank = run.id.rfind("ddp-", 0) == 0 && rank.bytes(Component::kCommBuffers) == 0;
-    const double harness_buckets = ddp_one_rank ? rank.intermediates.parameters * rank.intermediates.weight_bytes_per_param : 0.0;
+    const bool unbooked_buckets = run.ddp_one_rank && rank.bytes(Component::kCommBuffers) == 0;
+    const double harness_buckets = unbooked_buckets ? rank.intermediates.parameters * rank.intermediates.weight_bytes_per_param : 0.0;
     p[size_t(GpuMetric::kPeakAllocated)] = rank.peak_allocated_bytes + harness_buckets;
     p[size_t(GpuMetric::kPeakReserved)] = rank.peak_reserved_bytes + harness_buckets;
     p[size_t(GpuMetric::kDevice)] = rank.device_bytes + harness_nccl + harness_buckets;

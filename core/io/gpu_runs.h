@@ -54,6 +54,7 @@ struct GpuRun {
   bool oom = false;
   std::array<double, kGpuMetricCount> measured{};  // by GpuMetric; 0 where not measured (OOM rows)
   double nccl_bytes = 0;         // the harness's one-rank NCCL communicator (init_process_group)
+  bool ddp_one_rank = false;     // torch DDP at world size 1 (its buckets exist; see gpu_runs.cpp)
 };
 
 struct GpuRow {

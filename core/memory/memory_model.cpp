@@ -625,7 +625,6 @@ void place_components(const Config& config, const MemoryPlan& plan, const StageP
     at_end = c[size_t(Component::kWeights)] + gradient_bytes + c[size_t(Component::kOptimizerStates)] + comm_at_end +
              kCublasWorkspaceBytes;
     in.loss_moment_allocated_bytes = during;
-    in.loss_moment_dynamic_bytes = during - c[size_t(Component::kWeights)] - c[size_t(Component::kOptimizerStates)];
     in.backward_end_allocated_bytes = at_end;
     if (at_end > during) {
       in.peak_at_backward = true;
@@ -648,7 +647,8 @@ void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBy
   const bool expandable = training.allocator == AllocatorMode::kAuto
                               ? plan.profile.expandable_segments
                               : training.allocator == AllocatorMode::kExpandableSegments;
-  const bool gathers_per_block = plan.profile.grads_on_reduce_stream && plan.profile.weights_sharded(config.layout.zero);
+  const bool sharded = plan.profile.weights_sharded(config.layout.zero);
+  const bool gathers_per_block = plan.profile.gathers_whole_blocks && sharded;
   in.fragmentation_fraction = gathers_per_block ? (expandable ? kFsdpExpandableFragmentationFraction : kFsdpFragmentationFraction)
                                                 : (expandable ? kExpandableSegmentsFragmentationFraction : kFragmentationFraction);
   c[size_t(Component::kFragmentation)] = in.fragmentation_fraction * dynamic;
@@ -672,7 +672,7 @@ void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBy
   const double reserved = step.new_segments ? forward_backward_reserved + step.bytes
                                             : std::max(forward_backward_reserved, in.optimizer_step_allocated_bytes);
   double pooled_reserved = 0;
-  if (plan.profile.grads_on_reduce_stream && plan.profile.weights_sharded(config.layout.zero)) {
+  if (plan.profile.grads_on_reduce_stream && sharded) {
     // FSDP2: the gradients live in the reduce-scatter stream's pool, which the default stream
     // cannot reuse, so reserved = the default stream's peak (every moment's allocations less the
     // gradients it holds then) with its fragmentation, plus the gradient pool. The activations'
@@ -683,10 +683,13 @@ void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBy
     const double fb_default = in.gradients_built_during_backward
                                   ? std::max(in.loss_moment_allocated_bytes, in.backward_end_allocated_bytes - grads)
                                   : forward_backward_allocated - c[size_t(Component::kGradients)];
-    const double fb_dynamic = in.gradients_built_during_backward ? in.loss_moment_dynamic_bytes : dynamic;
+    // The weights and optimizer states are the same at every moment; the rest moves.
+    const double fb_dynamic = in.gradients_built_during_backward
+                                  ? in.loss_moment_allocated_bytes - c[size_t(Component::kWeights)] -
+                                        c[size_t(Component::kOptimizerStates)]
+                                  : dynamic;
     const double default_peak =
         std::max(fb_default + in.fragmentation_fraction * fb_dynamic, in.optimizer_step_allocated_bytes - states.gradients);
-    in.reduce_stream_pool_bytes = grads;
     pooled_reserved = default_peak + grads;
   }
   if (in.optimizer_step_allocated_bytes > forward_backward_allocated) {

@@ -193,9 +193,7 @@ struct RankIntermediates {
   double cp_ring_bytes = 0;             // ring-attention buffers of one layer's backward (cp > 1)
   bool gradients_built_during_backward = false;  // no gradient exists at the loss (see memory_model.cpp)
   double loss_moment_allocated_bytes = 0;        // allocated at the loss, when gradients are built during backward
-  double loss_moment_dynamic_bytes = 0;          //   of which activations, logits, buffers and workspaces
   double backward_end_allocated_bytes = 0;       // allocated at the end of backward, likewise
-  double reduce_stream_pool_bytes = 0;           // FSDP2: the reduce-scatter stream's pool (grads_on_reduce_stream)
   double pp_receive_buffer_bytes = 0;   // torch pipelining: one input buffer per micro-batch
   double st_buffer_bytes = 0;           // spatial-temporal: double buffers of the largest linear's blocks
   double fragmentation_fraction = 0;    // of the per-step allocations (overheads.h)

@@ -123,6 +123,32 @@ const FrameworkProfile kProfiles[] = {
       p.dp_overlap_default_source = "DeepSpeed's overlap_comm defaults to true only at ZeRO-3";
       return p;
     }(),
+    [] {
+      FrameworkProfile p;
+      p.framework = Framework::kNanotron;
+      p.source = "nanotron (Hugging Face): bf16 params, fp32 gradient accumulator, optional ZeRO-1";
+      // config zero_stage: 0 (default) or 1 (optim/zero.py ZeroDistributedOptimizer).
+      p.zero_stages = {"0 (off)", "1 (ZeRO-1: master and moments)", nullptr, nullptr};
+      p.default_zero = 0;
+      // accumulate_grad_in_fp32 (the examples' default): the fp32 accumulator beside the bf16
+      // gradients, neither sharded by ZeRO-1 — 2 + 2 + 4 + 4 + 8 = 20 B/param, the Ultra-Scale
+      // Playbook's "libraries that keep fp32 grads (nanotron does) add another 4N" (MEMORY_NOTES §6).
+      p.states.optimizer_sharded_from_zero = 1;
+      p.states.fp32_grads_from_zero = 0;
+      p.states.bf16_grads_dropped_from_zero = 4;
+      p.cost_balanced_split = true;
+      p.interleaved_schedule = false;
+      p.vocab_pad_multiple = 1;                   // TensorParallelEmbedding: the vocabulary split over tp
+      // The pipeline's cast_to_fp32 block, then sharded_cross_entropy (parallel/tensor_parallel/
+      // functional.py): fp32 logits exponentiated in place and reused as the backward's gradient,
+      // Megatron's vocab-parallel scheme.
+      p.default_loss = LossKind::kVocabParallel;
+      p.fp8_weight_cache_bytes = 0;               // no fp8 training path modelled for nanotron
+      // Gradients go through torch DDP's bucket hooks during the backward (parallel/data_parallel).
+      p.dp_overlap_default_from_zero = 0;
+      p.dp_overlap_default_source = "nanotron reduces gradients in torch DDP bucket hooks during the backward";
+      return p;
+    }(),
 };
 static_assert(std::size(kProfiles) == enum_count<Framework>(), "one profile per framework, in enum order");
 
@@ -132,6 +158,24 @@ const FrameworkProfile& framework_profile(Framework framework) {
   const FrameworkProfile& profile = kProfiles[size_t(framework)];
   MESHFIT_ASSERT(profile.framework == framework, "framework profiles out of enum order");
   return profile;
+}
+
+SplitRule split_rule(const FrameworkProfile& profile, const ModelSpec& model) {
+  SplitRule rule;
+  rule.edge_weight = profile.pipeline_edge_weight;
+  if (profile.cost_balanced_split) rule.head_cost_layers = nanotron_head_cost_layers(model);
+  return rule;
+}
+
+std::vector<int64_t> candidate_stages(const FrameworkProfile& profile, int64_t pp) {
+  std::vector<int64_t> stages = {0};
+  if (profile.cost_balanced_split) {
+    for (int64_t stage = 1; stage < pp; ++stage) stages.push_back(stage);
+  } else {
+    if (pp > 1) stages.push_back(1);
+    if (pp > 2) stages.push_back(pp - 1);
+  }
+  return stages;
 }
 
 // Plain PyTorch mixed precision: fp32 parameters that torch.autocast casts per GEMM. The FSDP
@@ -442,7 +486,7 @@ MemoryPlan plan_memory(const Config& config) {
 StageShape stage_shape(const Config& config, const MemoryPlan& plan, int64_t stage_index) {
   MESHFIT_ASSERT(stage_index >= 0 && stage_index < config.layout.pp, "pipeline stage out of range");
   StageShape shape;
-  shape.placement = place_stage(config.model.layers, config.layout, stage_index, plan.profile.pipeline_edge_weight);
+  shape.placement = place_stage(config.model.layers, config.layout, stage_index, split_rule(plan.profile, config.model));
   shape.embedding_parameters = shape.placement.has_embedding ? plan.vocab_parameters : 0.0;
   // The LM head: its own matrix when untied; when tied and split over stages, Megatron keeps a
   // copy of the embedding on the last stage (synchronised by the embedding group).
@@ -468,7 +512,7 @@ void describe_stage(const Config& config, const MemoryPlan& plan, const StageSha
   rank.pp_stage = stage.stage;
   if (with_chunks) {
     int64_t first_layer = 0;
-    const std::vector<int64_t> counts = virtual_stage_layers(model.layers, layout, plan.profile.pipeline_edge_weight);
+    const std::vector<int64_t> counts = virtual_stage_layers(model.layers, layout, split_rule(plan.profile, model));
     for (int64_t j = 0; j < int64_t(counts.size()); ++j) {
       if (j % layout.pp == stage.stage) rank.chunks.push_back({j / layout.pp, first_layer, counts[size_t(j)]});
       first_layer += counts[size_t(j)];
@@ -755,10 +799,9 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
 }
 
 RankMemory worst_stage_memory(const Config& config, const MemoryPlan& plan) {
-  const int64_t pp = config.layout.pp;
   RankMemory worst = stage_memory(config, plan, 0, false);
-  for (int64_t stage : {int64_t(1), pp - 1}) {
-    if (stage <= 0 || stage >= pp) continue;
+  for (int64_t stage : candidate_stages(plan.profile, config.layout.pp)) {
+    if (stage == 0) continue;
     RankMemory candidate = stage_memory(config, plan, stage, false);
     if (candidate.device_bytes > worst.device_bytes) worst = candidate;
   }

@@ -99,6 +99,12 @@ struct FrameworkProfile {
   // are cut (torchtitan generate_llm_fqn_per_model_part input_weight/output_weight = 1); 0 = the
   // layers alone are split (Megatron without account_for_embedding_in_pipeline_split).
   int64_t pipeline_edge_weight = 0;
+  // nanotron's split (src/nanotron/models/base.py build_model): every pipeline block gets a compute
+  // cost (models/llama.py get_block_compute_costs: a decoder layer 4*a*d*h + 3*f*h, the LM head v*h,
+  // the embedding and the final norm 0) and blocks go, in order, to the current rank until their
+  // running cost passes that rank's share of the total; the head may end on a rank before the last.
+  bool cost_balanced_split = false;
+  bool interleaved_schedule = true;  // vpp > 1 offered (nanotron's pp_engine: 1f1b or afab only)
   // FSDP2 under PP (torchtitan reshard_after_forward = not pp_enabled; torch pipelining
   // stage.py backward_maybe_with_nosync): the stage's params stay unsharded from the first
   // forward to the last backward, and gradients accumulate unsharded in the reduce dtype.
@@ -148,6 +154,12 @@ struct FrameworkProfile {
 };
 
 const FrameworkProfile& framework_profile(Framework framework);
+// The framework's own stage split for this model (parameter_count.h SplitRule).
+SplitRule split_rule(const FrameworkProfile& profile, const ModelSpec& model);
+// The pipeline stages whose memory or time can be the worst: first, the first middle one (most
+// layers under an uneven split, most in-flight micro-batches among the middle) and last; every
+// stage under a cost-balanced split, where the head may sit before the last rank.
+std::vector<int64_t> candidate_stages(const FrameworkProfile& profile, int64_t pp);
 // Whether the data-parallel gradient reduce (and a sharded optimizer's parameter gather) overlaps
 // compute: dp_comm_overlap on/off as given, auto = the framework's default at ZeRO stage `zero`
 // (FrameworkProfile dp_overlap_default_from_zero). Both models read it: the step time
@@ -285,8 +297,7 @@ struct StageShape {
 StageShape stage_shape(const Config& config, const MemoryPlan& plan, int64_t stage);
 // One stage's memory; `with_chunks` fills RankMemory::chunks (the search leaves it empty).
 RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t stage, bool with_chunks);
-// The stages that can be the worst: first, the first middle one (most layers under an uneven
-// split, most in-flight micro-batches among the middle) and last. Returns the worst's memory.
+// The worst of candidate_stages' memory.
 RankMemory worst_stage_memory(const Config& config, const MemoryPlan& plan);
 Verdict verdict_for(double device_bytes, double capacity_bytes, double headroom);
 

@@ -55,14 +55,49 @@ double total_parameters(const ModelSpec& model) {
          final_norm_parameters(model);
 }
 
+double nanotron_head_cost_layers(const ModelSpec& model) {
+  // d_qkv = hidden / heads there, so the attention term is 4h^2 whatever head_dim is.
+  const double h = double(model.hidden);
+  const double layer = 4.0 * h * h + 3.0 * double(model.ffn) * h;
+  return layer > 0 ? double(model.vocab) * h / layer : 0.0;
+}
+
 namespace {
 
+// nanotron's split (src/nanotron/models/base.py build_model): the pipeline blocks in order (embedding
+// 0, the layers 1 each, final norm 0, head `head_cost`, then the zero-cost fp32 cast and loss) are
+// built on the current rank; after each, if its running cost passes that rank's share
+// (total * (rank+1) / pp), the next block goes to the next rank. Fills the layers per rank and the
+// head's rank.
+void cost_balanced_split(int64_t layers, int64_t pp, double head_cost, std::vector<int64_t>& counts, int64_t& head_rank) {
+  counts.assign(size_t(pp), 0);
+  const double total = double(layers) + head_cost;
+  int64_t rank = 0;
+  const auto built = [&](double cumulative) {
+    if (cumulative > total * double(rank + 1) / double(pp) && rank + 1 < pp) ++rank;
+  };
+  built(0.0);  // the embedding
+  for (int64_t layer = 1; layer <= layers; ++layer) {
+    ++counts[size_t(rank)];
+    built(double(layer));
+  }
+  built(double(layers));  // the final norm
+  head_rank = rank;
+}
+
 // Layers of virtual stage j (0 .. pp*vpp-1) under the split rule of virtual_stage_layers.
-int64_t chunk_layers(int64_t layers, const Layout& layout, int64_t j, int64_t edge_weight) {
+int64_t chunk_layers(int64_t layers, const Layout& layout, int64_t j, const SplitRule& rule) {
   const int64_t chunks = layout.pp * layout.vpp;
   if (chunks == 1) return layers;
   const int64_t first = layout.pp_first_stage_layers;
   const int64_t last = layout.pp_last_stage_layers;
+  const int64_t edge_weight = rule.edge_weight;
+  if (first == 0 && last == 0 && rule.head_cost_layers >= 0 && layout.vpp == 1) {
+    std::vector<int64_t> counts;
+    int64_t head_rank = 0;
+    cost_balanced_split(layers, layout.pp, rule.head_cost_layers, counts, head_rank);
+    return counts[size_t(j)];
+  }
   if (first == 0 && last == 0 && edge_weight > 0) {
     // torchtitan distributed/pipeline_parallel.py generate_llm_fqn_per_model_part: the embedding
     // and the norm+output count as edge_weight layers each; the E = L + 2w effective layers are
@@ -85,20 +120,26 @@ int64_t chunk_layers(int64_t layers, const Layout& layout, int64_t j, int64_t ed
 
 }  // namespace
 
-std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout, int64_t edge_weight) {
+std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout, const SplitRule& rule) {
   std::vector<int64_t> counts(size_t(layout.pp * layout.vpp));
   for (int64_t j = 0; j < int64_t(counts.size()); ++j)
-    counts[size_t(j)] = chunk_layers(layers, layout, j, edge_weight);
+    counts[size_t(j)] = chunk_layers(layers, layout, j, rule);
   return counts;
 }
 
-StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage, int64_t edge_weight) {
+StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage, const SplitRule& rule) {
   StagePlacement placement;
   placement.stage = stage;
   for (int64_t chunk = 0; chunk < layout.vpp; ++chunk)
-    placement.layers += chunk_layers(layers, layout, chunk * layout.pp + stage, edge_weight);
+    placement.layers += chunk_layers(layers, layout, chunk * layout.pp + stage, rule);
   placement.has_embedding = stage == 0;
-  placement.has_lm_head = stage == layout.pp - 1;
+  int64_t head_rank = layout.pp - 1;
+  if (layout.pp_first_stage_layers == 0 && layout.pp_last_stage_layers == 0 && rule.head_cost_layers >= 0 &&
+      layout.vpp == 1 && layout.pp > 1) {
+    std::vector<int64_t> counts;
+    cost_balanced_split(layers, layout.pp, rule.head_cost_layers, counts, head_rank);
+  }
+  placement.has_lm_head = stage == head_rank;
   return placement;
 }
 

@@ -43,11 +43,19 @@ struct StagePlacement {
   bool has_lm_head = false;       // last stage (output layer, final norm, loss)
 };
 
+// How a framework cuts the layers into stages when the config names no first/last stage counts.
+struct SplitRule {
+  int64_t edge_weight = 0;       // > 0: torchtitan's split, the embedding and the head counting as that many layers
+  double head_cost_layers = -1;  // >= 0: nanotron's cost-balanced split, the head costing this many layers
+};
+// nanotron's head cost in layers (models/llama.py get_block_compute_costs): v*h over 4*a*d*h + 3*f*h.
+double nanotron_head_cost_layers(const ModelSpec& model);
+
 // Layers per virtual stage: an even split, or the explicit first/last counts with the rest spread
-// evenly (remainder to the earliest middle chunks). Requires a validated layout.
-// edge_weight > 0: torchtitan's split, the embedding and the head counting as that many layers.
-std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout, int64_t edge_weight = 0);
+// evenly (remainder to the earliest middle chunks), or the framework's own rule. Requires a
+// validated layout.
+std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout, const SplitRule& rule = {});
 // One pipeline stage: virtual stage j lives on rank j % pp (Megatron interleaving).
-StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage, int64_t edge_weight = 0);
+StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage, const SplitRule& rule = {});
 
 }  // namespace meshfit

@@ -180,8 +180,16 @@ FrameworkPerf compiled(FrameworkPerf p) {
 FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_overlap) {
   FrameworkPerf p;
   switch (framework) {
-    case Framework::kMegatron: p = kernels == Kernels::kEager ? eager("Megatron-style 3D in eager PyTorch (e.g. nanotron)")
+    case Framework::kMegatron: p = kernels == Kernels::kEager ? eager("Megatron-LM's layers in eager PyTorch (no Transformer Engine)")
                                                              : megatron_fused();
+      break;
+    case Framework::kNanotron:
+      // Eager PyTorch layers with flash_attn's FlashAttention-2 (no FA3/cuDNN path) and a Triton
+      // RMSNorm; the fp32 accumulator adds each micro-batch's bf16 gradients in a backward hook
+      // (accumulate_grad_in_fp32) and the sharded cross-entropy runs as eager fp32 ops.
+      p = eager("nanotron: eager PyTorch, FlashAttention-2, fp32 gradient accumulator");
+      p.fused_grad_accumulation = false;
+      if (kernels == Kernels::kFused) p = megatron_fused();
       break;
     case Framework::kFsdp:
       p = eager("torchtitan / FSDP2, eager (default), SDPA attention");
@@ -866,8 +874,8 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   report.dp_crosses_nodes = terms.dp_crosses_nodes;
 
   StageTime slowest = stage_time(terms, 0);
-  for (int64_t stage : {int64_t(1), layout.pp - 1}) {
-    if (stage <= 0 || stage >= layout.pp) continue;
+  for (int64_t stage : candidate_stages(plan.profile, layout.pp)) {
+    if (stage == 0) continue;
     const StageTime candidate = stage_time(terms, stage);
     if (candidate.total() > slowest.total()) slowest = candidate;
   }

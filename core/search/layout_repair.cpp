@@ -21,6 +21,7 @@ bool is_layout_issue(IssueCode code) {
     case IssueCode::kPpNotDivideLayers:
     case IssueCode::kVppNotDivideLayers:
     case IssueCode::kVppWithoutPp:
+    case IssueCode::kVppUnsupported:
     case IssueCode::kVppMicrobatches:
     case IssueCode::kStageLayersInvalid:
     case IssueCode::kBatchNotDivisible:

@@ -234,7 +234,7 @@ class Search {
     if (!options_.dp.contains(dp)) return false;
     vpps_.clear();
     for (int64_t vpp = options_.vpp.min; vpp <= std::min(options_.vpp.max, model.layers); ++vpp)
-      if (vpp == 1 || pp > 1) vpps_.push_back(vpp);
+      if (vpp == 1 || (pp > 1 && profile_.interleaved_schedule)) vpps_.push_back(vpp);
     const std::vector<bool> sp_options = tp == 1                          ? std::vector<bool>{false}
                                          : options_.sp == SpChoice::kOn  ? std::vector<bool>{true}
                                          : options_.sp == SpChoice::kOff ? std::vector<bool>{false}

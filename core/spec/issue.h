@@ -28,6 +28,7 @@ enum class IssueCode {
   kPpNotDivideLayers,       // layers % pp != 0 where the framework requires an even split
   kVppNotDivideLayers,      // layers % (pp * vpp) != 0 (interleaved schedule)
   kVppWithoutPp,            // vpp > 1 with pp == 1
+  kVppUnsupported,          // vpp > 1 where the framework has no interleaved schedule (nanotron)
   kVppMicrobatches,         // interleaved 1F1B needs micro-batches % pp == 0 (Megatron-LM)
   kStageLayersInvalid,      // explicit first/last stage layer counts do not add up
   kBatchNotDivisible,       // global_batch % (dp * micro_batch) != 0
@@ -87,6 +88,7 @@ template <> struct EnumNames<IssueCode> {
       {IssueCode::kPpNotDivideLayers, "pp_not_divide_layers", "pp_not_divide_layers"},
       {IssueCode::kVppNotDivideLayers, "vpp_not_divide_layers", "vpp_not_divide_layers"},
       {IssueCode::kVppWithoutPp, "vpp_without_pp", "vpp_without_pp"},
+      {IssueCode::kVppUnsupported, "vpp_unsupported", "vpp_unsupported"},
       {IssueCode::kVppMicrobatches, "vpp_microbatches", "vpp_microbatches"},
       {IssueCode::kStageLayersInvalid, "stage_layers_invalid", "stage_layers_invalid"},
       {IssueCode::kBatchNotDivisible, "batch_not_divisible", "batch_not_divisible"},

@@ -36,6 +36,7 @@ std::optional<IssueCode> pipeline_problem(int64_t layers, const Layout& l, const
   }
   if (profile.even_middle_split && l.vpp == 1 && layers % l.pp != 0) return IssueCode::kPpNotDivideLayers;
   // torchtitan spreads E = L + 2 effective layers itself (uneven first/last), Megatron needs equal chunks.
+  if (l.vpp > 1 && !profile.interleaved_schedule) return IssueCode::kVppUnsupported;
   if (l.vpp > 1 && profile.pipeline_edge_weight == 0 && layers % chunks != 0) return IssueCode::kVppNotDivideLayers;
   if (l.vpp > 1 && l.pp == 1) return IssueCode::kVppWithoutPp;
   return std::nullopt;
@@ -44,7 +45,7 @@ std::optional<IssueCode> pipeline_problem(int64_t layers, const Layout& l, const
 bool choose_pipeline_split(int64_t layers, const FrameworkProfile& profile, Layout& layout) {
   layout.pp_first_stage_layers = layout.pp_last_stage_layers = 0;
   const int64_t chunks = layout.pp * layout.vpp;
-  if (chunks > layers || (layout.vpp > 1 && layout.pp == 1)) return false;
+  if (chunks > layers || (layout.vpp > 1 && (layout.pp == 1 || !profile.interleaved_schedule))) return false;
   // FSDP/DeepSpeed spread an uneven plain pipeline themselves.
   if (layers % chunks == 0 || profile.pipeline_edge_weight > 0 || !(layout.vpp > 1 || profile.even_middle_split))
     return true;

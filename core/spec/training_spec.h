@@ -45,7 +45,9 @@ enum class FinetuneStack { kHfPeft, kHfPeftDeepSpeed, kHfPeftFsdp, kTorchtune, k
 // (parameters too; needs sharded weights).
 enum class Offload { kNone, kOptimizer, kParams };
 enum class Recompute { kNone, kSelective, kFull };         // selective = attention core (Korthikanti)
-enum class Framework { kMegatron, kFsdp, kDeepSpeed };     // memory-layout profile
+// Memory-layout and speed profile (memory_model.cpp kProfiles, perf_model.cpp framework_perf). nanotron
+// (Hugging Face's 3D trainer) is Megatron-style TP/PP/DP with its own states, split and kernels.
+enum class Framework { kMegatron, kFsdp, kDeepSpeed, kNanotron };
 // How the layer's kernels are issued: the framework's default, PyTorch eager ops (torchtitan without
 // compile, nanotron, HF/DeepSpeed models), fused kernels (Megatron-LM with Transformer Engine), or
 // torch.compile (torchtitan compile.enable). The one input for "is torch.compile on": the step time
@@ -126,7 +128,8 @@ template <> struct EnumNames<Recompute> {
 template <> struct EnumNames<Framework> {
   static constexpr EnumName<Framework> table[] = {{Framework::kMegatron, "megatron", "Megatron-LM"},
                                                   {Framework::kFsdp, "fsdp", "PyTorch FSDP2"},
-                                                  {Framework::kDeepSpeed, "deepspeed", "DeepSpeed ZeRO"}};
+                                                  {Framework::kDeepSpeed, "deepspeed", "DeepSpeed ZeRO"},
+                                                  {Framework::kNanotron, "nanotron", "nanotron"}};
 };
 
 template <> struct EnumNames<Kernels> {

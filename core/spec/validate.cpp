@@ -301,6 +301,11 @@ struct Rules {
                             " layers (Megatron-LM requires an even split; set pp_first_stage_layers/pp_last_stage_layers "
                             "for an uneven one).");
           break;
+        case IssueCode::kVppUnsupported:
+          check.error(IssueCode::kVppUnsupported, "vpp",
+                      "vpp=" + to_string(l.vpp) + ": " + to_string(t.framework) +
+                          " has no interleaved pipeline schedule (its pp_engine is 1f1b or afab); use vpp=1.");
+          break;
         case IssueCode::kVppNotDivideLayers:
           check.error(IssueCode::kVppNotDivideLayers, "vpp",
                       "pp*vpp = " + to_string(l.pp) + "*" + to_string(l.vpp) + " = " + to_string(chunks) +

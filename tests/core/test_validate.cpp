@@ -98,6 +98,10 @@ TEST_CASE("pp_not_divide_layers (Megatron-LM only)") {
 TEST_CASE("vpp_not_divide_layers") {
   expect_issue(with(base(), {{"pp", 4}, {"vpp", 3}}), IssueCode::kVppNotDivideLayers, "vpp", {"12", "32 layers"});
 }
+TEST_CASE("vpp_unsupported (nanotron has no interleaved schedule)") {
+  expect_issue(with(base(), {{"framework", "nanotron"}, {"zero", 0}, {"pp", 4}, {"vpp", 2}}), IssueCode::kVppUnsupported, "vpp",
+               {"vpp=2", "nanotron", "interleaved"});
+}
 TEST_CASE("vpp_without_pp") { expect_issue(with(base(), {{"vpp", 2}}), IssueCode::kVppWithoutPp, "vpp", {"vpp=2"}); }
 TEST_CASE("vpp_microbatches") {
   expect_issue(with(base(), {{"pp", 4}, {"vpp", 2}, {"global_batch", 6}}), IssueCode::kVppMicrobatches, "global_batch",

@@ -167,13 +167,24 @@ SplitRule split_rule(const FrameworkProfile& profile, const ModelSpec& model) {
   return rule;
 }
 
-std::vector<int64_t> candidate_stages(const FrameworkProfile& profile, int64_t pp) {
+std::vector<int64_t> candidate_stages(const Config& config, const FrameworkProfile& profile) {
+  const int64_t pp = config.layout.pp;
   std::vector<int64_t> stages = {0};
-  if (profile.cost_balanced_split) {
-    for (int64_t stage = 1; stage < pp; ++stage) stages.push_back(stage);
-  } else {
-    if (pp > 1) stages.push_back(1);
-    if (pp > 2) stages.push_back(pp - 1);
+  const auto add = [&stages](int64_t stage) {
+    if (std::find(stages.begin(), stages.end(), stage) == stages.end()) stages.push_back(stage);
+  };
+  if (pp > 1) add(1);
+  if (pp > 2) add(pp - 1);
+  if (profile.cost_balanced_split && config.layout.vpp == 1 && pp > 2) {
+    const SplitRule rule = split_rule(profile, config.model);
+    const std::vector<int64_t> counts = virtual_stage_layers(config.model.layers, config.layout, rule);
+    std::vector<int64_t> seen;
+    for (int64_t stage = 1; stage < pp; ++stage) {
+      if (std::find(seen.begin(), seen.end(), counts[size_t(stage)]) != seen.end()) continue;
+      seen.push_back(counts[size_t(stage)]);
+      add(stage);
+    }
+    add(head_stage(config.model.layers, config.layout, rule));
   }
   return stages;
 }
@@ -800,7 +811,7 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
 
 RankMemory worst_stage_memory(const Config& config, const MemoryPlan& plan) {
   RankMemory worst = stage_memory(config, plan, 0, false);
-  for (int64_t stage : candidate_stages(plan.profile, config.layout.pp)) {
+  for (int64_t stage : candidate_stages(config, plan.profile)) {
     if (stage == 0) continue;
     RankMemory candidate = stage_memory(config, plan, stage, false);
     if (candidate.device_bytes > worst.device_bytes) worst = candidate;

@@ -158,8 +158,9 @@ const FrameworkProfile& framework_profile(Framework framework);
 SplitRule split_rule(const FrameworkProfile& profile, const ModelSpec& model);
 // The pipeline stages whose memory or time can be the worst: first, the first middle one (most
 // layers under an uneven split, most in-flight micro-batches among the middle) and last; every
-// stage under a cost-balanced split, where the head may sit before the last rank.
-std::vector<int64_t> candidate_stages(const FrameworkProfile& profile, int64_t pp);
+// stage under a cost-balanced split, the first of each layer count there (in-flight micro-batches
+// fall with the stage index), the head's stage and the last.
+std::vector<int64_t> candidate_stages(const Config& config, const FrameworkProfile& profile);
 // Whether the data-parallel gradient reduce (and a sharded optimizer's parameter gather) overlaps
 // compute: dp_comm_overlap on/off as given, auto = the framework's default at ZeRO stage `zero`
 // (FrameworkProfile dp_overlap_default_from_zero). Both models read it: the step time

@@ -85,19 +85,19 @@ void cost_balanced_split(int64_t layers, int64_t pp, double head_cost, std::vect
   head_rank = rank;
 }
 
-// Layers of virtual stage j (0 .. pp*vpp-1) under the split rule of virtual_stage_layers.
-int64_t chunk_layers(int64_t layers, const Layout& layout, int64_t j, const SplitRule& rule) {
+// Whether the framework's cost-balanced split applies (no explicit first/last counts, no interleaving).
+bool cost_balanced(const Layout& layout, const SplitRule& rule) {
+  return layout.pp_first_stage_layers == 0 && layout.pp_last_stage_layers == 0 && rule.head_cost_layers >= 0 &&
+         layout.vpp == 1 && layout.pp > 1;
+}
+
+// Layers of virtual stage j (0 .. pp*vpp-1) under the split rule of virtual_stage_layers (not the
+// cost-balanced one, which is computed for all stages at once).
+int64_t chunk_layers(int64_t layers, const Layout& layout, int64_t j, int64_t edge_weight) {
   const int64_t chunks = layout.pp * layout.vpp;
   if (chunks == 1) return layers;
   const int64_t first = layout.pp_first_stage_layers;
   const int64_t last = layout.pp_last_stage_layers;
-  const int64_t edge_weight = rule.edge_weight;
-  if (first == 0 && last == 0 && rule.head_cost_layers >= 0 && layout.vpp == 1) {
-    std::vector<int64_t> counts;
-    int64_t head_rank = 0;
-    cost_balanced_split(layers, layout.pp, rule.head_cost_layers, counts, head_rank);
-    return counts[size_t(j)];
-  }
   if (first == 0 && last == 0 && edge_weight > 0) {
     // torchtitan distributed/pipeline_parallel.py generate_llm_fqn_per_model_part: the embedding
     // and the norm+output count as edge_weight layers each; the E = L + 2w effective layers are
@@ -122,24 +122,39 @@ int64_t chunk_layers(int64_t layers, const Layout& layout, int64_t j, const Spli
 
 std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout, const SplitRule& rule) {
   std::vector<int64_t> counts(size_t(layout.pp * layout.vpp));
+  if (cost_balanced(layout, rule)) {
+    int64_t head_rank = 0;
+    cost_balanced_split(layers, layout.pp, rule.head_cost_layers, counts, head_rank);
+    return counts;
+  }
   for (int64_t j = 0; j < int64_t(counts.size()); ++j)
-    counts[size_t(j)] = chunk_layers(layers, layout, j, rule);
+    counts[size_t(j)] = chunk_layers(layers, layout, j, rule.edge_weight);
   return counts;
+}
+
+int64_t head_stage(int64_t layers, const Layout& layout, const SplitRule& rule) {
+  if (!cost_balanced(layout, rule)) return layout.pp - 1;
+  std::vector<int64_t> counts;
+  int64_t head_rank = layout.pp - 1;
+  cost_balanced_split(layers, layout.pp, rule.head_cost_layers, counts, head_rank);
+  return head_rank;
 }
 
 StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage, const SplitRule& rule) {
   StagePlacement placement;
   placement.stage = stage;
-  for (int64_t chunk = 0; chunk < layout.vpp; ++chunk)
-    placement.layers += chunk_layers(layers, layout, chunk * layout.pp + stage, rule);
-  placement.has_embedding = stage == 0;
-  int64_t head_rank = layout.pp - 1;
-  if (layout.pp_first_stage_layers == 0 && layout.pp_last_stage_layers == 0 && rule.head_cost_layers >= 0 &&
-      layout.vpp == 1 && layout.pp > 1) {
+  if (cost_balanced(layout, rule)) {
     std::vector<int64_t> counts;
+    int64_t head_rank = layout.pp - 1;
     cost_balanced_split(layers, layout.pp, rule.head_cost_layers, counts, head_rank);
+    placement.layers = counts[size_t(stage)];
+    placement.has_lm_head = stage == head_rank;
+  } else {
+    for (int64_t chunk = 0; chunk < layout.vpp; ++chunk)
+      placement.layers += chunk_layers(layers, layout, chunk * layout.pp + stage, rule.edge_weight);
+    placement.has_lm_head = stage == layout.pp - 1;
   }
-  placement.has_lm_head = stage == head_rank;
+  placement.has_embedding = stage == 0;
   return placement;
 }
 

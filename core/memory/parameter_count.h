@@ -55,6 +55,8 @@ double nanotron_head_cost_layers(const ModelSpec& model);
 // evenly (remainder to the earliest middle chunks), or the framework's own rule. Requires a
 // validated layout.
 std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout, const SplitRule& rule = {});
+// The rank that holds the LM head: the last, or where a cost-balanced split puts it.
+int64_t head_stage(int64_t layers, const Layout& layout, const SplitRule& rule = {});
 // One pipeline stage: virtual stage j lives on rank j % pp (Megatron interleaving).
 StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage, const SplitRule& rule = {});
 

@@ -874,7 +874,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   report.dp_crosses_nodes = terms.dp_crosses_nodes;
 
   StageTime slowest = stage_time(terms, 0);
-  for (int64_t stage : candidate_stages(plan.profile, layout.pp)) {
+  for (int64_t stage : candidate_stages(config, plan.profile)) {
     if (stage == 0) continue;
     const StageTime candidate = stage_time(terms, stage);
     if (candidate.total() > slowest.total()) slowest = candidate;

@@ -121,3 +121,24 @@ TEST_CASE("nanotron has no interleaved schedule and no ZeRO-2/3: refused by name
   const std::vector<int64_t> pps = pp_choices(config_from(nanotron("llama3.1-8b", 6)));
   CHECK(std::find(pps.begin(), pps.end(), 6) != pps.end());
 }
+
+TEST_CASE("nanotron: the worst of the candidate stages is the worst of all stages") {
+  for (const char* model : {"qwen2.5-1.5b", "llama3.2-1b", "llama3.1-8b", "qwen3-0.6b"}) {
+    for (int64_t pp : {3, 5, 8, 12, 16}) {
+      for (const char* recompute : {"none", "full"}) {
+        json object = nanotron(model, pp);
+        object["recompute"] = recompute;
+        ParsedConfig parsed = parse_config(object);
+        if (has_errors(parsed.issues) || has_errors(validate(parsed.config))) continue;
+        const MemoryReport report = estimate_memory(parsed.config);
+        REQUIRE(report.valid());
+        double worst = 0;
+        for (const RankMemory& rank : report.ranks) worst = std::max(worst, rank.device_bytes);
+        CAPTURE(model);
+        CAPTURE(pp);
+        const MemoryPlan plan = plan_memory(parsed.config);
+        CHECK(worst_stage_memory(parsed.config, plan).device_bytes == worst);
+      }
+    }
+  }
+}

@@ -189,6 +189,10 @@ FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_
       // (accumulate_grad_in_fp32) and the sharded cross-entropy runs as eager fp32 ops.
       p = eager("nanotron: eager PyTorch, FlashAttention-2, fp32 gradient accumulator");
       p.fused_grad_accumulation = false;
+      // ZeRO-1 (optim/zero.py ZeroDistributedOptimizer): the gradients are reduce-scattered in the
+      // backward hooks, but the updated shards are all-gathered after the optimizer step, before the
+      // next forward starts: never hidden. Why ZeRO-0 can beat ZeRO-1 at the same degrees.
+      p.param_gather_overlap = 0.0;
       if (kernels == Kernels::kFused) p = megatron_fused();
       break;
     case Framework::kFsdp:

@@ -190,12 +190,14 @@ inline bool runs_compiled(const TrainingSpec& training) {
 }
 
 // Whether the optimizer step is PyTorch's foreach AdamW (list kernels and a sqrt(v) copy) rather than
-// one fused kernel: only torchtitan / FSDP2 offers the choice (optimizer.implementation, default
-// fused); Megatron-LM and DeepSpeed run their own FusedAdam. The step-time model reads it
-// (perf_model.cpp kForeachOptimizerHbmFraction); memory_model.cpp applies the same rule to the copy.
+// one fused kernel: torchtitan / FSDP2 offers the choice (optimizer.implementation, default fused);
+// nanotron builds torch.optim.AdamW with fused=torch_adam_is_fused (config default false: PyTorch's
+// foreach default on CUDA); Megatron-LM and DeepSpeed run their own FusedAdam. The step-time model
+// reads it (perf_model.cpp kForeachOptimizerHbmFraction); memory_model.cpp applies the same rule to the copy.
 inline bool foreach_optimizer_step(const TrainingSpec& training) {
-  return training.optimizer_impl == OptimizerImpl::kForeach && training.optimizer == Optimizer::kAdamW &&
-         training.framework == Framework::kFsdp;
+  if (training.optimizer != Optimizer::kAdamW) return false;
+  if (training.framework == Framework::kNanotron) return training.optimizer_impl != OptimizerImpl::kFused;
+  return training.optimizer_impl == OptimizerImpl::kForeach && training.framework == Framework::kFsdp;
 }
 
 }  // namespace meshfit

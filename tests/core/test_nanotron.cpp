@@ -10,6 +10,7 @@
 #include "io/serialize.h"
 #include "memory/memory_model.h"
 #include "memory/parameter_count.h"
+#include "perf/perf_model.h"
 #include "search/layout_search.h"
 #include "spec/structure.h"
 #include "spec/validate.h"
@@ -141,4 +142,24 @@ TEST_CASE("nanotron: the worst of the candidate stages is the worst of all stage
       }
     }
   }
+}
+
+TEST_CASE("nanotron's step: ZeRO-1's parameter all-gather is exposed, AdamW is PyTorch's foreach unless fused") {
+  json object = nanotron("llama3.2-1b", 1);
+  object["gpus"] = 64;
+  object["global_batch"] = 128;
+  object["zero"] = 1;
+  const Config nano = config_from(object);
+  object["framework"] = "megatron";
+  object["dp_comm_overlap"] = "on";
+  const Config megatron = config_from(object);
+  const StepReport nano_step = predict_step(nano, plan_memory(nano));
+  const StepReport megatron_step = predict_step(megatron, plan_memory(megatron));
+  // optim/zero.py gathers the updated shards after the step; Megatron's --overlap-param-gather hides
+  // them behind the next forward.
+  CHECK(nano_step.breakdown.dp_comm_s > 2.0 * megatron_step.breakdown.dp_comm_s);
+  TrainingSpec training = nano.training;
+  CHECK(foreach_optimizer_step(training));  // torch_adam_is_fused defaults to false
+  training.optimizer_impl = OptimizerImpl::kFused;
+  CHECK_FALSE(foreach_optimizer_step(training));
 }

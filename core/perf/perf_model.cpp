@@ -806,9 +806,28 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
     const double layer_params = shape.parameters / layers;
     const double layer_trained = layer_params * terms.work.trainable_fraction;  // gradients reduced: trainable ones only
     const bool gather_again = layout.zero == 3;  // FULL_SHARD re-gathers for backward
-    const double traffic =
-        layers * (gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_params * 2.0) * (gather_again ? 2.0 : 1.0) +
+    const double gathers = gather_again ? 2.0 : 1.0;
+    double traffic =
+        layers * (gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_params * 2.0) * gathers +
                   gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_trained * terms.reduce_bytes));
+    if (plan.profile.gathers_whole_blocks && !(layout.pp > 1 && plan.profile.unsharded_under_pp)) {
+      // FSDP2's copies around each collective (PT-FSDP _fsdp_collectives.py; FRAMEWORK_NOTES §1.4).
+      // foreach_all_gather_copy_out (split_with_sizes_copy of the flat output into the unsharded
+      // params, 2 B read + 2 written per element) runs on the compute stream in wait_for_unshard, before
+      // the unit's forward (and its backward under FULL_SHARD): never hidden. On the side streams, hidden
+      // like the collectives: the copy-in (the shard cast to bf16, 4 + 2 B, then copied into the flat
+      // input, 2 + 2 B, per shard element) and the reduce-scatter's chunk_cat (bf16 gradients read,
+      // fp32 input written: 2 + 4 B per element); with one rank the reduce-scatter is itself a local
+      // copy of the fp32 input (4 + 4 B).
+      const double shard = 1.0 / double(terms.shard_ranks);
+      const double copy_out_s = shape.parameters * 4.0 / rate.hbm_stream;
+      st.forward += copy_out_s;
+      if (gather_again) st.backward += copy_out_s;
+      st.compute = st.forward + st.backward;
+      const double side_bytes = shape.parameters * gathers * 10.0 * shard +
+                                shape.parameters * terms.work.trainable_fraction * (6.0 + (terms.shard_ranks == 1 ? 8.0 : 0.0));
+      traffic += side_bytes / rate.hbm_stream;
+    }
     st.zero3 += std::max(0.0, traffic - perf.zero3_overlap * st.compute);
   }
   return st;

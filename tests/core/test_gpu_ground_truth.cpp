@@ -144,9 +144,10 @@ TEST_CASE("predicted vs measured on the GPU ground truth, per figure, within sta
   // Outside the allocator: the CUDA context constant comes from these rows, so this only guards it.
   CHECK(summary(v, GpuMetric::kOutsideAllocator).max_abs_error < 0.01);
   // Step time on one GPU: the step-time model's own figure (issue 12's scope), reported here; the
-  // median is held to 15%. Small steps (0.5k tokens, gradient accumulation of small micro-batches)
-  // are host-bound on this machine and miss by far more (printed above).
-  CHECK(summary(v, GpuMetric::kTokensPerS).median_abs_error < 0.15);
+  // median is held to 10% (7.3% since FSDP2's copy-out and copy-in/chunk_cat passes are modelled).
+  // Small steps (0.5k tokens, gradient accumulation of small micro-batches) are host-bound on this
+  // machine and miss by far more (printed above).
+  CHECK(summary(v, GpuMetric::kTokensPerS).median_abs_error < 0.10);
   // The first step's peak, before Adam's moments exist (measured_runs.h first_iteration_figure):
   // the same tensors less the moments, or the optimizer step's allocation if larger; held to 3%.
   CHECK(summary(v, GpuMetric::kFirstStepPeak).max_abs_error < 0.03);

@@ -16,6 +16,7 @@
 #include "memory/memory_model.h"
 #include "spec/checked.h"
 #include "spec/model_spec.h"
+#include "spec/structure.h"
 
 namespace meshfit {
 
@@ -616,8 +617,19 @@ LaunchExport export_megatron(const Config& c) {
     a.push_back(text);
   };
   const ModelSpec& m = c.model;
-  const Layout& l = c.layout;
   const TrainingSpec& t = c.training;
+  // A split that Megatron-LM would refuse (a config for torchtitan, DeepSpeed or nanotron, which cut
+  // uneven stages themselves): write the split Megatron can run, the one the search would choose, and
+  // say so; stages then hold different layers than in the config's framework.
+  Layout l = c.layout;
+  const FrameworkProfile& megatron = framework_profile(Framework::kMegatron);
+  if (pipeline_problem(m.layers, l, megatron) && l.pp_first_stage_layers == 0 && l.pp_last_stage_layers == 0 &&
+      choose_pipeline_split(m.layers, megatron, l) && (l.pp_first_stage_layers > 0 || l.pp_last_stage_layers > 0))
+    warn("pp", std::to_string(m.layers) + " layers do not split evenly over pp=" + std::to_string(l.pp) + " x vpp=" +
+                   std::to_string(l.vpp) + "; " + to_string(t.framework) +
+                   " cuts its own uneven stages, Megatron-LM needs them given: first stage " +
+                   std::to_string(l.pp_first_stage_layers) + ", last stage " + std::to_string(l.pp_last_stage_layers) +
+                   " layers written (memory per stage differs from the config's split).");
 
   // Launcher: the world size is torchrun's, not pretrain_gpt.py's.
   const int64_t per_node = c.cluster.gpus >= c.cluster.gpus_per_node ? c.cluster.gpus_per_node : c.cluster.gpus;

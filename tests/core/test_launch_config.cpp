@@ -710,3 +710,25 @@ TEST_CASE("Megatron-LM overlap flags: read on import, written on export when the
   config.training.dp_comm_overlap = DpCommOverlap::kOff;
   CHECK(export_launch_config(config, LaunchFormat::kMegatron).text.find("--overlap-grad-reduce") == std::string::npos);
 }
+
+TEST_CASE("Megatron-LM export of a split only nanotron or torchtitan run writes Megatron's own uneven split and says so") {
+  // 28 layers on 8 stages: nanotron and torchtitan cut it themselves; Megatron-LM refuses pp=8 without
+  // --decoder-first/last-pipeline-num-layers. choose_pipeline_split gives 2 + 6 x 4 + 2.
+  for (Framework framework : {Framework::kNanotron, Framework::kFsdp}) {
+    Config c = layout_config("qwen2.5-1.5b", 16, 1, 8, 1, framework);
+    c.layout.zero = framework_profile(framework).default_zero;
+    c.training.global_batch = 64;
+    INFO(issues_text(validate(c)));
+    REQUIRE_FALSE(has_errors(validate(c)));
+    const LaunchExport flags = export_launch_config(c, LaunchFormat::kMegatron);
+    INFO(issues_text(flags.issues));
+    CHECK_FALSE(has_errors(flags.issues));
+    CHECK(has_issue(flags.issues, IssueCode::kUnsupportedSetting, "pp"));
+    CHECK(flags.text.find("--decoder-first-pipeline-num-layers 2") != std::string::npos);
+    CHECK(flags.text.find("--decoder-last-pipeline-num-layers 2") != std::string::npos);
+    // Read back as Megatron-LM, the layout is valid there.
+    const LaunchImport back = import_launch_config(LaunchFormat::kMegatron, flags.text);
+    INFO(issues_text(back.issues));
+    CHECK(back.fields["pp_first_stage_layers"] == 2);
+  }
+}

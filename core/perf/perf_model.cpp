@@ -88,9 +88,55 @@ constexpr double kFa2H100ForwardBackward[3][7] = {{110.3, 162.5, 209.5, 242.6, 2
                                                   {128.2, 185.9, 237.3, 275.1, 297.6, 317.2, 321.7},
                                                   {121.6, 171.1, 210.6, 239.0, 260.8, 268.0, 268.5}};
 constexpr double kFa2H100At8kD128 = kFa2H100ForwardBackward[1][4];  // 297.6: the anchor of the ratios below
-// Unfused PyTorch attention forward+backward, causal, d=128 (attention_rates.csv, same figures):
-// A100 23, 28, 32, 32, 34 TF at 512..8k; as a fraction of peak ~0.10.
-constexpr double kEagerAttentionFractionOfPeak = 0.10;
+// Attention without FlashAttention (training.flash = false) runs as separate kernels over the whole
+// s x s score tensor of every head: QK^T is computed in full and the causal mask applied after it
+// (Megatron-LM megatron/core/transformer/dot_product_attention.py: baddbmm, FusedScaleMaskSoftmax,
+// dropout, bmm; PyTorch aten/src/ATen/native/transformers/attention.cpp
+// _scaled_dot_product_attention_math: matmul, add_ of the causal mask, _safe_softmax, matmul). Its
+// time is b*a*s^2/t score elements times what each element costs:
+// - six batched GEMMs, two forward (S = QK^T, O = PV) and four backward (dP = dO V^T, dV = P^T dO,
+//   dQ = dS K, dK = dS^T Q), each 2*d flops per score element at the GEMM rate plus its score-sized
+//   operand read or written once (kScoreGemmHbmFraction). The two terms add: at d = 128 they are
+//   about equal on A100 (256 flop per 2 bytes is its ridge point), and the K = d GEMMs store their
+//   s-wide output after a main loop of only a few steps, so neither hides the other;
+// - the memory-bound passes over the scores between them (bytes per score element below), at the
+//   streaming rate, every pass counted from the source rather than folded into a fraction.
+constexpr double kScoreGemmsForward = 2;
+constexpr double kScoreGemmsBackward = 4;
+// The score operand's traffic inside those GEMMs, as a fraction of datasheet HBM bandwidth: from the
+// FlashAttention repo's "PyTorch standard attention" forward+backward (attention_rates.csv: A100 80GB
+// and H100 SXM5, d 64 and 128, seq 512-8k, causal and not; batched QK^T, softmax, PV; bf16): each
+// row's time less the GEMM compute at the GEMM rate and the softmax (10 bytes per element, +6 for the
+// causal mask add) at the streaming rate leaves the six score passes; they run at 0.25-0.73 of
+// datasheet (lowest at seq 512, highest at 8k non-causal), median 0.48 over the 40 rows.
+constexpr double kScoreGemmHbmFraction = 0.48;
+// Eager path (Megatron-LM FusedScaleMaskSoftmax.forward_torch_softmax with softmax_in_fp32, the
+// fallback its fused kernel replaces; Hagemann's attn_kernel=torch): forward input.float() (read 2,
+// write 4), masked_fill_ (4 + 4), softmax (4 + 4), .bfloat16() (4 + 2) = 28 bytes; backward, the
+// autograd of each in reverse: grad.float() (2 + 4), _softmax_backward_data (read dP and P, write dS:
+// 12), masked_fill(mask, 0) (4 + 4), grad.to(bf16) (4 + 2) = 32 bytes.
+constexpr double kEagerSoftmaxForwardBytes = 28;
+constexpr double kEagerSoftmaxBackwardBytes = 32;
+// SDPA math backend since PyTorch 2.5 (FrameworkProfile::fp32_math_attention: q, k, v upcast to fp32
+// unless allow_fp16_bf16_reduction_math_sdp): fp32 scores (4 bytes) and fp32 GEMMs. Forward: add_ of
+// the causal mask (read scores and mask, write: 12), _safe_softmax = softmax (4 + 4), eq(-inf)
+// (4 + 1), all() (1), where() (4 + 4), then the returned weights' attn.to(bf16) (4 + 2) = 40 bytes;
+// backward: _softmax_backward_data (12), the mask add's gradient passes through.
+constexpr double kSdpaMathForwardBytes = 40;
+constexpr double kSdpaMathBackwardBytes = 12;
+// Fused softmax (Megatron's scaled_masked_softmax CUDA kernels, or Inductor's fusion under
+// torch.compile): scale, mask and softmax in one read and one write of the scores forward; backward
+// reads dP and P and writes dS. In elements of the score type.
+constexpr double kFusedSoftmaxForwardPasses = 2;
+constexpr double kFusedSoftmaxBackwardPasses = 3;
+// Attention dropout on the probabilities (model.dropout): native_dropout reads and writes them and
+// writes a 1-byte mask; its backward reads the gradient and the mask and writes. Per direction.
+constexpr double kDropoutMaskBytes = 1;
+// FP32 GEMMs (the math backend's, TF32 off: PyTorch's default torch.backends.cuda.matmul.allow_tf32
+// = False) run on the CUDA cores: H100 SXM measured 50.51 and 50.79 TFLOP/s (tests/data/
+// gpu_kernel_rates.csv gemm square fp32 4096^3 and 8192^3) of its 989 bf16 TFLOP/s. (A100's datasheet
+// ratio, 19.5 / 312 = 0.0625, before its achieved fraction, is close.)
+constexpr double kFp32GemmFractionOfBf16Peak = 50.65 / 989.0;
 // FA3 / cuDNN attention on Hopper inside a training step: stas00 Llama-3.1-8B at 8k on H200 (FA3
 // 447 TF fwd+bwd) over the Hopper FA2 rate at 8k, d=128, causal (297.6 TF above): x1.50. (cuDNN
 // through SDPA measures 518.0 TF there with the same accumulation taken out, gpu_kernel_rates.csv
@@ -150,6 +196,7 @@ FrameworkPerf megatron_fused() {
   p.host_op_s = kEagerHostOpS;
   p.elementwise_fraction = 0.8;
   p.fa3_on_hopper = true;
+  p.fused_softmax = true;  // Megatron-LM FusedScaleMaskSoftmax (megatron/core/fusions/fused_softmax.py)
   p.fp8_casts = Fp8Casts::kFusedIntoKernels;
   return p;
 }
@@ -171,6 +218,7 @@ FrameworkPerf compiled(FrameworkPerf p) {
   p.elementwise_fraction = 0.8;
   p.host_ops_per_microbatch = 15;
   p.eager_fp32_loss = false;  // Inductor fuses the upcast, softmax and gradient
+  p.fused_softmax = true;     // and, without flash, the attention's scale, mask and softmax
   if (p.fp8_casts == Fp8Casts::kDynamicEager) p.fp8_casts = Fp8Casts::kSeparatePass;
   return p;
 }
@@ -216,6 +264,7 @@ FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_
       if (kernels == Kernels::kFused) {  // Megatron-DeepSpeed with Megatron's fused kernels
         p.host_ops_per_layer = 14;
         p.eager_fp32_loss = false;
+        p.fused_softmax = true;
         p.fused_grad_accumulation = true;
       }
       break;
@@ -271,6 +320,32 @@ FlashRate flash_rate(const std::string& family, double head_dim, double seq, boo
   if (family == "blackwell") rate.fraction_of_peak *= kBlackwellOverHopperAttentionFraction;
   else if (fa3_on_hopper) rate.fraction_of_peak *= kFa3OverFa2Hopper;
   return rate;
+}
+
+// Attention without FlashAttention: forward and backward time of `score_elements` = b*a*s^2/t scores
+// per rank (the constants above). fp32_scores: the SDPA math backend (fp32 scores and GEMMs, its own
+// pass count unless the softmax is fused); fused_softmax: one kernel each way.
+struct UnfusedAttentionTime {
+  double forward_s = 0, backward_s = 0;
+};
+UnfusedAttentionTime unfused_attention_s(double score_elements, double head_dim, bool fp32_scores, bool fused_softmax,
+                                         bool dropout, double bf16_gemm_flops, double fp32_gemm_flops, double hbm_rate,
+                                         double score_gemm_hbm_rate) {
+  const double element = fp32_scores ? 4.0 : 2.0;
+  const double gemm_flops = fp32_scores ? fp32_gemm_flops : bf16_gemm_flops;
+  const double per_gemm_s = 2.0 * head_dim / gemm_flops + element / score_gemm_hbm_rate;  // per score element
+  double forward_bytes = fused_softmax ? kFusedSoftmaxForwardPasses * element
+                         : fp32_scores ? kSdpaMathForwardBytes : kEagerSoftmaxForwardBytes;
+  double backward_bytes = fused_softmax ? kFusedSoftmaxBackwardPasses * element
+                          : fp32_scores ? kSdpaMathBackwardBytes : kEagerSoftmaxBackwardBytes;
+  if (dropout) {
+    forward_bytes += 2.0 * element + kDropoutMaskBytes;
+    backward_bytes += 2.0 * element + kDropoutMaskBytes;
+  }
+  UnfusedAttentionTime out;
+  out.forward_s = score_elements * (kScoreGemmsForward * per_gemm_s + forward_bytes / hbm_rate);
+  out.backward_s = score_elements * (kScoreGemmsBackward * per_gemm_s + backward_bytes / hbm_rate);
+  return out;
 }
 
 struct Rates {
@@ -548,15 +623,23 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   out.matmul_fwd_flops = 2.0 * tokens * matmul_parameters_per_layer(model) / t;
   out.gemm_efficiency = out.matmul_fwd_flops / out.matmul_fwd_s / (fp8 ? gpu.fp8_flops : bf16_peak);
 
-  // Attention core: causal QK^T and AV over the visible half of the scores (FA convention, 2*T*s*a*d/t);
-  // the unfused rate is also quoted on useful (causal) FLOPs.
+  // Attention core: useful FLOPs are causal QK^T and AV over the visible half of the scores (FA
+  // convention, 2*T*s*a*d/t). FlashAttention at its measured rate; without it, the unfused kernels
+  // over the full s x s scores (unfused_attention_s).
   out.attention_fwd_flops = 2.0 * tokens * seq * q / t;
-  FlashRate attention_rate = flash_rate(gpu.family, d, seq, perf.fa3_on_hopper);
-  if (!training.flash) attention_rate = FlashRate{kEagerAttentionFractionOfPeak, 1.0 - kFlashBackwardShare};
-  const double attention_fraction = attention_rate.fraction_of_peak;
-  out.attention_total_s = std::max(3.5 * out.attention_fwd_flops / (bf16_peak * clock * attention_fraction),
-                                   2.0 * kKernelLaunchFloorS);
-  out.attention_fwd_s = out.attention_total_s * attention_rate.forward_share;
+  if (training.flash) {
+    const FlashRate attention_rate = flash_rate(gpu.family, d, seq, perf.fa3_on_hopper);
+    out.attention_total_s = std::max(3.5 * out.attention_fwd_flops / (bf16_peak * clock * attention_rate.fraction_of_peak),
+                                     2.0 * kKernelLaunchFloorS);
+    out.attention_fwd_s = out.attention_total_s * attention_rate.forward_share;
+  } else {
+    const UnfusedAttentionTime unfused =
+        unfused_attention_s(tokens * seq * a / t, d, plan.profile.fp32_math_attention, perf.fused_softmax, model.dropout,
+                            rate.bf16_gemm_flops, bf16_peak * clock * kFp32GemmFractionOfBf16Peak, rate.hbm_stream,
+                            gpu.hbm_bytes_per_s * kScoreGemmHbmFraction);
+    out.attention_fwd_s = std::max(unfused.forward_s, kKernelLaunchFloorS);
+    out.attention_total_s = out.attention_fwd_s + std::max(unfused.backward_s, kKernelLaunchFloorS);
+  }
   const double attention_bwd_s = out.attention_total_s - out.attention_fwd_s;
 
   // Memory-bound kernels, forward bytes per token: norms 8h, residual adds 12h, rotary 4(a + k)d

@@ -43,6 +43,8 @@ struct FrameworkPerf {
   bool fa3_on_hopper = false;              // Hopper attention via cuDNN / FlashAttention-3
   bool eager_fp32_loss = false;            // cross-entropy as eager PyTorch runs F.cross_entropy(logits.float()):
                                            // the measured chain (perf_model.cpp kEagerLossBytesPerLogit); else fused
+  bool fused_softmax = false;              // without FlashAttention: scale, mask and softmax in one kernel each way
+                                           // (Megatron's fused softmax, Inductor); else eager PyTorch ops (perf_model.cpp)
   bool fused_grad_accumulation = true;     // wgrad GEMM accumulates into the main grad (Megatron
                                            // gradient_accumulation_fusion); else a memory-bound pass per micro-batch
   Fp8Casts fp8_casts = Fp8Casts::kDynamicEager;

@@ -163,7 +163,7 @@ GpuValidation validate_gpu_runs(const std::vector<GpuRun>& runs) {
     p[size_t(GpuMetric::kOutsideAllocator)] = rank.device_bytes - rank.peak_reserved_bytes + harness_nccl;
     p[size_t(GpuMetric::kFirstStepPeak)] =
         first_iteration_figure(run.config, report, rank.peak_allocated_bytes, false) + harness_buckets;
-    p[size_t(GpuMetric::kTokensPerS)] = predict_step(run.config, plan_memory(run.config)).tokens_per_s_per_gpu;
+    p[size_t(GpuMetric::kTokensPerS)] = predicted_tokens_per_s(gpu_throughput_run(run));
     row.verdict = report.verdict;
     row.label_agrees = run.oom == (report.verdict == Verdict::kOutOfMemory);
     ++v.label_rows;
@@ -191,18 +191,26 @@ const GpuValidation& gpu_validation() {
   return validation;
 }
 
+ThroughputRun gpu_throughput_run(const GpuRun& run) {
+  ThroughputRun t;
+  t.source = "meshfit tests/gpu (H100, 1 GPU)";
+  t.citation = "tests/data/gpu_memory_measured.csv row " + run.id + ": " + run.software;
+  t.label = run.label;
+  t.config = run.config;
+  t.measured_tokens_per_s_per_gpu = run.measured[size_t(GpuMetric::kTokensPerS)];
+  // torch DDP at world size one still copies each micro-batch's gradients into its buckets and back
+  // (the harness syncs every micro-batch); meshfit's config books DDP only for dp > 1.
+  if (run.ddp_one_rank) {
+    const double microbatches = double(run.config.training.global_batch) / double(run.config.training.micro_batch);
+    t.harness_extra_step_s = microbatches * ddp_bucket_copy_s(run.config, total_parameters(run.config.model));
+  }
+  return t;
+}
+
 std::vector<ThroughputRun> gpu_throughput_runs() {
   std::vector<ThroughputRun> out;
-  for (const GpuRun& run : gpu_runs()) {
-    if (run.oom || !run.expressible) continue;
-    ThroughputRun t;
-    t.source = "meshfit tests/gpu (H100, 1 GPU)";
-    t.citation = "tests/data/gpu_memory_measured.csv row " + run.id + ": " + run.software;
-    t.label = run.label;
-    t.config = run.config;
-    t.measured_tokens_per_s_per_gpu = run.measured[size_t(GpuMetric::kTokensPerS)];
-    out.push_back(std::move(t));
-  }
+  for (const GpuRun& run : gpu_runs())
+    if (!run.oom && run.expressible) out.push_back(gpu_throughput_run(run));
   return out;
 }
 

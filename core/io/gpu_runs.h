@@ -90,6 +90,8 @@ const std::vector<GpuRun>& gpu_runs();                 // tests/data/gpu_memory_
 GpuValidation validate_gpu_runs(const std::vector<GpuRun>& runs);
 const GpuValidation& gpu_validation();                 // validate_gpu_runs(gpu_runs()), once
 // The measured steps as throughput runs (source "meshfit tests/gpu"), for the step-time validation.
+// One row as a step-time validation run (with the harness's own DDP bucket copies), and every row.
+ThroughputRun gpu_throughput_run(const GpuRun& run);
 std::vector<ThroughputRun> gpu_throughput_runs();
 
 }  // namespace meshfit

@@ -224,7 +224,7 @@ ThroughputValidation validate_throughput(const std::vector<ThroughputRun>& runs)
   for (const ThroughputRun& run : runs) {
     ThroughputRow row{run, 0, 0};
     if (has_errors(validate(run.config))) continue;  // every compiled-in run is valid (test_throughput_validation.cpp)
-    row.predicted_tokens_per_s_per_gpu = predict_step(run.config, plan_memory(run.config)).tokens_per_s_per_gpu;
+    row.predicted_tokens_per_s_per_gpu = predicted_tokens_per_s(run);
     row.signed_error = row.predicted_tokens_per_s_per_gpu / run.measured_tokens_per_s_per_gpu - 1.0;
     by_source[run.source].push_back(row.signed_error);
     by_band[std::string(to_string(run.config.training.framework)) + " " + run.config.gpu.family].push_back(row.signed_error);
@@ -236,6 +236,13 @@ ThroughputValidation validate_throughput(const std::vector<ThroughputRun>& runs)
   v.bands = summarize(by_band);
   v.median_abs_error = median_of(all);
   return v;
+}
+
+double predicted_tokens_per_s(const ThroughputRun& run) {
+  const StepReport step = predict_step(run.config, plan_memory(run.config));
+  if (run.harness_extra_step_s <= 0 || step.tokens_per_s_per_gpu <= 0) return step.tokens_per_s_per_gpu;
+  const double tokens = step.tokens_per_s_per_gpu * step.step_time_s;  // per GPU per step
+  return tokens / (step.step_time_s + run.harness_extra_step_s);
 }
 
 const ThroughputValidation& throughput_validation() {

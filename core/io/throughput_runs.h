@@ -20,7 +20,12 @@ struct ThroughputRun {
   std::string label;         // model and layout, for tables
   Config config;
   double measured_tokens_per_s_per_gpu = 0;
+  // Work the measured run did that its config does not book: torch DDP's bucket copies at world size
+  // one (tests/gpu's ddp rows; meshfit wraps in DDP only when there is a group to reduce over).
+  double harness_extra_step_s = 0;
 };
+// The run's predicted tokens/s/GPU: the step-time model's, with the harness's extra work added.
+double predicted_tokens_per_s(const ThroughputRun& run);
 
 struct ThroughputRow {
   ThroughputRun run;

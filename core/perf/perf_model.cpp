@@ -870,6 +870,19 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
   // Gradient accumulation without GEMM fusion: read the new gradient, read and write the buffer.
   if (!perf.fused_grad_accumulation && !terms.sharded_weights)
     st.backward += shape.parameters * (2.0 + 2.0 * (training.fp32_grad_buffer ? 4.0 : 2.0)) / rate.hbm_bytes_per_s;
+  // Plain PyTorch mixed precision over fp32 weights (DDP or a one-GPU loop; memory_model.h
+  // autocast_over_fp32_weights): torch.autocast casts every GEMM weight to bf16 in each forward (4 B
+  // read, 2 written; its cast cache lives for one autocast region), again in a full-recompute forward.
+  // Measured on one H100 (tests/gpu ddp rows): the bf16-mixed DDP steps ran 13-17% slower than the
+  // model without these casts and the bucket copies below, the pure-bf16 one (neither) within 2.5%.
+  if (autocast_over_fp32_weights(config, plan.profile) && training.precision == Precision::kBf16) {
+    const double head = stage.has_lm_head ? double(plan.padded_vocab) * h / t : 0.0;
+    const double cast_s = (layers * matmul_parameters_per_layer(config.model) / t + head) * 6.0 / rate.hbm_stream;
+    st.forward += cast_s;
+    if (training.recompute == Recompute::kFull) st.backward += cast_s;
+  }
+  if (plan.profile.ddp_bucket_copy && layout.zero == 0 && plan.dp * layout.cp > 1)
+    st.backward += ddp_bucket_copy_s(config, shape.parameters * terms.work.trainable_fraction);
   st.compute = st.forward + st.backward;
   st.tp = layers * terms.tp_layer_s;
   st.cp = layers * terms.cp_layer_s;
@@ -964,6 +977,14 @@ double optimizer_step_s(const StepTerms& terms, double stage_trained) {
 }
 
 }  // namespace
+
+double ddp_bucket_copy_s(const Config& config, double parameters) {
+  // torch DDP (gradient_as_bucket_view=False, its default): the reducer copies each gradient into its
+  // bucket (copy_grad_to_bucket) and, after the all-reduce, the bucket back into the gradient
+  // (finalize_bucket_dense); gradients take the parameters' dtype, fp32 under autocast.
+  const double grad_bytes = autocast_over_fp32_weights(config, framework_profile(config.training.framework)) ? 4.0 : 2.0;
+  return parameters * 2.0 * 2.0 * grad_bytes / streaming_bytes_per_s(config.gpu);
+}
 
 // The step's terms in the order of the formula: per-config terms (step_terms), the slowest stage's
 // micro-batch (stage_time), bubble, DP sync, optimizer; then the rates.

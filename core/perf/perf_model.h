@@ -130,5 +130,8 @@ double eager_host_op_s();        // host time to dispatch one PyTorch eager op
 
 // Requires a valid config; plan from plan_memory(config).
 StepReport predict_step(const Config& config, const MemoryPlan& plan);
+// torch DDP's bucket copies for one micro-batch's backward over `parameters` gradients (each copied
+// into its bucket before the all-reduce and back after it, 2 x (read + write), on the compute stream).
+double ddp_bucket_copy_s(const Config& config, double parameters);
 
 }  // namespace meshfit

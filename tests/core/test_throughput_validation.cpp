@@ -17,6 +17,7 @@
 #include "published_runs.h"
 #include "spec/gpu_catalog.h"
 #include "io/gpu_runs.h"
+#include "io/measured_runs.h"
 #include "io/serialize.h"
 
 using namespace meshfit;
@@ -24,11 +25,6 @@ using namespace meshfit_test;
 
 namespace {
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n == 0 ? NAN : n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 }  // namespace
 

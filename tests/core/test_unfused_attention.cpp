@@ -19,6 +19,7 @@
 
 #include "hagemann.h"
 #include "io/gpu_runs.h"
+#include "io/measured_runs.h"
 #include "memory/memory_model.h"
 #include "perf/perf_model.h"
 
@@ -27,11 +28,6 @@ using namespace meshfit_test;
 
 namespace {
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n == 0 ? NAN : n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 double predicted_tokens_per_s(const Config& config) { return predict_step(config, plan_memory(config)).tokens_per_s_per_gpu; }
 

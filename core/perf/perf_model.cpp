@@ -840,6 +840,13 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   return terms;
 }
 
+// FSDP2 under pipeline parallelism (torchtitan: reshard_after_forward = not pp_enabled; the pipeline
+// stage turns off resharding and gradient sync until its last backward, FRAMEWORK_NOTES §1.2-1.3):
+// the stage is all-gathered once per step and reduce-scattered once, after the last micro-batch.
+bool unsharded_for_step(const StepTerms& terms) {
+  return terms.sharded_weights && terms.config.layout.pp > 1 && terms.plan.profile.unsharded_under_pp;
+}
+
 // One micro-batch on one pipeline stage: its layers, the head if it holds it, host work, gradient
 // accumulation, TP/CP per layer, pipeline sends, and ZeRO-3 gathers (and offload copies).
 StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
@@ -898,7 +905,7 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
     const double pcie_s = 2.0 * 2.0 * shape.parameters / double(terms.shard_ranks) / kPcieBytesPerS;
     st.zero3 += std::max(0.0, pcie_s - perf.zero3_overlap * st.compute);
   }
-  if (terms.sharded_weights && stage.layers > 0) {
+  if (terms.sharded_weights && stage.layers > 0 && !unsharded_for_step(terms)) {
     const double layer_params = shape.parameters / layers;
     const double layer_trained = layer_params * terms.work.trainable_fraction;  // gradients reduced: trainable ones only
     const bool gather_again = layout.zero == 3;  // FULL_SHARD re-gathers for backward
@@ -906,7 +913,7 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
     double traffic =
         layers * (gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_params * 2.0) * gathers +
                   gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_trained * terms.reduce_bytes));
-    if (plan.profile.gathers_whole_blocks && !(layout.pp > 1 && plan.profile.unsharded_under_pp)) {
+    if (plan.profile.gathers_whole_blocks) {
       // FSDP2's copies around each collective (PT-FSDP _fsdp_collectives.py; FRAMEWORK_NOTES §1.4).
       // foreach_all_gather_copy_out (split_with_sizes_copy of the flat output into the unsharded
       // params, 2 B read + 2 written per element) runs on the compute stream in wait_for_unshard, before
@@ -936,6 +943,17 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
 double dp_sync_exposed_s(const StepTerms& terms, const StageTime& slowest, double stage_trained, int64_t stage_layers) {
   const FrameworkProfile& profile = terms.plan.profile;
   const int64_t shard_ranks = terms.shard_ranks;
+  if (unsharded_for_step(terms) && shard_ranks > 1) {
+    // Once per step: the stage's all-gather, prefetched unit by unit behind the first micro-batch's
+    // forward, and its fp32 reduce-scatter after the last backward, unit by unit with nothing left
+    // to hide behind; the copy-out and chunk_cat passes once each (stage_time's per-micro-batch rule).
+    const double stage_params = stage_trained / std::max(1e-12, terms.work.trainable_fraction);
+    const double gather = gather_or_scatter_s(terms.zero3_link, shard_ranks, stage_params * 2.0) +
+                          stage_params * (4.0 + 10.0 / double(shard_ranks)) / terms.layer.rate.hbm_stream;
+    const double scatter = gather_or_scatter_s(terms.zero3_link, shard_ranks, stage_trained * terms.reduce_bytes) +
+                           stage_trained * 6.0 / terms.layer.rate.hbm_stream;
+    return std::max(0.0, gather - terms.perf.zero3_overlap * slowest.forward) + scatter;
+  }
   if (terms.sharded_weights || shard_ranks <= 1) return 0;
   const bool sharded_optimizer = terms.config.layout.zero >= 1;
   const double grad_element_bytes = profile.grad_reduce_in_fp32 ? 4.0 : terms.reduce_bytes;

@@ -345,3 +345,20 @@ TEST_CASE("DeepSpeed ZeRO-1 with dp_comm_overlap=auto is predicted as off, slowe
   megatron_on.training.dp_comm_overlap = DpCommOverlap::kOn;
   CHECK(predict(megatron).step_time_s == predict(megatron_on).step_time_s);
 }
+
+TEST_CASE("FSDP2 under PP gathers and reduce-scatters the stage once per step, not per micro-batch") {
+  // torchtitan sets reshard_after_forward = not pp_enabled and the pipeline stage defers gradient sync
+  // to its last backward (FRAMEWORK_NOTES §1.2-1.3): the DP traffic does not grow with the micro-batches.
+  Config c = preset_config("llama3.1-70b", 256, 8, 8);
+  c.training.framework = Framework::kFsdp;
+  c.layout.zero = 3;
+  c.training.recompute = Recompute::kFull;
+  c.training.seq = 8192;
+  c.training.global_batch = 128;
+  const StepReport m32 = predict(c);
+  c.training.global_batch = 256;
+  const StepReport m64 = predict(c);
+  CHECK(m64.breakdown.dp_comm_s == doctest::Approx(m32.breakdown.dp_comm_s).epsilon(1e-9));
+  CHECK(m64.breakdown.compute_s == doctest::Approx(2.0 * m32.breakdown.compute_s).epsilon(1e-9));
+  CHECK(m32.breakdown.dp_comm_s > 0);  // the one gather and scatter over dp = 4 across nodes
+}

@@ -62,7 +62,7 @@ TEST_CASE("ranking: the measured-best layout is in the predicted top 3 of Hagema
     for (const CsvRow& row : rows) {
       const Config config = hagemann_config(row);
       const MemoryReport memory = estimate_memory(config);
-      REQUIRE_MESSAGE(memory.valid(), memory.issues.front().message);
+      REQUIRE_MESSAGE(memory.valid(), (memory.issues.empty() ? std::string() : memory.issues.front().message));
       const StepReport step = predict_step(config, plan_memory(config));
       predicted.push_back(step.mfu);
       measured.push_back(to_double(row.at("measured_mfu")));
@@ -107,7 +107,7 @@ TEST_CASE("memory filter: completed runs are predicted feasible, out-of-memory r
     for (const CsvRow& row : read_csv(data_path(file))) {
       if (!is_hagemann(row) || (want_oom && row.at("notes").rfind("OOM", 0) != 0)) continue;  // not "not run/fail"
       const MemoryReport report = estimate_memory(hagemann_config(row));
-      REQUIRE_MESSAGE(report.valid(), report.issues.front().message);
+      REQUIRE_MESSAGE(report.valid(), (report.issues.empty() ? std::string() : report.issues.front().message));
       ++total;
       agree += (report.verdict == Verdict::kOutOfMemory) == want_oom;
     }

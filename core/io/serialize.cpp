@@ -434,6 +434,8 @@ void add_step_report(json& out, const StepReport& step) {
   out["error_band"] = {{"median_abs_error", step.error_band.median_abs_error},
                        {"runs", step.error_band.runs},
                        {"basis", step.error_band.basis},
+                       {"min_gpus", step.error_band.min_gpus},
+                       {"max_gpus", step.error_band.max_gpus},
                        {"text", error_band_text(step.error_band)}};
   out["tp_crosses_nodes"] = step.tp_crosses_nodes;
   out["dp_crosses_nodes"] = step.dp_crosses_nodes;

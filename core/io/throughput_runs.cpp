@@ -258,13 +258,23 @@ ErrorBand throughput_error_band(Framework framework, const std::string& gpu_fami
   static const std::vector<std::pair<std::string, ErrorBand>> bands = [] {
     std::vector<std::pair<std::string, ErrorBand>> out;
     static std::map<std::string, std::string> bases;  // the basis strings live as long as the bands
+    std::map<std::string, std::pair<int64_t, int64_t>> gpu_range;
     const ThroughputValidation& v = throughput_validation();
     for (const ThroughputRow& row : v.rows) {
       const std::string key = std::string(to_string(row.run.config.training.framework)) + " " + row.run.config.gpu.family;
       std::string& basis = bases[key];
       if (basis.find(row.run.source) == std::string::npos) basis += (basis.empty() ? "" : "; ") + row.run.source;
+      const int64_t gpus = row.run.config.cluster.gpus;
+      auto range = gpu_range.emplace(key, std::make_pair(gpus, gpus)).first;
+      range->second.first = std::min(range->second.first, gpus);
+      range->second.second = std::max(range->second.second, gpus);
     }
-    for (const ThroughputSummary& band : v.bands) out.push_back({band.key, {band.median_abs_error, band.runs, bases[band.key].c_str()}});
+    for (const ThroughputSummary& band : v.bands) {
+      ErrorBand b{band.median_abs_error, band.runs, bases[band.key].c_str()};
+      b.min_gpus = gpu_range[band.key].first;
+      b.max_gpus = gpu_range[band.key].second;
+      out.push_back({band.key, b});
+    }
     return out;
   }();
   const std::string key = std::string(to_string(framework)) + " " + gpu_family;

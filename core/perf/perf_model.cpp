@@ -1067,8 +1067,15 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
 
 std::string error_band_text(const ErrorBand& band) {
   if (band.runs == 0) return "not validated for this framework and GPU family";
-  char text[96];
-  std::snprintf(text, sizeof text, "\xC2\xB1%.0f%% on %d published runs", 100.0 * band.median_abs_error, band.runs);
+  char text[128];
+  if (band.max_gpus <= 0)
+    std::snprintf(text, sizeof text, "\xC2\xB1%.0f%% on %d published runs", 100.0 * band.median_abs_error, band.runs);
+  else if (band.min_gpus == band.max_gpus)
+    std::snprintf(text, sizeof text, "\xC2\xB1%.0f%% on %d published runs of %lld GPU%s", 100.0 * band.median_abs_error,
+                  band.runs, (long long)band.max_gpus, band.max_gpus == 1 ? "" : "s");
+  else
+    std::snprintf(text, sizeof text, "\xC2\xB1%.0f%% on %d published runs of %lld-%lld GPUs", 100.0 * band.median_abs_error,
+                  band.runs, (long long)band.min_gpus, (long long)band.max_gpus);
   return text;
 }
 

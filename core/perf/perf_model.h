@@ -69,9 +69,12 @@ struct ErrorBand {
   double median_abs_error = 0;  // median |predicted / measured - 1| of tokens/s/GPU; 0 when runs == 0
   int runs = 0;                 // published runs behind it; 0 = no validation for this combination
   const char* basis = "";       // which sources
+  int64_t min_gpus = 0;         // the GPU counts those runs used: a band from one-GPU steps says
+  int64_t max_gpus = 0;         //   nothing measured about a 256-GPU job, and its text says so
 };
 ErrorBand throughput_error_band(Framework framework, const std::string& gpu_family);
-std::string error_band_text(const ErrorBand& band);  // "±6% on 30 published runs" or "not validated"
+// "±6% on 30 published runs of 8-512 GPUs" (or "of 1 GPU"), or "not validated ..."
+std::string error_band_text(const ErrorBand& band);
 
 struct StepReport {
   double step_time_s = 0;

@@ -100,3 +100,18 @@ TEST_CASE("error bands: the band reported beside each prediction is the validati
   CHECK(throughput_error_band(Framework::kFsdp, "blackwell").runs == 0);
   CHECK(error_band_text(throughput_error_band(Framework::kFsdp, "blackwell")).find("not validated") != std::string::npos);
 }
+
+TEST_CASE("an error band says on how many GPUs its runs were measured") {
+  // meshfit's own H100 steps are one-GPU runs: a multi-node FSDP2 prediction must not read as validated at scale.
+  const ErrorBand one = throughput_error_band(Framework::kFsdp, "hopper");
+  REQUIRE(one.runs > 0);
+  CHECK(one.min_gpus == 1);
+  CHECK(one.max_gpus == 1);
+  CHECK(error_band_text(one).find("of 1 GPU") != std::string::npos);
+  // Narayanan et al. and Korthikanti et al. ran Megatron-LM on 8 to 3072 A100s (layouts_measured.csv).
+  const ErrorBand many = throughput_error_band(Framework::kMegatron, "ampere");
+  REQUIRE(many.runs > 0);
+  CHECK(many.min_gpus == 8);
+  CHECK(many.max_gpus == 3072);
+  CHECK(error_band_text(many).find("of 8-3072 GPUs") != std::string::npos);
+}

@@ -1,7 +1,7 @@
 // meshfit.d.ts — types of the meshfit JavaScript API (web/meshfit.mjs). Field names are the CLI's
 // JSON names; every byte quantity is a number of bytes.
 
-export type Framework = 'megatron' | 'fsdp' | 'deepspeed' | 'nanotron';
+export type Framework = 'megatron' | 'fsdp' | 'deepspeed' | 'nanotron' | 'megatron-lm' | 'megatron-bridge' | 'nemo' | 'torchtitan' | 'fsdp2' | 'megatron-deepspeed';
 export type Recompute = 'none' | 'selective' | 'full';
 export type Verdict = 'fits' | 'tight' | 'oom' | 'invalid';
 

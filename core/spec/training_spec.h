@@ -129,7 +129,14 @@ template <> struct EnumNames<Framework> {
   static constexpr EnumName<Framework> table[] = {{Framework::kMegatron, "megatron", "Megatron-LM"},
                                                   {Framework::kFsdp, "fsdp", "PyTorch FSDP2"},
                                                   {Framework::kDeepSpeed, "deepspeed", "DeepSpeed ZeRO"},
-                                                  {Framework::kNanotron, "nanotron", "nanotron"}};
+                                                  {Framework::kNanotron, "nanotron", "nanotron"},
+                                                  // The software's own names, read as the profile that models it.
+                                                  {Framework::kMegatron, "megatron-lm", nullptr},
+                                                  {Framework::kMegatron, "megatron-bridge", nullptr},
+                                                  {Framework::kMegatron, "nemo", nullptr},
+                                                  {Framework::kFsdp, "torchtitan", nullptr},
+                                                  {Framework::kFsdp, "fsdp2", nullptr},
+                                                  {Framework::kDeepSpeed, "megatron-deepspeed", nullptr}};
 };
 
 template <> struct EnumNames<Kernels> {

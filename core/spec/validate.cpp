@@ -167,7 +167,7 @@ struct Rules {
       for (int64_t zero : zero_choices(t.framework))
         offered += (offered.empty() ? "" : ", ") + to_string(zero) + " = " + profile.zero_stages[size_t(zero)];
       for (const auto& entry : EnumNames<Framework>::table)
-        if (framework_profile(entry.value).offers_zero(l.zero)) others += (others.empty() ? "" : " or ") + std::string(entry.key);
+        if (entry.label != nullptr && framework_profile(entry.value).offers_zero(l.zero)) others += (others.empty() ? "" : " or ") + std::string(entry.key);
       check.error(IssueCode::kZeroUnsupported, "zero",
                   "zero=" + to_string(l.zero) + " is not offered by " + enum_label(t.framework) + " (" + offered +
                       "); choose framework " + others + " for stage " + to_string(l.zero) + ".");

@@ -230,3 +230,19 @@ TEST_CASE("dp_comm_overlap=off with FSDP2 is a warning naming the field, not a s
                              with(base(), {{"framework", "fsdp"}, {"zero", 3}, {"dp_comm_overlap", "on"}})})
     for (const Issue& issue : issues_for(object)) CHECK(issue.field != "dp_comm_overlap");
 }
+
+TEST_CASE("a framework given by its software's name is read as the profile that models it, and written back canonically") {
+  const std::pair<const char*, Framework> names[] = {{"torchtitan", Framework::kFsdp},        {"fsdp2", Framework::kFsdp},
+                                                     {"megatron-lm", Framework::kMegatron},   {"megatron-bridge", Framework::kMegatron},
+                                                     {"nemo", Framework::kMegatron},          {"megatron-deepspeed", Framework::kDeepSpeed}};
+  for (const auto& name : names) {
+    CAPTURE(name.first);
+    const ParsedConfig parsed = parse_config(with(base(), {{"framework", name.first}}));
+    REQUIRE_FALSE(has_errors(parsed.issues));
+    CHECK(parsed.config.training.framework == name.second);
+    CHECK(parsed.config.layout.zero == framework_profile(name.second).default_zero);
+    CHECK(config_to_json(parsed.config)["framework"] == enum_key(name.second));
+  }
+  // The zero_unsupported message lists profiles, not their aliases.
+  expect_issue(with(base(), {{"framework", "nanotron"}, {"zero", 3}}), IssueCode::kZeroUnsupported, "zero", {"fsdp or deepspeed"});
+}

@@ -89,8 +89,8 @@ std::vector<GpuRun> parse_gpu_runs(const std::string& csv_text);
 const std::vector<GpuRun>& gpu_runs();                 // tests/data/gpu_memory_measured.csv
 GpuValidation validate_gpu_runs(const std::vector<GpuRun>& runs);
 const GpuValidation& gpu_validation();                 // validate_gpu_runs(gpu_runs()), once
-// The measured steps as throughput runs (source "meshfit tests/gpu"), for the step-time validation.
-// One row as a step-time validation run (with the harness's own DDP bucket copies), and every row.
+// The measured steps as throughput runs (source "meshfit tests/gpu"), for the step-time validation:
+// one row (with the harness's own DDP bucket copies), and every row that ran.
 ThroughputRun gpu_throughput_run(const GpuRun& run);
 std::vector<ThroughputRun> gpu_throughput_runs();
 

@@ -69,8 +69,13 @@ namespace {
 // built on the current rank; after each, if its running cost passes that rank's share
 // (total * (rank+1) / pp), the next block goes to the next rank. Fills the layers per rank and the
 // head's rank.
-void cost_balanced_split(int64_t layers, int64_t pp, double head_cost, std::vector<int64_t>& counts, int64_t& head_rank) {
-  counts.assign(size_t(pp), 0);
+struct CostSplit {
+  std::vector<int64_t> layers;  // per rank
+  int64_t head_rank = 0;
+};
+CostSplit cost_balanced_split(int64_t layers, int64_t pp, double head_cost) {
+  CostSplit split;
+  split.layers.assign(size_t(pp), 0);
   const double total = double(layers) + head_cost;
   int64_t rank = 0;
   const auto built = [&](double cumulative) {
@@ -78,11 +83,12 @@ void cost_balanced_split(int64_t layers, int64_t pp, double head_cost, std::vect
   };
   built(0.0);  // the embedding
   for (int64_t layer = 1; layer <= layers; ++layer) {
-    ++counts[size_t(rank)];
+    ++split.layers[size_t(rank)];
     built(double(layer));
   }
   built(double(layers));  // the final norm
-  head_rank = rank;
+  split.head_rank = rank;
+  return split;
 }
 
 // Whether the framework's cost-balanced split applies (no explicit first/last counts, no interleaving).
@@ -121,34 +127,24 @@ int64_t chunk_layers(int64_t layers, const Layout& layout, int64_t j, int64_t ed
 }  // namespace
 
 std::vector<int64_t> virtual_stage_layers(int64_t layers, const Layout& layout, const SplitRule& rule) {
+  if (cost_balanced(layout, rule)) return cost_balanced_split(layers, layout.pp, rule.head_cost_layers).layers;
   std::vector<int64_t> counts(size_t(layout.pp * layout.vpp));
-  if (cost_balanced(layout, rule)) {
-    int64_t head_rank = 0;
-    cost_balanced_split(layers, layout.pp, rule.head_cost_layers, counts, head_rank);
-    return counts;
-  }
   for (int64_t j = 0; j < int64_t(counts.size()); ++j)
     counts[size_t(j)] = chunk_layers(layers, layout, j, rule.edge_weight);
   return counts;
 }
 
 int64_t head_stage(int64_t layers, const Layout& layout, const SplitRule& rule) {
-  if (!cost_balanced(layout, rule)) return layout.pp - 1;
-  std::vector<int64_t> counts;
-  int64_t head_rank = layout.pp - 1;
-  cost_balanced_split(layers, layout.pp, rule.head_cost_layers, counts, head_rank);
-  return head_rank;
+  return cost_balanced(layout, rule) ? cost_balanced_split(layers, layout.pp, rule.head_cost_layers).head_rank : layout.pp - 1;
 }
 
 StagePlacement place_stage(int64_t layers, const Layout& layout, int64_t stage, const SplitRule& rule) {
   StagePlacement placement;
   placement.stage = stage;
   if (cost_balanced(layout, rule)) {
-    std::vector<int64_t> counts;
-    int64_t head_rank = layout.pp - 1;
-    cost_balanced_split(layers, layout.pp, rule.head_cost_layers, counts, head_rank);
-    placement.layers = counts[size_t(stage)];
-    placement.has_lm_head = stage == head_rank;
+    const CostSplit split = cost_balanced_split(layers, layout.pp, rule.head_cost_layers);
+    placement.layers = split.layers[size_t(stage)];
+    placement.has_lm_head = stage == split.head_rank;
   } else {
     for (int64_t chunk = 0; chunk < layout.vpp; ++chunk)
       placement.layers += chunk_layers(layers, layout, chunk * layout.pp + stage, rule.edge_weight);

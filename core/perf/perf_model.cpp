@@ -64,6 +64,17 @@ constexpr double kEagerHostOpS = 11e-6;
 // 35 eager ops per layer and the optimizer step, give 193, 189 and 243 op times per unit and pass;
 // the median is used. Hidden whenever a layer's GPU work is longer (large models, long sequences).
 constexpr double kFsdpUnitHostOps = 193;
+// FSDP2's copies around each collective (PT-FSDP _fsdp_collectives.py; FRAMEWORK_NOTES §1.4), bytes
+// per element. foreach_all_gather_copy_out (split_with_sizes_copy of the flat output into the unsharded
+// params, 2 read + 2 written) runs on the compute stream in wait_for_unshard, before the unit's forward
+// (and its backward under FULL_SHARD): never hidden. On the side streams, hidden like the collectives:
+// the copy-in, per shard element (the shard cast to bf16, 4 + 2, then copied into the flat input,
+// 2 + 2); the reduce-scatter's chunk_cat (bf16 gradients read, fp32 input written: 2 + 4); with one
+// rank the reduce-scatter is itself a local copy of the fp32 input (4 + 4).
+constexpr double kFsdpCopyOutBytes = 4;
+constexpr double kFsdpCopyInBytesPerShardElement = 10;
+constexpr double kFsdpChunkCatBytes = 6;
+constexpr double kFsdpLocalReduceScatterBytes = 8;
 // FlashAttention-2 forward+backward, causal, bf16, TFLOP/s on A100 (attention_rates.csv: FA repo figures,
 // A100 80GB SXM4, batch*seq = 16k, FA FLOP convention) by head dim 64 / 128 and sequence 512, 1k, 2k,
 // 4k, 8k, 16k.
@@ -913,22 +924,15 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
     double traffic =
         layers * (gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_params * 2.0) * gathers +
                   gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_trained * terms.reduce_bytes));
-    if (plan.profile.gathers_whole_blocks) {
-      // FSDP2's copies around each collective (PT-FSDP _fsdp_collectives.py; FRAMEWORK_NOTES §1.4).
-      // foreach_all_gather_copy_out (split_with_sizes_copy of the flat output into the unsharded
-      // params, 2 B read + 2 written per element) runs on the compute stream in wait_for_unshard, before
-      // the unit's forward (and its backward under FULL_SHARD): never hidden. On the side streams, hidden
-      // like the collectives: the copy-in (the shard cast to bf16, 4 + 2 B, then copied into the flat
-      // input, 2 + 2 B, per shard element) and the reduce-scatter's chunk_cat (bf16 gradients read,
-      // fp32 input written: 2 + 4 B per element); with one rank the reduce-scatter is itself a local
-      // copy of the fp32 input (4 + 4 B).
-      const double shard = 1.0 / double(terms.shard_ranks);
-      const double copy_out_s = shape.parameters * 4.0 / rate.hbm_stream;
+    if (plan.profile.gathers_whole_blocks) {  // FSDP2's copies (kFsdpCopyOutBytes and the side-stream ones)
+      const double copy_out_s = shape.parameters * kFsdpCopyOutBytes / rate.hbm_stream;
       st.forward += copy_out_s;
       if (gather_again) st.backward += copy_out_s;
       st.compute = st.forward + st.backward;
-      const double side_bytes = shape.parameters * gathers * 10.0 * shard +
-                                shape.parameters * terms.work.trainable_fraction * (6.0 + (terms.shard_ranks == 1 ? 8.0 : 0.0));
+      const double side_bytes =
+          shape.parameters * gathers * kFsdpCopyInBytesPerShardElement / double(terms.shard_ranks) +
+          shape.parameters * terms.work.trainable_fraction *
+              (kFsdpChunkCatBytes + (terms.shard_ranks == 1 ? kFsdpLocalReduceScatterBytes : 0.0));
       traffic += side_bytes / rate.hbm_stream;
     }
     st.zero3 += std::max(0.0, traffic - perf.zero3_overlap * st.compute);
@@ -936,22 +940,23 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
   return st;
 }
 
-// DP once per step (not ZeRO-3): gradient reduce-scatter (sharded optimizer) or all-reduce in
+// DP once per step (not ZeRO-3; FSDP2 under PP gathers and scatters here, once): gradient reduce-scatter (sharded optimizer) or all-reduce in
 // buckets, hidden behind the last micro-batch's backward up to dp_overlap; the parameter
 // all-gather of a sharded optimizer behind the next forward up to param_gather_overlap.
-// `stage_trained`: the first stage's trained parameters; `stage_layers`: its layers.
-double dp_sync_exposed_s(const StepTerms& terms, const StageTime& slowest, double stage_trained, int64_t stage_layers) {
+// `stage_params`, `stage_trained`: the first stage's parameters and trained ones; `stage_layers`: its layers.
+double dp_sync_exposed_s(const StepTerms& terms, const StageTime& slowest, double stage_params, double stage_trained,
+                         int64_t stage_layers) {
   const FrameworkProfile& profile = terms.plan.profile;
   const int64_t shard_ranks = terms.shard_ranks;
   if (unsharded_for_step(terms) && shard_ranks > 1) {
     // Once per step: the stage's all-gather, prefetched unit by unit behind the first micro-batch's
     // forward, and its fp32 reduce-scatter after the last backward, unit by unit with nothing left
     // to hide behind; the copy-out and chunk_cat passes once each (stage_time's per-micro-batch rule).
-    const double stage_params = stage_trained / std::max(1e-12, terms.work.trainable_fraction);
     const double gather = gather_or_scatter_s(terms.zero3_link, shard_ranks, stage_params * 2.0) +
-                          stage_params * (4.0 + 10.0 / double(shard_ranks)) / terms.layer.rate.hbm_stream;
+                          stage_params * (kFsdpCopyOutBytes + kFsdpCopyInBytesPerShardElement / double(shard_ranks)) /
+                              terms.layer.rate.hbm_stream;
     const double scatter = gather_or_scatter_s(terms.zero3_link, shard_ranks, stage_trained * terms.reduce_bytes) +
-                           stage_trained * 6.0 / terms.layer.rate.hbm_stream;
+                           stage_trained * kFsdpChunkCatBytes / terms.layer.rate.hbm_stream;
     return std::max(0.0, gather - terms.perf.zero3_overlap * slowest.forward) + scatter;
   }
   if (terms.sharded_weights || shard_ranks <= 1) return 0;
@@ -1033,7 +1038,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   const StageShape first_stage = stage_shape(config, plan, 0);
   const double stage_params = first_stage.parameters;  // the first stage (embedding; at pp=1 the head too)
   const double stage_trained = stage_params * terms.work.trainable_fraction;  // frozen weights: no gradient, no step
-  const double dp_exposed = dp_sync_exposed_s(terms, slowest, stage_trained, first_stage.placement.layers);
+  const double dp_exposed = dp_sync_exposed_s(terms, slowest, stage_params, stage_trained, first_stage.placement.layers);
 
   StepBreakdown& b = report.breakdown;
   b.compute_s = m * slowest.compute;

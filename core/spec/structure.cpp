@@ -35,8 +35,8 @@ std::optional<IssueCode> pipeline_problem(int64_t layers, const Layout& l, const
     return std::nullopt;
   }
   if (profile.even_middle_split && l.vpp == 1 && layers % l.pp != 0) return IssueCode::kPpNotDivideLayers;
-  // torchtitan spreads E = L + 2 effective layers itself (uneven first/last), Megatron needs equal chunks.
   if (l.vpp > 1 && !profile.interleaved_schedule) return IssueCode::kVppUnsupported;
+  // torchtitan spreads E = L + 2 effective layers itself (uneven first/last), Megatron needs equal chunks.
   if (l.vpp > 1 && profile.pipeline_edge_weight == 0 && layers % chunks != 0) return IssueCode::kVppNotDivideLayers;
   if (l.vpp > 1 && l.pp == 1) return IssueCode::kVppWithoutPp;
   return std::nullopt;

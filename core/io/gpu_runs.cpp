@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "io/measured_runs.h"
+#include "memory/overheads.h"
 #include "perf/perf_model.h"
 #include "spec/gpu_catalog.h"
 #include "spec/model_spec.h"
@@ -22,7 +23,7 @@ double number_or_zero(const CsvRow& row, const char* column) {
   return text.empty() ? 0.0 : csv_number(text);
 }
 
-// One harness row as a meshfit configuration: the preset at the row's depth on one H100, the
+// One harness row as a meshfit configuration: the preset at the row's depth on its one GPU, the
 // harness's wrapper as the FSDP profile's ZeRO stage (fully_shard = 3, DDP = 0; PEFT's plain model
 // = 0, with the HF + PEFT stack's adapter defaults, which the harness also used), and each setting
 // as its input. The harness's attention backends other than math all keep no score matrix (flash).
@@ -38,7 +39,9 @@ GpuRun gpu_run_from_row(const CsvRow& row) {
   c.model.name = model;
   const std::string& layers = csv_field(row, "layers");
   if (!layers.empty()) c.model.layers = csv_int(layers);
-  c.gpu = *find_gpu_preset("h100-sxm");
+  // The GPU the harness reported (torch.cuda.get_device_properties().name).
+  const std::string& gpu = csv_field(row, "gpu");
+  c.gpu = *find_gpu_preset(gpu.find("H200") != std::string::npos ? "h200" : "h100-sxm");
   c.cluster.gpus = 1;
   c.cluster.gpus_per_node = 1;
   TrainingSpec& t = c.training;
@@ -143,8 +146,11 @@ GpuValidation validate_gpu_runs(const std::vector<GpuRun>& runs) {
     const MemoryReport report = estimate_memory(run.config);
     const RankMemory& rank = report.worst();
     auto& p = row.predicted;
+    // The harness reads its model states after zero_grad, when cuBLAS's workspace (allocated at the
+    // first GEMM, kept for the process) is also allocated: it counts there, as in the measurement.
     const double states = rank.bytes(Component::kWeights) + rank.bytes(Component::kOptimizerStates) +
-                          (run.config.layout.zero == 0 ? rank.bytes(Component::kCommBuffers) : 0.0);  // DDP's buckets
+                          (run.config.layout.zero == 0 ? rank.bytes(Component::kCommBuffers) : 0.0) +  // DDP's buckets
+                          kCublasWorkspaceBytes;
     // The harness's one-rank NCCL communicator is outside what meshfit predicts for one GPU without a
     // process group (LoRA on a plain model): it is added to the prediction there, as measured.
     const double harness_nccl = rank.bytes(Component::kNccl) > 0 ? 0.0 : run.nccl_bytes;
@@ -193,7 +199,7 @@ const GpuValidation& gpu_validation() {
 
 ThroughputRun gpu_throughput_run(const GpuRun& run) {
   ThroughputRun t;
-  t.source = "meshfit tests/gpu (H100, 1 GPU)";
+  t.source = run.config.gpu.id == "h200" ? "meshfit tests/gpu (H200, 1 GPU)" : "meshfit tests/gpu (H100, 1 GPU)";
   t.citation = "tests/data/gpu_memory_measured.csv row " + run.id + ": " + run.software;
   t.label = run.label;
   t.config = run.config;

@@ -704,8 +704,12 @@ void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBy
                               : training.allocator == AllocatorMode::kExpandableSegments;
   const bool sharded = plan.profile.weights_sharded(config.layout.zero);
   const bool gathers_per_block = plan.profile.gathers_whole_blocks && sharded;
-  in.fragmentation_fraction = gathers_per_block ? (expandable ? kFsdpExpandableFragmentationFraction : kFsdpFragmentationFraction)
-                                                : (expandable ? kExpandableSegmentsFragmentationFraction : kFragmentationFraction);
+  const bool reallocated_grads = !sharded && plan.profile.grads_set_to_none &&
+                                 (training.finetune == FinetuneMethod::kNone || training.finetune == FinetuneMethod::kFull);
+  in.fragmentation_fraction = gathers_per_block   ? (expandable ? kFsdpExpandableFragmentationFraction : kFsdpFragmentationFraction)
+                              : !expandable       ? kFragmentationFraction
+                              : reallocated_grads ? kReallocatedGradsExpandableFragmentationFraction
+                                                  : kExpandableSegmentsFragmentationFraction;
   c[size_t(Component::kFragmentation)] = in.fragmentation_fraction * dynamic;
 
   // The optimizer-step moment ([SECTION] Optimizer step): states, the gradients the step reads

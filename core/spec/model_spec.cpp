@@ -54,6 +54,7 @@ std::vector<ModelPreset> make_presets() {
   const char* kQwen25 = "HF Qwen/Qwen2.5-{0.5B,1.5B,3B,7B,14B,32B,72B} config.json";
   const char* kLlama32 = "HF meta-llama/Llama-3.2-1B and -3B config.json (tied embeddings)";
   const char* kQwen3 = "HF Qwen/Qwen3-{0.6B,1.7B,4B,8B,14B,32B} config.json (head_dim 128)";
+  const char* kGpt3Small = "Brown et al. 2020, GPT-3, Table 2.1 (d_ff = 4 d_model, tied GPT-2 BPE vocab 50257)";
   const char* kGemma2 = "HF google/gemma-2-{2b,9b,27b} config.json; Gemma Team 2024, Gemma 2, Table 2 (parameter counts)";
   return {
       {"llama1-7b", kLlama1, llama("llama1-7b", 4096, 32, 32, 32, 11008, 32000)},
@@ -111,6 +112,16 @@ std::vector<ModelPreset> make_presets() {
        llama("mistral-7b", 4096, 32, 32, 8, 14336, 32000)},
       {"gpt3-175b", "Brown et al. 2020, GPT-3, Table 2.1 (d_ff = 4 d_model, GPT-2 BPE vocab)",
        gpt3_175b()},
+      // The smaller GPT-3 shapes that Megatron-LM/Megatron-DeepSpeed examples train (Brown et al.
+      // 2020, Table 2.1: d_ff = 4 d_model, tied GPT-2 BPE vocab 50257; learned positions not
+      // counted, seq x h). The table's 1.3B row says 24 heads of 128 over d_model 2048, which does
+      // not multiply out; Megatron-DeepSpeed's examples (examples_deepspeed/*gpt*1.3B*) use 16.
+      {"gpt3-125m", kGpt3Small, gpt_style("gpt3-125m", 768, 12, 12, 3072, 50257, true)},
+      {"gpt3-350m", kGpt3Small, gpt_style("gpt3-350m", 1024, 24, 16, 4096, 50257, true)},
+      {"gpt3-760m", kGpt3Small, gpt_style("gpt3-760m", 1536, 24, 16, 6144, 50257, true)},
+      {"gpt3-1.3b", kGpt3Small, gpt_style("gpt3-1.3b", 2048, 24, 16, 8192, 50257, true)},
+      {"gpt3-2.7b", kGpt3Small, gpt_style("gpt3-2.7b", 2560, 32, 32, 10240, 50257, true)},
+      {"gpt3-6.7b", kGpt3Small, gpt_style("gpt3-6.7b", 4096, 32, 32, 16384, 50257, true)},
   };
 }
 

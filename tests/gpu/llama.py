@@ -153,5 +153,6 @@ def parameter_count(model):
 def model_flops_per_token(a, seq):
     """6N + 12*L*h_attn*s (causal halves it: torchtitan get_num_flop_per_token counts the full
     square); used only to print an MFU beside each row."""
-    n = a.n_layers * (a.dim * a.head_dim * (a.n_heads * 2 + a.n_kv_heads * 2) + 3 * a.dim * a.ffn) + a.vocab * a.dim
+    mlp_matrices = 2 if getattr(a, "gelu", False) else 3
+    n = a.n_layers * (a.dim * a.head_dim * (a.n_heads * 2 + a.n_kv_heads * 2) + mlp_matrices * a.dim * a.ffn) + a.vocab * a.dim
     return 6 * n + 12 * a.n_layers * a.n_heads * a.head_dim * seq

@@ -96,6 +96,23 @@ def rows():
     add(3, "lora-3b-s4096", model="llama3.2-3b", **lora)
     add(3, "lora-1b-s4096-mb4", model="llama3.2-1b", micro_batch=4, **lora)
     add(3, "lora-8b-s8192-selective", model="llama3.1-8b", seq=8192, recompute="selective", **lora)
+    # Part 4: GPT-3-shaped models (tests/gpu/gpt.py) in the small-model regime: DDP with one rank
+    # and autocast bf16 (Megatron-DeepSpeed's mixed precision keeps fp32 master weights too), flash
+    # SDPA, at the micro-batches and accumulation counts where a per-kernel floor shows.
+    gpt = dict(wrapper="ddp", layers=None, seq=2048, steps=10)
+    for m in ("125m", "350m", "760m", "1.3b", "2.7b"):
+        add(4, f"gpt-{m}", model=f"gpt3-{m}", **gpt)
+    for m in ("125m", "350m", "1.3b"):
+        for mb in (4, 16):
+            add(4, f"gpt-{m}-mb{mb}", model=f"gpt3-{m}", **dict(gpt, micro_batch=mb))
+    add(4, "gpt-125m-mb8-s1024", model="gpt3-125m", **dict(gpt, micro_batch=8, seq=1024))
+    add(4, "gpt-125m-ga8", model="gpt3-125m", **dict(gpt, grad_accum=8))
+    add(4, "gpt-1.3b-ga4", model="gpt3-1.3b", **dict(gpt, grad_accum=4))
+    add(4, "gpt-350m-fsdp2", model="gpt3-350m", **dict(gpt, wrapper="fsdp2"))
+    add(4, "gpt-1.3b-fsdp2-mb4", model="gpt3-1.3b", **dict(gpt, wrapper="fsdp2", micro_batch=4))
+    add(4, "gpt-1.3b-mb4-full", model="gpt3-1.3b", **dict(gpt, micro_batch=4, recompute="full"))
+    add(4, "gpt-350m-mb8-math", model="gpt3-350m", **dict(gpt, micro_batch=8, attention="math"))
+    add(4, "gpt-350m-mb8-compile", model="gpt3-350m", **dict(gpt, micro_batch=8, compile=1, loss="compiled"))
     return out
 
 

@@ -24,6 +24,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpt import GptArgs, GptTransformer  # noqa: E402
 from llama import Args, Transformer, cross_entropy_loss, model_flops_per_token, parameter_count  # noqa: E402
 
 PHASES = ("fwd", "loss", "bwd", "opt", "zero")
@@ -78,14 +79,15 @@ def sdpa_context(attention):
 
 def build(row, models):
     spec = models[row["model"]]
-    a = Args(spec, row.get("layers"))
+    gpt = spec["mlp"] == "gelu"
+    a = (GptArgs if gpt else Args)(spec, row.get("layers"))
     pure = row["precision"] == "pure_bf16"
     wrapper = row["wrapper"]
     # Built on the GPU and sharded in place (torchtitan builds on the meta device and materialises
     # after fully_shard; the end state is the same, and empty_cache() below drops the build's
     # transient blocks so that they don't count as the steps' reserve).
     with torch.device("cuda"):
-        model = Transformer(a, row["seq"])
+        model = (GptTransformer if gpt else Transformer)(a, row["seq"])
     model = model.to(dtype=torch.bfloat16 if pure else torch.float32)
     model.init_weights("cuda")  # after the cast: RoPE's complex buffer stays complex64
     if row["recompute"] != "none":

@@ -28,6 +28,16 @@ namespace {
 // H200 fp8 cublaslt sweep (gemm_rates.csv): 1024^3 runs 5.33 us where the 32768^3 rate (1333 TF)
 // would need 1.61 us -> ~3.7 us fixed; 2048^3 leaves 2.2 us. 3 us taken.
 constexpr double kGemmFixedS = 3e-6;
+// GEMM operand alignment: cuBLAS's tensor-core kernels load operands in 16-byte vectors, so a
+// dimension whose bytes are not a multiple of 16 (a bf16 vocabulary of 50257, GPT-2's, unpadded)
+// sends the GEMM to kernels that load less per instruction (on H100, sm75 CUTLASS kernels: profile
+// of gpt-125m in tests/gpu). Measured on H100 (gpu_kernel_rates.csv head.* rows: the LM head's
+// forward, dgrad and wgrad at h 768/2048/4096, 8192/32768 tokens): vocab 50257 (2-byte aligned)
+// runs at 95-155 TFLOP/s where 50272 and 50304 (16-byte) run at 590-754, 0.19 of the aligned rate
+// (median of 18 pairs); 50260 (8-byte) at 250-294, 0.39. A 4-byte alignment was not measured and
+// takes the 2-byte rate. Frameworks that pad the vocabulary (Megatron's 128 x tp) never see it.
+constexpr double kGemmAlign8ByteFraction = 0.39;
+constexpr double kGemmAlignUnder8ByteFraction = 0.19;
 // Memory-bound kernels: achieved fraction of datasheet HBM bandwidth for a 1-load + 1-store stream
 // (memory_bound_rates.csv, gpu-benches 'scale': A100 80GB 1732/2039 = 0.85, A100 40GB 1381/1555 =
 // 0.89, H100 PCIe 1704/2000 = 0.85; H200 BabelStream copy 4.01/4.8 = 0.84). H100 SXM measured
@@ -405,8 +415,25 @@ double wave_quantized_s(double m, double n, double k, int64_t sms, double flops_
 
 // One GEMM of m x k by k x n: the larger of its compute (wave-quantized) and operand-traffic times,
 // plus the fixed cost.
-double gemm_s(double m, double n, double k, double flops_rate, double hbm_rate, double element_bytes, int64_t sms) {
-  const double compute = wave_quantized_s(m, n, k, sms, flops_rate, hbm_rate);
+// The share of the aligned rate a GEMM keeps given the byte alignment of its operands' leading
+// dimensions, which for a linear layer are its input and output widths in all three passes (the
+// tokens never are): see kGemmAlign8ByteFraction. Hopper and Blackwell only: their TMA/wgmma
+// kernels are the ones that need 16 bytes; Ampere and older were not measured and keep 1. A
+// fractional width (an uneven shard) counts as unaligned.
+double gemm_alignment_fraction(const GpuSpec& gpu, double width_a, double width_b, double element_bytes) {
+  if (gpu.family != "hopper" && gpu.family != "blackwell") return 1.0;
+  double worst = 16;
+  for (double width : {width_a, width_b}) {
+    const double bytes = width * element_bytes;
+    const bool whole = bytes == std::floor(bytes);
+    worst = std::min(worst, whole && std::fmod(bytes, 16.0) == 0 ? 16.0 : whole && std::fmod(bytes, 8.0) == 0 ? 8.0 : 0.0);
+  }
+  return worst >= 16 ? 1.0 : worst >= 8 ? kGemmAlign8ByteFraction : kGemmAlignUnder8ByteFraction;
+}
+
+double gemm_s(double m, double n, double k, double flops_rate, double hbm_rate, double element_bytes, int64_t sms,
+              double alignment = 1.0) {
+  const double compute = wave_quantized_s(m, n, k, sms, flops_rate, hbm_rate) / alignment;
   const double traffic = element_bytes * (m * k + k * n + m * n) / hbm_rate;
   return std::max(compute, traffic) + kGemmFixedS;
 }
@@ -619,9 +646,10 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   const double linears[4][2] = {{qkv_n, h}, {h, q / t}, {mlp_in_n, h}, {h, f / t}};
   for (const auto& linear : linears) {
     const double n = linear[0], reduction = linear[1];
-    out.matmul_fwd_s += gemm_s(tokens, n, reduction, rate.gemm_flops, rate.hbm_stream, gemm_bytes, rate.sms);
-    out.matmul_dgrad_s += gemm_s(tokens, reduction, n, rate.gemm_flops, rate.hbm_stream, gemm_bytes, rate.sms);
-    out.matmul_wgrad_s += gemm_s(reduction, n, tokens, rate.gemm_flops, rate.hbm_stream, gemm_bytes, rate.sms);
+    const double align = gemm_alignment_fraction(gpu, n, reduction, gemm_bytes);
+    out.matmul_fwd_s += gemm_s(tokens, n, reduction, rate.gemm_flops, rate.hbm_stream, gemm_bytes, rate.sms, align);
+    out.matmul_dgrad_s += gemm_s(tokens, reduction, n, rate.gemm_flops, rate.hbm_stream, gemm_bytes, rate.sms, align);
+    out.matmul_wgrad_s += gemm_s(reduction, n, tokens, rate.gemm_flops, rate.hbm_stream, gemm_bytes, rate.sms, align);
   }
   if (spatial_temporal(config.layout)) {
     // P_{qxq} runs each projection as q sequential sub-GEMMs of 1/q^3 of its FLOPs (PrimePar §3.3):
@@ -717,11 +745,13 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
 
 }  // namespace
 
-double isolated_gemm_s(const GpuSpec& gpu, double m, double n, double k, bool fp8) {
+double isolated_gemm_s(const GpuSpec& gpu, double m, double n, double k, bool fp8, double width_a, double width_b) {
   const bool use_fp8 = fp8 && gpu.fp8_flops > 0;
   const double rate = (use_fp8 ? gpu.fp8_flops * gpu.fp8_gemm_ceiling : gpu.bf16_flops * gpu.bf16_gemm_ceiling) *
                       power_cap_clock_fraction(gpu);
-  return gemm_s(m, n, k, rate, streaming_bytes_per_s(gpu), use_fp8 ? 1.0 : 2.0, gpu.sms);
+  const double bytes = use_fp8 ? 1.0 : 2.0;
+  const double align = width_a > 0 && width_b > 0 ? gemm_alignment_fraction(gpu, width_a, width_b, bytes) : 1.0;
+  return gemm_s(m, n, k, rate, streaming_bytes_per_s(gpu), bytes, gpu.sms, align);
 }
 
 AttentionTime isolated_attention_s(const GpuSpec& gpu, double batch, double heads, double seq, double head_dim,
@@ -846,7 +876,9 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   terms.sharded_weights = profile.weights_sharded(layout.zero);
   terms.shard_ranks = plan.optimizer_shard_ranks;
   terms.reduce_bytes = profile.grad_reduce_in_bf16 ? 2.0 : (training.fp32_grad_buffer ? 4.0 : 2.0);
-  terms.head_fwd_s = gemm_s(tokens, double(plan.padded_vocab) / t, h, rate.bf16_gemm_flops, rate.hbm_stream, 2.0, rate.sms);
+  const double head_width = double(plan.padded_vocab) / t;  // unpadded 50257 (GPT-2's) is 2-byte aligned
+  terms.head_fwd_s = gemm_s(tokens, head_width, h, rate.bf16_gemm_flops, rate.hbm_stream, 2.0, rate.sms,
+                            gemm_alignment_fraction(config.gpu, head_width, h, 2.0));
   terms.work = finetune_work(config, tokens);  // trainable share of gradient traffic and step
   return terms;
 }

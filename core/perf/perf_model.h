@@ -106,7 +106,9 @@ double model_flops_per_token(const ModelSpec& model, int64_t seq);
 
 // One GEMM (m x k by k x n) run alone, as a matmul benchmark times it: the GPU's measured ceiling
 // (no framework fraction), wave and tile quantization on its SMs, operand traffic, the fixed cost.
-double isolated_gemm_s(const GpuSpec& gpu, double m, double n, double k, bool fp8);
+// width_a/width_b: the operands' leading dimensions where known (a linear layer's input and output
+// widths), whose byte alignment decides the kernel on Hopper and Blackwell; 0 = aligned.
+double isolated_gemm_s(const GpuSpec& gpu, double m, double n, double k, bool fp8, double width_a = 0, double width_b = 0);
 
 // Causal FlashAttention (FA convention: forward 2*b*a*s^2*d useful FLOPs, backward 2.5x) over `batch`
 // sequences of `seq` tokens with `heads` heads of `head_dim`, run alone as an SDPA benchmark times it:

@@ -74,6 +74,29 @@ def gemm_rows(rows):
         print(f"gemm {label:24s} {m:6d} {n:6d} {k:6d} {rows[-1].get('tflops') or 0:7.1f} TFLOP/s", flush=True)
 
 
+def head_gemm_rows(rows):
+    """The LM head's three GEMMs as F.linear and its backward issue them (forward x W^T, dgrad
+    dy W, wgrad dy^T x), by vocabulary: 50257 (GPT-2's, odd), 50260 (a multiple of 4), 50272 (of 8),
+    50304 (of 64, nanoGPT's padding). cuBLAS's Hopper kernels need 16-byte-aligned leading
+    dimensions; a bf16 dimension that is not a multiple of 8 falls back to older kernels."""
+    for h in (768, 2048, 4096):
+        for t in (8192, 32768):
+            for v in (50257, 50260, 50272, 50304):
+                x = torch.randn(t, h, device="cuda", dtype=torch.bfloat16)
+                w = torch.randn(v, h, device="cuda", dtype=torch.bfloat16)
+                dy = torch.randn(t, v, device="cuda", dtype=torch.bfloat16)
+                fl = 2.0 * t * h * v
+                for label, fn, (m, n, k) in (("head.fwd", lambda: torch.mm(x, w.t()), (t, v, h)),
+                                             ("head.dgrad", lambda: torch.mm(dy, w), (t, h, v)),
+                                             ("head.wgrad", lambda: torch.mm(dy.t(), x), (v, h, t))):
+                    ms = bench(fn)
+                    rows.append(dict(kind="gemm", name=label, dtype="bf16", m=m, n=n, k=k, median_ms=ms, flops=fl,
+                                     bytes=2 * (m * k + n * k + m * n), tflops=fl / ms / 1e9,
+                                     note=f"vocab {v} (mod 8 = {v % 8})"))
+                    print(f"gemm {label:10s} h{h:5d} t{t:6d} v{v:6d} {fl / ms / 1e9:7.1f} TFLOP/s", flush=True)
+                del x, w, dy
+
+
 def attention_rows(rows):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,

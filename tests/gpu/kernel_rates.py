@@ -254,7 +254,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
                                                   "gpu_kernel_rates.csv"))
-    ap.add_argument("--only", default="gemm,attention,bandwidth,launch,optimizer")
+    ap.add_argument("--only", default="gemm,head_gemm,attention,bandwidth,launch,optimizer")
     args = ap.parse_args()
     torch.manual_seed(0)
     env = versions()

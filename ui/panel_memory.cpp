@@ -263,7 +263,7 @@ void draw_step_breakdown(AppState& s) {
   ImGui::TextWrapped("%s", throughput_text(s).c_str());
   record_rect(s, "throughput");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Band: median |predicted / measured - 1| of tokens/s/GPU over the published runs of this framework\n"
+    ImGui::SetTooltip("Band: median |predicted / measured - 1| of tokens/s/GPU over the measured runs of this framework\n"
                       "and GPU family in tests/data (%s). MFU scales with tokens/s, the time to train inversely.",
                       *step.error_band.basis ? step.error_band.basis : "none");
   const std::pair<double, const char*> terms[] = {

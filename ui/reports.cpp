@@ -52,6 +52,8 @@ std::string throughput_text(const AppState& s) {
   std::snprintf(text, sizeof text, "%.0f tokens/s/GPU and MFU %.1f%% (%s%s)", step.tokens_per_s_per_gpu, 100.0 * step.mfu,
                 step.error_band.runs > 0 ? "both " : "", band.c_str());
   std::string out = text;
+  const std::string host = host_bound_text(step);
+  if (!host.empty()) out += ". " + host;
   if (step.time_to_train_s > 0) {
     const double tokens = s.config.training.tokens_to_train;
     char trillions[32];

@@ -75,6 +75,7 @@ export interface StepFields {
   step_time_s: number; tokens_per_s_per_gpu: number; mfu: number; hfu: number; tflops_per_gpu: number;
   model_flops_per_token: number; bubble_fraction: number; breakdown: StepBreakdown;
   host_bound_fraction: number;
+  host_bound_note: string;        // "" unless the host's op dispatch sets a quarter or more of the layer time
   /** tokens_to_train / (tokens/s/GPU * gpus); 0 when tokens_to_train is not given. */
   time_to_train_s: number; time_to_train_days: number;
   /** Validation error of tokens/s for this framework and GPU family; runs 0 = not validated. */

@@ -428,6 +428,7 @@ void add_step_report(json& out, const StepReport& step) {
   out["bubble_fraction"] = step.bubble_fraction;
   out["gemm_efficiency"] = step.gemm_efficiency;
   out["host_bound_fraction"] = step.host_bound_fraction;
+  out["host_bound_note"] = host_bound_text(step);
   out["time_to_train_s"] = step.time_to_train_s;  // 0 when tokens_to_train is not given
   out["time_to_train_days"] = seconds_to_days(step.time_to_train_s);
   // How far to trust tokens/s, MFU and step time: the validation error for this framework and GPU family.

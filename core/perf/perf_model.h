@@ -63,7 +63,7 @@ struct StepBreakdown {       // seconds per optimizer step; the parts add up to 
 };
 
 // The validation error of the step-time model for a framework and GPU family: the median over the
-// published runs of tests/data/layouts_measured.csv, computed from the compiled-in data on first use
+// measured runs (the published ones of tests/data/layouts_measured.csv and tests/gpu's own one-GPU steps), computed from the compiled-in data on first use
 // (io/throughput_runs.cpp, which defines it).
 struct ErrorBand {
   double median_abs_error = 0;  // median |predicted / measured - 1| of tokens/s/GPU; 0 when runs == 0
@@ -73,7 +73,7 @@ struct ErrorBand {
   int64_t max_gpus = 0;         //   nothing measured about a 256-GPU job, and its text says so
 };
 ErrorBand throughput_error_band(Framework framework, const std::string& gpu_family);
-// "±6% on 30 published runs of 8-512 GPUs" (or "of 1 GPU"), or "not validated ..."
+// "±6% on 30 measured runs of 8-512 GPUs" (or "of 1 GPU"), or "not validated ..."
 std::string error_band_text(const ErrorBand& band);
 
 struct StepReport {
@@ -97,6 +97,10 @@ struct StepReport {
   bool tp_crosses_nodes = false;
   bool dp_crosses_nodes = false;
 };
+// The caveat of a step whose layers wait on the host's op dispatch (host_bound_fraction of a quarter
+// or more): the error band does not cover the host, whose speed the model takes as one figure; ""
+// otherwise.
+std::string host_bound_text(const StepReport& step);
 
 // Model FLOPs per token (training: forward + backward, no recompute), PaLM convention with the
 // matmul-exact parameter count: 6 * (L * matmul params per layer + V * h for the LM head)

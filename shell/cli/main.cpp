@@ -243,6 +243,8 @@ void print_table(const json& out) {
   const char* both = out["error_band"]["runs"].get<int>() > 0 ? "both " : "";
   std::printf("predicted step %.3f s, %.0f tokens/s/GPU and MFU %.1f%% (%s%s)\n", out["step_time_s"].get<double>(),
               out["tokens_per_s_per_gpu"].get<double>(), 100.0 * out["mfu"].get<double>(), both, band.c_str());
+  const std::string host = out["host_bound_note"].get<std::string>();
+  if (!host.empty()) std::printf("%s\n", host.c_str());
   if (out["time_to_train_s"].get<double>() > 0)
     std::printf("time to train %.4g tokens: %.1f days (%s)\n", c["tokens_to_train"].get<double>(),
                 out["time_to_train_days"].get<double>(), band.c_str());

@@ -707,9 +707,9 @@ void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBy
   const bool reallocated_grads = !sharded && plan.profile.grads_set_to_none &&
                                  (training.finetune == FinetuneMethod::kNone || training.finetune == FinetuneMethod::kFull);
   in.fragmentation_fraction = gathers_per_block   ? (expandable ? kFsdpExpandableFragmentationFraction : kFsdpFragmentationFraction)
-                              : !expandable       ? kFragmentationFraction
-                              : reallocated_grads ? kReallocatedGradsExpandableFragmentationFraction
-                                                  : kExpandableSegmentsFragmentationFraction;
+                              : reallocated_grads ? kReallocatedGradsFragmentationFraction
+                              : expandable        ? kExpandableSegmentsFragmentationFraction
+                                                  : kFragmentationFraction;
   c[size_t(Component::kFragmentation)] = in.fragmentation_fraction * dynamic;
 
   // The optimizer-step moment ([SECTION] Optimizer step): states, the gradients the step reads

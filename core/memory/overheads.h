@@ -37,13 +37,14 @@ constexpr double kExpandableSegmentsFragmentationFraction = 0.07;
 // A replicated model (torch DDP, or one GPU) trained in full whose loop frees every gradient after
 // the step (zero_grad(set_to_none=True)): each backward re-allocates the fp32 gradients between the
 // activations it frees, and Adam's moments, created in the first step, sit in the first step's
-// holes. Measured by tests/gpu (gpu_memory_measured.csv and gpu_memory_repeats.csv, every DDP row,
-// Llama and GPT-3 shapes, H100 and H200 hosts, expandable segments): steady peak reserved minus
-// peak allocated over the step's transient, 34 rows, median 0.18 (quartiles 0.08 and 0.42, range
-// 0.02-0.82). The spread is the allocator's: identical configurations differ by up to 6.2 GiB
-// between runs (gpt3-1.3b 0.26 vs 5.17 GiB, ddp-1b 1.07 vs 5.68), so the median is what is used
-// and the validation view reports the spread.
-constexpr double kReallocatedGradsExpandableFragmentationFraction = 0.18;
+// holes. Measured by tests/gpu (gpu_memory_measured.csv and gpu_memory_repeats.csv: every DDP row
+// and the plain full fine-tunes, Llama and GPT-3 shapes, H100 and H200 hosts): steady peak reserved
+// minus peak allocated over the step's transient, 42 rows, median 0.18 (quartiles 0.11 and 0.37,
+// range 0.02-0.82), the same under expandable segments (34 rows, median 0.18) and the caching
+// allocator (8 rows, 0.17). The spread is the allocator's: identical configurations differ by up to
+// 6.2 GiB between runs (gpt3-1.3b 0.26 vs 5.17 GiB, ddp-1b 1.07 vs 5.68), so the median is what is
+// used and the validation view reports the spread.
+constexpr double kReallocatedGradsFragmentationFraction = 0.18;
 // FSDP2 gathers and frees each block's parameters between the activations it saves, which leaves
 // more holes in the default stream's pool. Measured by tests/gpu on one H100: the default pool held
 // the model states plus 1.09, 1.15, 1.15 and 1.16 times the step's peak transient (the four *-pools
@@ -137,10 +138,10 @@ inline constexpr NamedConstant kMemoryConstants[] = {
      "the same under PYTORCH_ALLOC_CONF=expandable_segments:True (torchtitan's launcher)",
      "tests/gpu on one H100, PEFT LoRA on a plain model: 4.7-16.0% of the step's transient (5 rows, median 7.0%)",
      ConstantBasis::kMeasurement},
-    {"kReallocatedGradsExpandableFragmentationFraction", kReallocatedGradsExpandableFragmentationFraction, "fraction",
-     "the same for a replicated model trained in full whose gradients are freed every step (torch DDP, one GPU)",
-     "tests/gpu on H100 and H200, every DDP row: 0.02-0.82 of the transient (34 rows, quartiles 0.08 and 0.42, median 0.18); "
-     "identical runs differ by up to 6.2 GiB",
+    {"kReallocatedGradsFragmentationFraction", kReallocatedGradsFragmentationFraction, "fraction",
+     "the same, either allocator, for a replicated model trained in full whose gradients are freed every step (torch DDP, one GPU)",
+     "tests/gpu on H100 and H200, every DDP row and plain full fine-tune: 0.02-0.82 of the transient (42 rows, quartiles 0.11 "
+     "and 0.37, median 0.18); identical runs differ by up to 6.2 GiB",
      ConstantBasis::kMeasurement},
     {"kFsdpExpandableFragmentationFraction", kFsdpExpandableFragmentationFraction, "fraction",
      "FSDP2 (per-block gathers) under expandable segments: default-stream pool beyond states and peak transient",

@@ -113,6 +113,20 @@ def rows():
     add(4, "gpt-1.3b-mb4-full", model="gpt3-1.3b", **dict(gpt, micro_batch=4, recompute="full"))
     add(4, "gpt-350m-mb8-math", model="gpt3-350m", **dict(gpt, micro_batch=8, attention="math"))
     add(4, "gpt-350m-mb8-compile", model="gpt3-350m", **dict(gpt, micro_batch=8, compile=1, loss="compiled"))
+    # Part 5: the caching allocator (HF Trainer's and torchtune's default) under a replicated model
+    # whose gradients are freed every step, and issue 11's single-GPU full fine-tunes of Llama 3.2 3B
+    # at seq 1024, micro-batch 4, pure bf16 and mixed precision (fp32 weights under autocast), as a
+    # plain loop (no wrapper), whose peaks hold on any card they fit.
+    for rid, kw in (("ddp-1b", dict(model="llama3.2-1b", layers=None, wrapper="ddp")),
+                    ("ddp-8b-l4", dict(wrapper="ddp")),
+                    ("gpt-350m", dict(model="gpt3-350m", **gpt)),
+                    ("gpt-760m", dict(model="gpt3-760m", **gpt)),
+                    ("gpt-1.3b-mb4", dict(model="gpt3-1.3b", **dict(gpt, micro_batch=4))),
+                    ("gpt-125m-mb16", dict(model="gpt3-125m", **dict(gpt, micro_batch=16)))):
+        add(5, rid + "-caching", allocator="caching", **kw)
+    ft = dict(model="llama3.2-3b", layers=None, wrapper="plain", seq=1024, micro_batch=4, allocator="caching")
+    add(5, "ft-3b-s1024-mb4-pure", precision="pure_bf16", **ft)
+    add(5, "ft-3b-s1024-mb4-mixed", precision="bf16", **ft)
     return out
 
 

@@ -167,8 +167,10 @@ def run(row, models):
 
     b, s, v = row["micro_batch"], row["seq"], a.vocab
     g = torch.Generator(device="cuda").manual_seed(0)
+    # Mixed precision without FSDP's casts: fp32 weights under autocast (DDP, or a plain loop as HF
+    # Trainer runs one GPU).
     amp = (torch.autocast("cuda", dtype=torch.bfloat16)
-           if row["wrapper"] == "ddp" and row["precision"] == "bf16" else nullcontext())
+           if row["wrapper"] in ("ddp", "plain") and row["precision"] == "bf16" else nullcontext())
     steps = row.get("steps", 5)
     times = []
     phase = "start"

@@ -218,6 +218,37 @@ TEST_CASE("measured H100 LM-head GEMMs: an unaligned vocabulary runs at the fall
   CHECK(median_of(ignoring[4.0]) < -0.50);
 }
 
+// The same six LM heads on an H200 (gpu_kernel_rates_h200.csv, the 2026-11-23 lease): a second Hopper
+// part, against the fraction taken from the H100. Compared as the ratio of the odd vocabulary's time
+// to the 16-byte-aligned one's (50304), three passes together, so the H200 preset's GEMM ceiling
+// (a MAMF figure, 828.6 TFLOP/s, 20% above this card's 16384^3 at 690.3) does not enter.
+TEST_CASE("measured H200 LM-head GEMMs: the H100's alignment fraction holds on a second Hopper part") {
+  const std::vector<CsvRow> rows = read_csv(data_path("gpu_kernel_rates_h200.csv"));
+  const GpuSpec h200 = *find_gpu_preset("h200");
+  std::map<std::pair<double, double>, std::map<double, std::pair<double, double>>> heads;  // (h, tokens) -> vocab -> (measured, predicted) s
+  for (const CsvRow& row : rows) {
+    if (row.at("kind") != "gemm" || row.at("name").rfind("head.", 0) != 0) continue;
+    const double m = to_double(row.at("m")), n = to_double(row.at("n")), k = to_double(row.at("k"));
+    const Widths w = leading_widths(row);
+    const double vocab = std::max(w.a, w.b), width = std::min(w.a, w.b);
+    std::pair<double, double>& sum = heads[{width, m * n * k / (vocab * width)}][vocab];
+    sum.first += to_double(row.at("median_ms")) * 1e-3;
+    sum.second += isolated_gemm_s(h200, m, n, k, false, w.a, w.b);
+  }
+  REQUIRE(heads.size() == 6);
+  std::printf("\nLM-head GEMMs on H200 (gpu_kernel_rates_h200.csv): time of vocab 50257 over 50304, three passes\n");
+  for (const auto& entry : heads) {
+    const auto& by_vocab = entry.second;
+    REQUIRE(by_vocab.count(50257.0) == 1);
+    REQUIRE(by_vocab.count(50304.0) == 1);
+    const double measured = by_vocab.at(50257.0).first / by_vocab.at(50304.0).first;
+    const double predicted = by_vocab.at(50257.0).second / by_vocab.at(50304.0).second;
+    std::printf("  h %4.0f  tokens %5.0f  measured %.2fx  predicted %.2fx (%+.1f%%)\n", entry.first.first, entry.first.second,
+                measured, predicted, 100.0 * (predicted / measured - 1.0));
+    CHECK(std::fabs(predicted / measured - 1.0) < 0.2);
+  }
+}
+
 // The Hopper FA2 tables (perf_model.cpp kFa2H100Forward / kFa2H100ForwardBackward) are these rows,
 // forward+backward with the harness's gradient accumulation taken out; the model interpolates them in
 // sequence and head dim. cuDNN rows are compared with the model's FA3/cuDNN path (Megatron-LM + TE),

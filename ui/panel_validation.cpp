@@ -100,7 +100,7 @@ void draw_report(AppState& s, const ValidationReport& v, const char* id) {
 // x GPU family (the bands shown beside every tokens/s), then every run.
 void draw_throughput(AppState& s) {
   const ThroughputValidation& v = throughput_validation();
-  ImGui::TextWrapped("tokens/s per GPU: median |error| %.1f%% over %d published runs. The band beside each predicted "
+  ImGui::TextWrapped("tokens/s per GPU: median |error| %.1f%% over %d measured runs (published and tests/gpu). The band beside each predicted "
                      "tokens/s, MFU and time to train is the median for its framework and GPU family below; other "
                      "combinations are not validated.",
                      100.0 * v.median_abs_error, int(v.rows.size()));

@@ -9,6 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from llama import chunked_loss
+
 
 class GptArgs:
     def __init__(self, spec, layers=None):
@@ -74,10 +76,4 @@ class GptTransformer(nn.Module):
         for layer in self.layers.values():
             h = layer(h)
         h = self.norm(h)
-        if self.chunks:
-            total = 0
-            for hc, lc in zip(h.chunk(self.chunks, dim=1), labels.chunk(self.chunks, dim=1)):
-                logits = self.output(hc)
-                total = total + F.cross_entropy(logits.flatten(0, 1).float(), lc.flatten(0, 1), reduction="sum")
-            return total / labels.numel()
-        return self.output(h)
+        return chunked_loss(self.output, h, labels, self.chunks) if self.chunks else self.output(h)

@@ -125,15 +125,17 @@ class Transformer(nn.Module):
         for layer in self.layers.values():
             h = layer(h, self.freqs_cis)
         h = self.norm(h)
-        if self.chunks:
-            # torchtune LinearCrossEntropyLoss: project and take the fp32 cross-entropy chunk by
-            # chunk, so the whole logits tensor never exists at once.
-            total = 0
-            for hc, lc in zip(h.chunk(self.chunks, dim=1), labels.chunk(self.chunks, dim=1)):
-                logits = self.output(hc)
-                total = total + F.cross_entropy(logits.flatten(0, 1).float(), lc.flatten(0, 1), reduction="sum")
-            return total / labels.numel()
-        return self.output(h)
+        return chunked_loss(self.output, h, labels, self.chunks) if self.chunks else self.output(h)
+
+
+def chunked_loss(output, h, labels, chunks):
+    """torchtune LinearCrossEntropyLoss: project and take the fp32 cross-entropy chunk by chunk, so
+    the whole logits tensor never exists at once."""
+    total = 0
+    for hc, lc in zip(h.chunk(chunks, dim=1), labels.chunk(chunks, dim=1)):
+        logits = output(hc)
+        total = total + F.cross_entropy(logits.flatten(0, 1).float(), lc.flatten(0, 1), reduction="sum")
+    return total / labels.numel()
 
 
 def cross_entropy_loss(pred, labels):

@@ -3,7 +3,7 @@
 // and the median, so a user sees how far to trust a number for a setup like theirs. Same rows as
 // `meshfit validate`: the pretraining runs, the fine-tuning runs, then the step-time model against the
 // published throughput runs (io/throughput_runs.h) with the error bands every tokens/s carries, and
-// meshfit's own ground truth: training steps measured on one H100 by tests/gpu (io/gpu_runs.h).
+// meshfit's own ground truth: training steps measured on one H100 (and one H200) by tests/gpu (io/gpu_runs.h).
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
@@ -170,11 +170,11 @@ std::string format_gpu_figure(const AppState& s, GpuMetric metric, double value)
   return text;
 }
 
-// meshfit against its own measurements on one H100 (tests/data/gpu_memory_measured.csv, written by
+// meshfit against its own measurements on one H100 and one H200 (tests/data/gpu_memory_measured.csv, written by
 // tests/gpu/run.sh): every row's figures measured and predicted, then the medians per figure.
 void draw_gpu_ground_truth(AppState& s) {
   const GpuValidation& v = gpu_validation();  // computed once, on the first view of this sub-tab
-  // The rows' software is "GPU, driver, CUDA, PyTorch, harness commit (date)": the machine once, then
+  // The rows' software is "GPU, driver, CUDA, PyTorch, harness commit (date)": each machine once, then
   // each harness commit the rows were measured at.
   std::set<std::string> machines, harnesses;
   for (const GpuRow& row : v.rows) {
@@ -183,9 +183,9 @@ void draw_gpu_ground_truth(AppState& s) {
     if (harness != std::string::npos) harnesses.insert(row.run.software.substr(harness + 10));
   }
   std::string ran_on, commits;
-  for (const std::string& machine : machines) ran_on += (ran_on.empty() ? "" : "; ") + machine;
+  for (const std::string& machine : machines) ran_on += (ran_on.empty() ? "one " : " and one ") + machine;
   for (const std::string& harness : harnesses) commits += (commits.empty() ? "" : ", ") + harness;
-  ImGui::TextWrapped("%d rows measured by meshfit's harness (tests/gpu, at %s) on one %s, beside meshfit's prediction "
+  ImGui::TextWrapped("%d rows measured by meshfit's harness (tests/gpu, at %s) on %s, beside meshfit's prediction "
                      "for the same configuration. Error = predicted / measured - 1; hover a row for its settings.",
                      int(v.rows.size()), commits.c_str(), ran_on.c_str());
   record_rect(s, "validation_gpu_intro");

@@ -128,15 +128,17 @@ test('validate gives the CLI\'s rows, predictions and median', () => {
   sameResult(js, cliOut, 'validate');
 });
 
-test('validate\'s "gpu" part: every H100 row with its figures measured and predicted, and a median per figure', () => {
+test('validate\'s "gpu" part: every H100 and H200 row with its figures measured and predicted, and a median per figure', () => {
   const { gpu } = meshfit.validate();
   const metrics = ['peak_allocated', 'peak_reserved', 'device', 'model_states', 'step_transient', 'allocator_reserve',
                    'outside_allocator', 'tokens_per_s', 'first_step_peak_allocated'];  // meshfit.d.ts GpuMetric
   assert.deepEqual(gpu.metrics.map((s) => s.metric), metrics);
   assert.ok(gpu.rows.length >= 60 && gpu.label_rows > 0);
   for (const row of gpu.rows) {
-    assert.match(row.software, /H100/, row.id);
+    // Each row is stated on the GPU it ran on (tests/gpu: one H100, and the h200-* rows on one H200).
+    assert.match(row.software, /H100|H200/, row.id);
     if (!row.expressible) { assert.ok(row.why_not, row.id); continue; }
+    assert.equal(row.config.gpu, /H200/.test(row.software) ? 'h200' : 'h100-sxm', row.id);
     assert.deepEqual(Object.keys(row.predicted).sort(), [...metrics].sort(), row.id);
     assert.ok(['fits', 'tight', 'oom'].includes(row.verdict), row.id);
     if (row.oom) assert.equal(row.measured, undefined, row.id);

@@ -95,9 +95,11 @@ const Row kRows[] = {
     {"h20", "H20 96GB", "hopper", GB(96), 148, 296, 4.0, 900, 8, 400, 0, 0, 400, 0,
      SPEC "NVIDIA H20 96GB' (no public NVIDIA datasheet; third-party figures, unofficial); NIC: typical 400 Gb/s; "
           "ceilings: the custom defaults (no published measurement)"},
-    {"h200", "H200 SXM 141GB", "hopper", MiB(143771), 989, 1979, 4.8, 900, 8, 400, 828.6, 1453.4, 700, 0,
+    {"h200", "H200 SXM 141GB", "hopper", MiB(143771), 989, 1979, 4.8, 900, 8, 400, 794.5, 1453.4, 700, 0,
      SPEC "NVIDIA H200 SXM 141GB' (H200 datasheet); NIC: 400 Gb/s (mlcommons H200-SXM-141GBx8)" MAMF_STAS
-          " (bf16: GH200 828.6, the same Hopper die with HBM3e; fp8: H200 SXM 1453.4)"},
+          " (fp8: H200 SXM 1453.4; bf16: the H100 SXM's 794.5, not GH200's 828.6: GH200 runs the die at up to 1000 W, "
+          "and an H200 SXM measured by tests/gpu ran bf16 GEMMs at 0.97-1.00 of an H100 SXM's, 16384^3 690.3 vs 714.7 "
+          "TFLOP/s, 8192^3 674.3 vs 675.9: tests/data/gpu_kernel_rates_h200.csv)"},
     {"b200", "B200 180GB", "blackwell", MiB(183359), 2250, 4500, 8.0, 1800, 8, 400, 1745.0, 3432.5, 1000, 0,
      SPEC "NVIDIA B200 (HGX B200, per GPU)' (HGX page, DGX B200 datasheet); NIC: 8x ConnectX-7 400 Gb/s" MAMF_STAS
           " (B200 SXM 1745 / 3432.5)"},

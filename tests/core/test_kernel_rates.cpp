@@ -221,7 +221,7 @@ TEST_CASE("measured H100 LM-head GEMMs: an unaligned vocabulary runs at the fall
 // The same six LM heads on an H200 (gpu_kernel_rates_h200.csv, the 2026-11-23 lease): a second Hopper
 // part, against the fraction taken from the H100. Compared as the ratio of the odd vocabulary's time
 // to the 16-byte-aligned one's (50304), three passes together, so the H200 preset's GEMM ceiling
-// (a MAMF figure, 828.6 TFLOP/s, 20% above this card's 16384^3 at 690.3) does not enter.
+// (the H100's MAMF figure, 794.5 TFLOP/s, 15% above this card's 16384^3 at 690.3) does not enter.
 TEST_CASE("measured H200 LM-head GEMMs: the H100's alignment fraction holds on a second Hopper part") {
   const std::vector<CsvRow> rows = read_csv(data_path("gpu_kernel_rates_h200.csv"));
   const GpuSpec h200 = *find_gpu_preset("h200");

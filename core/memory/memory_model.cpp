@@ -704,8 +704,7 @@ void sum_totals(const Config& config, const MemoryPlan& plan, const StageStateBy
                               : training.allocator == AllocatorMode::kExpandableSegments;
   const bool sharded = plan.profile.weights_sharded(config.layout.zero);
   const bool gathers_per_block = plan.profile.gathers_whole_blocks && sharded;
-  const bool reallocated_grads = !sharded && plan.profile.grads_set_to_none &&
-                                 (training.finetune == FinetuneMethod::kNone || training.finetune == FinetuneMethod::kFull);
+  const bool reallocated_grads = !sharded && plan.profile.grads_set_to_none && !has_adapters(training);
   in.fragmentation_fraction = gathers_per_block   ? (expandable ? kFsdpExpandableFragmentationFraction : kFsdpFragmentationFraction)
                               : reallocated_grads ? kReallocatedGradsFragmentationFraction
                               : expandable        ? kExpandableSegmentsFragmentationFraction

@@ -11,18 +11,17 @@ import csv
 import datetime
 import os
 import sys
-import tempfile
 import time
 from contextlib import nullcontext
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gpt import GptArgs, GptTransformer  # noqa: E402
 from llama import Args, Transformer  # noqa: E402
+from train_row import one_rank_process_group  # noqa: E402
 
 LLAMA = dict(hidden=256, layers=8, heads=4, kv_heads=2, head_dim=0, ffn=512, vocab=1024, tied_embeddings=False,
              norm="rmsnorm", mlp="swiglu", linear_bias=False)
@@ -83,8 +82,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "..", "data", "gpu_host_ops.csv"))
     args = ap.parse_args()
     torch.cuda.set_device(0)
-    store = dist.FileStore(tempfile.mktemp(prefix="meshfit_pg_"), 1)
-    dist.init_process_group("nccl", store=store, rank=0, world_size=1, device_id=torch.device("cuda", 0))
+    one_rank_process_group()
     op = eager_op_us()
     rows = []
     for kind in ("llama", "gpt"):

@@ -12,9 +12,7 @@ import json
 import os
 import re
 import sys
-import tempfile
 import time
-from contextlib import nullcontext
 
 import torch
 import torch.distributed as dist
@@ -23,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import memory_sweep  # noqa: E402
 from llama import cross_entropy_loss  # noqa: E402
-from train_row import build, sdpa_context  # noqa: E402
+from train_row import build, mixed_precision, one_rank_process_group, sdpa_context  # noqa: E402
 
 GROUPS = [("gemm", r"gemm|cutlass|sm90_xmma|sm80_xmma|cublas|nvjet|ampere_|hopper_|wgmma"),
           ("attention", r"flash|fmha|attention|cudnn"),
@@ -62,14 +60,12 @@ def main():
     row = by_id[rid]
     torch.cuda.set_device(0)
     if row["wrapper"] != "plain":
-        store = dist.FileStore(tempfile.mktemp(prefix="meshfit_pg_"), 1)
-        dist.init_process_group("nccl", store=store, rank=0, world_size=1, device_id=torch.device("cuda", 0))
+        one_rank_process_group()
     a, model, inner = build(row, models)
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4, fused=True)
     loss_fn = torch.compile(cross_entropy_loss) if row["loss"] == "compiled" else cross_entropy_loss
     b, s = row["micro_batch"], row["seq"]
-    amp = (torch.autocast("cuda", dtype=torch.bfloat16)
-           if row["wrapper"] == "ddp" and row["precision"] == "bf16" else nullcontext())
+    amp = mixed_precision(row)
     tokens = torch.randint(0, a.vocab, (b, s), device="cuda")
     labels = torch.randint(0, a.vocab, (b, s), device="cuda")
 

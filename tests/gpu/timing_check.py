@@ -11,9 +11,7 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from contextlib import nullcontext
 
 import torch
 import torch.distributed as dist
@@ -22,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import memory_sweep  # noqa: E402
 from llama import cross_entropy_loss  # noqa: E402
-from train_row import build, sdpa_context  # noqa: E402
+from train_row import build, mixed_precision, one_rank_process_group, sdpa_context  # noqa: E402
 
 
 def main():
@@ -37,14 +35,12 @@ def main():
         models = json.load(f)
     torch.cuda.set_device(0)
     if row["wrapper"] != "plain":
-        store = dist.FileStore(tempfile.mktemp(prefix="meshfit_pg_"), 1)
-        dist.init_process_group("nccl", store=store, rank=0, world_size=1, device_id=torch.device("cuda", 0))
+        one_rank_process_group()
     a, model, inner = build(row, models)
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4, betas=(0.9, 0.95),
                             weight_decay=0.1, fused=True)
     b, s = row["micro_batch"], row["seq"]
-    amp = (torch.autocast("cuda", dtype=torch.bfloat16)
-           if row["wrapper"] == "ddp" and row["precision"] == "bf16" else nullcontext())
+    amp = mixed_precision(row)
     g = torch.Generator(device="cuda").manual_seed(0)
 
     def step(marks):

@@ -70,6 +70,20 @@ def apply_ac(block, mode):
     return checkpoint_wrapper(block, context_fn=context_fn, preserve_rng_state=False)
 
 
+def one_rank_process_group():
+    """A one-rank NCCL process group (fully_shard and DDP need one; a plain loop does not)."""
+    store = dist.FileStore(tempfile.mktemp(prefix="meshfit_pg_"), 1)
+    dist.init_process_group("nccl", store=store, rank=0, world_size=1, device_id=torch.device("cuda", 0))
+
+
+def mixed_precision(row):
+    """Mixed precision without FSDP's casts: fp32 weights under autocast (DDP, or a plain loop as HF
+    Trainer runs one GPU); FSDP2 casts in its own policy, and pure bf16 needs nothing."""
+    if row["wrapper"] in ("ddp", "plain") and row["precision"] == "bf16":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return nullcontext()
+
+
 def sdpa_context(attention):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     backend = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
@@ -146,8 +160,7 @@ def run(row, models):
     torch.cuda.synchronize()
     out["context_bytes"] = device_used() - torch.cuda.memory_reserved()
     if row["wrapper"] != "plain":  # fully_shard and DDP need a process group; a plain loop has none
-        store = dist.FileStore(tempfile.mktemp(prefix="meshfit_pg_"), 1)
-        dist.init_process_group("nccl", store=store, rank=0, world_size=1, device_id=torch.device("cuda", 0))
+        one_rank_process_group()
         torch.cuda.synchronize()
     out["after_pg_nonpytorch_bytes"] = device_used() - torch.cuda.memory_reserved()
 
@@ -167,10 +180,7 @@ def run(row, models):
 
     b, s, v = row["micro_batch"], row["seq"], a.vocab
     g = torch.Generator(device="cuda").manual_seed(0)
-    # Mixed precision without FSDP's casts: fp32 weights under autocast (DDP, or a plain loop as HF
-    # Trainer runs one GPU).
-    amp = (torch.autocast("cuda", dtype=torch.bfloat16)
-           if row["wrapper"] in ("ddp", "plain") and row["precision"] == "bf16" else nullcontext())
+    amp = mixed_precision(row)
     steps = row.get("steps", 5)
     times = []
     phase = "start"

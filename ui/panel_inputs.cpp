@@ -453,6 +453,10 @@ bool draw_training(AppState& s) {
   ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##kernels", t.kernels);
   record_rect(s, "kernels");
+  ImGui::TextUnformatted("RMSNorm kernel");
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  changed |= combo_enum("##norm_kernel", t.norm_kernel);
+  record_rect(s, "norm_kernel");
   if (async_tp) changed |= checkbox_field(s, *async_tp);
   // DP overlap: auto follows the framework at this ZeRO stage (memory_model.h dp_comm_overlapped).
   ImGui::TextUnformatted("DP comm overlap");
@@ -799,6 +803,8 @@ std::string describe_form(const AppState& s) {
   form.push_back(enum_entry_json(s, "loss", "cross-entropy", t.loss));
   form.push_back(enum_entry_json(s, "allocator", "allocator", t.allocator));
   for (const FlagField& flag : kTrainingFlags) form.push_back(flag_entry(s, flag));
+  form.push_back(enum_entry_json(s, "kernels", "kernels", t.kernels));
+  form.push_back(enum_entry_json(s, "norm_kernel", "RMSNorm kernel", t.norm_kernel));
   form.push_back(enum_entry_json(s, "dp_comm_overlap", "DP comm overlap", t.dp_comm_overlap));
   const Layout& l = c.layout;
   form.push_back(degree_entry(s, "tp", l.tp, tp_choices(c)));

@@ -32,6 +32,8 @@ export interface Config {
   allocator?: 'auto' | 'caching' | 'expandable_segments';
   /** torch.compile is kernels: 'compiled' (read by both the memory and the step-time model). */
   kernels?: 'auto' | 'eager' | 'fused' | 'compiled'; tp_comm_overlap?: boolean;
+  /** RMSNorm for the step time: the framework's, one fused kernel, or Hugging Face's eager fp32 chain. */
+  norm_kernel?: 'auto' | 'fused' | 'eager';
   /** DP gradient reduce / parameter gather overlapped with compute; auto = the framework's default (Megatron on as in
    *  Megatron-Bridge/NeMo recipes, FSDP2 always, DeepSpeed only at ZeRO-3). Configs are written with the word; the
    *  boolean it once was is still read (true = 'on', false = 'off'). */

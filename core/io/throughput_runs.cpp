@@ -83,6 +83,16 @@ bool is_hagemann_row(const CsvRow& row) { return starts_with(csv_field(row, "sou
 
 std::string hagemann_kernel(const CsvRow& row) { return value_in_notes(csv_field(row, "notes"), "attn_kernel"); }
 
+// The sweep's network: "200 Gb/s HDR InfiniBand between nodes" (THROUGHPUT_NOTES.md §1, setup),
+// read as one HDR rail per node that the node's 8 GPUs share, not a DGX A100's eight (the a100-80gb
+// preset's 200 Gb/s per GPU). The data's own contrast says which: Llama 30B at 256 GPUs, tp4, mb1, no
+// recompute, FA2 + RMS kernel ran 516 tokens/s/GPU at pp1 (dp64: a quarter of the model's gradients
+// per GPU to sync) and 623 at pp4 (dp16, a sixteenth). One rail predicts 580 and 607; eight predict
+// 747 and 727, the wrong order. Over the 401 runs, 1/2/4/8 rails per node give median |error|
+// 4.7/6.2/9.1/10.5%. What one rail leaves: the pure-DP 13B runs at 32-64 GPUs (70% MFU) come out
+// 10-16% slow (7-9% with eight rails), test_hagemann_mechanisms.cpp.
+constexpr double kHagemannNodeNetworkBytesPerS = 200e9 / 8.0;
+
 // The sweep's codebase (Aleph Alpha's, Megatron-derived) is not one of meshfit's profiles; its memory
 // matches ZeRO-1 with 16-bit gradients (the 13B pure-DP runs on 32 GPUs completed, which Megatron's
 // 6 + 12/dp bytes per parameter cannot hold), so the DeepSpeed ZeRO-1 profile stands in for it.
@@ -95,6 +105,7 @@ Config hagemann_config(const CsvRow& row) {
   config.layout.tp = csv_int(csv_field(row, "tp"));
   config.layout.pp = csv_int(csv_field(row, "pp"));
   config.layout.zero = 1;
+  config.gpu.internode_bytes_per_s = kHagemannNodeNetworkBytesPerS / double(config.cluster.gpus_per_node);
   TrainingSpec& t = config.training;
   t.framework = Framework::kDeepSpeed;
   t.seq = csv_int(csv_field(row, "seq_len"));
@@ -104,11 +115,12 @@ Config hagemann_config(const CsvRow& row) {
   t.sp = csv_field(row, "sp") == "1";
   const std::string kernel = hagemann_kernel(row);
   t.flash = kernel != "torch" && kernel != "fused";  // "fused" = Megatron fused softmax (eager)
-  // DP sync not overlapped. Only the "+ RMS kernel" rows fuse the norm, and "fused" is Megatron's
-  // fused softmax; the other kernel settings run the norm and the rest of the elementwise chain as
-  // separate eager PyTorch ops (paper §4: the RMS kernel alone is worth ~14 MFU points), so they take
-  // the framework's eager profile.
-  t.kernels = kernel.find("RMS kernel") != std::string::npos || kernel == "fused" ? Kernels::kFused : Kernels::kEager;
+  // DP sync not overlapped. The layers run as eager PyTorch ops, "fused" (Megatron's fused softmax)
+  // taking the fused profile for its softmax. The norm is the fused RMS kernel only where the row says
+  // so ("+ RMS kernel": paper §4, worth ~14 MFU points); every other setting ran it as eager ops
+  // (perf_model.cpp kEagerRmsNormBytes).
+  t.kernels = kernel == "fused" ? Kernels::kFused : Kernels::kEager;
+  t.norm_kernel = kernel.find("RMS kernel") != std::string::npos ? NormKernel::kFused : NormKernel::kEager;
   t.dp_comm_overlap = DpCommOverlap::kOff;
   return config;
 }

@@ -153,6 +153,17 @@ constexpr double kFusedSoftmaxBackwardPasses = 3;
 // Attention dropout on the probabilities (model.dropout): native_dropout reads and writes them and
 // writes a 1-byte mask; its backward reads the gradient and the mask and writes. Per direction.
 constexpr double kDropoutMaskBytes = 1;
+// RMSNorm forward bytes per element, one norm. Fused (Transformer Engine, apex, nanotron's Triton
+// kernel, PyTorch's F.rms_norm: 4.0 bytes read+written per element measured fwd on H100,
+// gpu_kernel_rates.csv rms_norm_fwd): read 2, write 2. Hugging Face's LlamaRMSNorm
+// (transformers models/llama/modeling_llama.py) runs it as eager ops, counted per element:
+// .to(float32) 2+4, pow(2) 4+4, mean 4, x * rsqrt(var + eps) 4+4, .to(bf16) 4+2, weight * x 2+2 =
+// 36. Backward is twice the forward, as for the rest of the elementwise chain (the autograd chain
+// counts ~76). Checked against Hagemann et al. 2023's same-layout pairs with and without their
+// fused RMS kernel (22 pairs, FA2, no recompute, A100): the step-time ratio of a pair is predicted
+// within a median -1.5% (|error| 2.3%; test_hagemann_mechanisms.cpp), 1.14-1.36x as tp grows.
+constexpr double kFusedRmsNormBytes = 4;
+constexpr double kEagerRmsNormBytes = 36;
 // FP32 GEMMs (the math backend's, TF32 off: PyTorch's default torch.backends.cuda.matmul.allow_tf32
 // = False) run on the CUDA cores: H100 SXM measured 50.51 and 50.79 TFLOP/s (tests/data/
 // gpu_kernel_rates.csv gemm square fp32 4096^3 and 8192^3) of its 989 bf16 TFLOP/s. (A100's datasheet
@@ -239,6 +250,7 @@ FrameworkPerf compiled(FrameworkPerf p) {
   p.elementwise_fraction = 0.8;
   p.host_ops_per_microbatch = 15;
   p.eager_fp32_loss = false;  // Inductor fuses the upcast, softmax and gradient
+  p.eager_rmsnorm = false;    // and the norm's chain
   p.fused_softmax = true;     // and, without flash, the attention's scale, mask and softmax
   if (p.fp8_casts == Fp8Casts::kDynamicEager) p.fp8_casts = Fp8Casts::kSeparatePass;
   return p;
@@ -270,12 +282,13 @@ FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_
       p.dp_always_overlapped = true;
       break;
     case Framework::kDeepSpeed:
-      p = eager("DeepSpeed engine (Megatron-DeepSpeed / HF models), apex fused norm and softmax");
+      p = eager("DeepSpeed engine with Hugging Face models: eager RMSNorm and softmax (Megatron-DeepSpeed: kernels = fused)");
       p.host_ops_per_layer = 28;
       // Backward hooks copy/accumulate each micro-batch's gradients into the (fp32) accumulation
       // buffer (DeepSpeed stage_1_and_2 IPG buffer / BF16_Optimizer, FRAMEWORK_NOTES §3.2).
       p.fused_grad_accumulation = false;
       p.elementwise_fraction = 0.7;
+      p.eager_rmsnorm = true;  // HF models' LlamaRMSNorm; Megatron-DeepSpeed's fused kernels: kernels = fused
       // ZeRO-1/2 all-gather the updated partitions after the step (FRAMEWORK_NOTES §3.2): never hidden.
       p.param_gather_overlap = 0.0;
       // ZeRO-3 parameter fetches: calibrated on Narayanan et al. 2021 Table 2 (175B/530B, 384-2240
@@ -287,6 +300,7 @@ FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_
         p.eager_fp32_loss = false;
         p.fused_softmax = true;
         p.fused_grad_accumulation = true;
+        p.eager_rmsnorm = false;
       }
       break;
   }
@@ -681,10 +695,14 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   }
   const double attention_bwd_s = out.attention_total_s - out.attention_fwd_s;
 
-  // Memory-bound kernels, forward bytes per token: norms 8h, residual adds 12h, rotary 4(a + k)d
-  // (written 4h(q/h + kd/h): 4h(1 + k/a) to the bit without head_dim), SwiGLU/GeLU 6f (2-byte
-  // elements read and written); backward: twice the forward traffic.
-  double elementwise_fwd_bytes = tokens * ((20.0 * h) / t_sp + 4.0 * h * (q / h + k * d / h) / t + 6.0 * f / t);
+  // Memory-bound kernels, forward bytes per token: two norms 2 x 4h fused (eager RMSNorm 2 x 36h,
+  // kEagerRmsNormBytes), residual adds 12h, rotary 4(a + k)d (written 4h(q/h + kd/h): 4h(1 + k/a) to
+  // the bit without head_dim), SwiGLU/GeLU 6f (2-byte elements read and written); backward: twice
+  // the forward traffic. Without SP the norms and residuals run whole on every TP rank.
+  const double norm_bytes =
+      perf.eager_rmsnorm && model.norm == NormKind::kRmsNorm ? kEagerRmsNormBytes : kFusedRmsNormBytes;
+  double elementwise_fwd_bytes =
+      tokens * ((12.0 * h + 2.0 * norm_bytes * h) / t_sp + 4.0 * h * (q / h + k * d / h) / t + 6.0 * f / t);
   if (fp8) {
     // FP8 casts, a cast reading 2 and writing 1 byte per element (an amax pass reads 2 more), of the
     // four GEMM inputs (2h + ad + f wide). Transformer Engine's LayerNormLinear / LayerNormMLP write
@@ -816,6 +834,8 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const Layout& layout = config.layout;
   // dp_comm_overlap auto resolves per framework and ZeRO stage (memory_model.h dp_comm_overlapped).
   FrameworkPerf perf = framework_perf(training.framework, training.kernels, dp_comm_overlapped(training, layout.zero));
+  if (training.norm_kernel != NormKernel::kAuto && training.kernels != Kernels::kCompiled)
+    perf.eager_rmsnorm = training.norm_kernel == NormKernel::kEager;
   if (plan.profile.gathers_whole_blocks && plan.profile.weights_sharded(layout.zero))
     perf.host_ops_per_sharded_unit = kFsdpUnitHostOps;  // one fully_shard unit per block
   StepTerms terms(config, plan, perf);

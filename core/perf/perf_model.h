@@ -45,6 +45,9 @@ struct FrameworkPerf {
                                            // the measured chain (perf_model.cpp kEagerLossBytesPerLogit); else fused
   bool fused_softmax = false;              // without FlashAttention: scale, mask and softmax in one kernel each way
                                            // (Megatron's fused softmax, Inductor); else eager PyTorch ops (perf_model.cpp)
+  bool eager_rmsnorm = false;              // RMSNorm as Hugging Face's LlamaRMSNorm: fp32 upcast, pow, mean,
+                                           // rsqrt, two muls and the casts as separate ops (perf_model.cpp
+                                           // kEagerRmsNormBytes); else one fused kernel each way
   bool fused_grad_accumulation = true;     // wgrad GEMM accumulates into the main grad (Megatron
                                            // gradient_accumulation_fusion); else a memory-bound pass per micro-batch
   Fp8Casts fp8_casts = Fp8Casts::kDynamicEager;

@@ -54,6 +54,11 @@ enum class Framework { kMegatron, kFsdp, kDeepSpeed, kNanotron };
 // reads its kernel profile (perf_model.cpp framework_perf), the memory model its compiled loss and
 // activations (runs_compiled below).
 enum class Kernels { kAuto, kEager, kFused, kCompiled };
+// How RMSNorm runs, for the step time (perf_model.cpp kEagerRmsNormBytes): auto = the framework's
+// (eager only for DeepSpeed's Hugging Face models, whose LlamaRMSNorm is separate fp32 ops); fused =
+// one kernel each way (Transformer Engine, apex, Liger, nanotron's Triton kernel, PyTorch's
+// F.rms_norm / nn.RMSNorm); eager = the upcast chain. torch.compile fuses it whatever this says.
+enum class NormKernel { kAuto, kFused, kEager };
 // Whether the data-parallel gradient reduce and parameter gather overlap the compute: auto = what
 // the framework does when its own flag is left alone, per ZeRO stage (memory_model.h
 // dp_comm_overlapped, the one rule both models read). It was a boolean (default true): true/false
@@ -96,6 +101,11 @@ template <> struct EnumNames<OptimizerImpl> {
   static constexpr EnumName<OptimizerImpl> table[] = {{OptimizerImpl::kAuto, "auto", "framework's"},
                                                       {OptimizerImpl::kFused, "fused", "fused (in place)"},
                                                       {OptimizerImpl::kForeach, "foreach", "foreach (sqrt(v) copy)"}};
+};
+template <> struct EnumNames<NormKernel> {
+  static constexpr EnumName<NormKernel> table[] = {{NormKernel::kAuto, "auto", "framework's"},
+                                                   {NormKernel::kFused, "fused", "fused kernel"},
+                                                   {NormKernel::kEager, "eager", "eager fp32 ops (HF LlamaRMSNorm)"}};
 };
 template <> struct EnumNames<FinetuneMethod> {
   static constexpr EnumName<FinetuneMethod> table[] = {{FinetuneMethod::kNone, "none", "pretraining"},
@@ -184,6 +194,7 @@ struct TrainingSpec {
   double tokens_to_train = 0;              // tokens the whole run trains on, for the time to train (0 = not given)
   Kernels kernels = Kernels::kAuto;        // kernel issue mode; compiled = torch.compile (torchtitan compile.enable),
                                            // which both models read (runs_compiled); the old `compile` key maps here
+  NormKernel norm_kernel = NormKernel::kAuto;  // RMSNorm fused or as eager ops (step time only)
   bool tp_comm_overlap = false;            // Megatron --tp-comm-overlap / torchtitan AsyncTP
   // Megatron --overlap-grad-reduce/--overlap-param-gather, DeepSpeed overlap_comm; FSDP2 always
   // overlaps. auto = the framework's default at the config's ZeRO stage (dp_comm_overlapped).

@@ -124,6 +124,14 @@ struct Rules {
       check.warning(IssueCode::kUnsupportedSetting, "dp_comm_overlap",
                     "dp_comm_overlap=off has no effect with FSDP2: it always overlaps each block's reduce-scatter with "
                     "the backward (predicted as on).");
+    if (t.norm_kernel != NormKernel::kAuto && config.model.norm == NormKind::kLayerNorm)
+      check.warning(IssueCode::kUnsupportedSetting, "norm_kernel",
+                    "norm_kernel applies to RMSNorm; this model's LayerNorm is one PyTorch kernel each way (predicted "
+                    "as fused).");
+    else if (t.norm_kernel == NormKernel::kEager && t.kernels == Kernels::kCompiled)
+      check.warning(IssueCode::kUnsupportedSetting, "norm_kernel",
+                    "norm_kernel=eager has no effect under torch.compile (kernels=compiled): Inductor fuses the norm's "
+                    "ops (predicted as fused).");
   }
 
   // Fine-tuning (finetune.h) and offload.

@@ -362,3 +362,39 @@ TEST_CASE("FSDP2 under PP gathers and reduce-scatters the stage once per step, n
   CHECK(m64.breakdown.compute_s == doctest::Approx(2.0 * m32.breakdown.compute_s).epsilon(1e-9));
   CHECK(m32.breakdown.dp_comm_s > 0);  // the one gather and scatter over dp = 4 across nodes
 }
+
+TEST_CASE("RMSNorm as eager fp32 ops costs time that, without SP, grows with tp: every TP rank runs the whole norm") {
+  Config config = preset_config("llama2-13b", 64);
+  config.gpu.memory_bytes *= 4;  // time only
+  config.training.sp = false;
+  auto norm_cost = [](Config c, int64_t tp) {
+    c.layout.tp = tp;
+    c.layout.dp = 0;
+    Config eager = c, fused = c;
+    eager.training.norm_kernel = NormKernel::kEager;
+    fused.training.norm_kernel = NormKernel::kFused;
+    return predict(eager).step_time_s / predict(fused).step_time_s;
+  };
+  const double at_tp1 = norm_cost(config, 1), at_tp8 = norm_cost(config, 8);
+  CAPTURE(at_tp1);
+  CAPTURE(at_tp8);
+  CHECK(at_tp1 > 1.0);
+  CHECK(at_tp8 > at_tp1 + 0.05);
+  // auto: Megatron's Transformer Engine norm is fused; DeepSpeed's Hugging Face models are not.
+  Config megatron = config, deepspeed = config;
+  deepspeed.training.framework = Framework::kDeepSpeed;
+  deepspeed.layout.zero = 1;
+  Config megatron_fused = megatron, deepspeed_eager = deepspeed;
+  megatron_fused.training.norm_kernel = NormKernel::kFused;
+  deepspeed_eager.training.norm_kernel = NormKernel::kEager;
+  CHECK(predict(megatron).step_time_s == predict(megatron_fused).step_time_s);
+  CHECK(predict(deepspeed).step_time_s == predict(deepspeed_eager).step_time_s);
+  // torch.compile fuses it whatever the field says; a LayerNorm model has no such chain.
+  Config compiled = deepspeed_eager, compiled_fused = deepspeed;
+  compiled.training.kernels = compiled_fused.training.kernels = Kernels::kCompiled;
+  compiled_fused.training.norm_kernel = NormKernel::kFused;
+  CHECK(predict(compiled).step_time_s == predict(compiled_fused).step_time_s);
+  Config gpt = preset_config("gpt3-1.3b", 8), gpt_eager = gpt;
+  gpt_eager.training.norm_kernel = NormKernel::kEager;
+  CHECK(predict(gpt).step_time_s == predict(gpt_eager).step_time_s);
+}

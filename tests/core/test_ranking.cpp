@@ -95,9 +95,9 @@ TEST_CASE("ranking: the measured-best layout is in the predicted top 3 of Hagema
   CHECK(double(in_top3) >= 0.9 * scored);
   CHECK(median(regrets) <= 1.05);
   CHECK(median(correlations) >= 0.75);
-  // Absolute MFU is over-predicted on this sweep (its codebase's tensor parallelism is far slower
-  // than Megatron-LM's, which the same constants match within ~10%, test_perf_model.cpp): bound it.
-  CHECK(median(abs_errors) <= 0.30);
+  // Absolute MFU: within 10% once the sweep's eager RMSNorm and its one network rail per node are
+  // modelled (test_hagemann_mechanisms.cpp; 16.5% before either).
+  CHECK(median(abs_errors) <= 0.10);
 }
 
 TEST_CASE("memory filter: completed runs are predicted feasible, out-of-memory runs infeasible") {

@@ -246,3 +246,14 @@ TEST_CASE("a framework given by its software's name is read as the profile that 
   // The zero_unsupported message lists profiles, not their aliases.
   expect_issue(with(base(), {{"framework", "nanotron"}, {"zero", 3}}), IssueCode::kZeroUnsupported, "zero", {"fsdp or deepspeed"});
 }
+
+TEST_CASE("norm_kernel on a LayerNorm model or under torch.compile is a warning naming the field, not a silent no-op") {
+  expect_issue(with(base(), {{"model", "gpt3-1.3b"}, {"norm_kernel", "eager"}}), IssueCode::kUnsupportedSetting, "norm_kernel",
+               {"LayerNorm", "predicted as fused"});
+  expect_issue(with(base(), {{"kernels", "compiled"}, {"norm_kernel", "eager"}}), IssueCode::kUnsupportedSetting,
+               "norm_kernel", {"torch.compile", "predicted as fused"});
+  // Where it takes effect, or says what compile does anyway, nothing is reported.
+  for (const json& object : {with(base(), {{"norm_kernel", "eager"}}), with(base(), {{"norm_kernel", "fused"}}),
+                             with(base(), {{"kernels", "compiled"}, {"norm_kernel", "fused"}})})
+    for (const Issue& issue : issues_for(object)) CHECK(issue.field != "norm_kernel");
+}

@@ -834,6 +834,12 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const Layout& layout = config.layout;
   // dp_comm_overlap auto resolves per framework and ZeRO stage (memory_model.h dp_comm_overlapped).
   FrameworkPerf perf = framework_perf(training.framework, training.kernels, dp_comm_overlapped(training, layout.zero));
+  // auto: the framework's, or, for a fine-tune, the stack's own modules: Hugging Face's LlamaRMSNorm
+  // (PEFT, Axolotl, DeepSpeed/FSDP through Accelerate), torchtune's modules/rms_norm.py and litgpt's
+  // RMSNorm all upcast with x.float() and run the chain as separate ops.
+  if (training.norm_kernel == NormKernel::kAuto && training.finetune != FinetuneMethod::kNone &&
+      training.kernels != Kernels::kCompiled)
+    perf.eager_rmsnorm = true;
   if (training.norm_kernel != NormKernel::kAuto && training.kernels != Kernels::kCompiled)
     perf.eager_rmsnorm = training.norm_kernel == NormKernel::kEager;
   if (plan.profile.gathers_whole_blocks && plan.profile.weights_sharded(layout.zero))

@@ -256,7 +256,7 @@ std::vector<ConfigField> make_fields() {
       word<&C::training, &TrainingSpec::kernels>("kernels", G::kTraining,
                                                  "kernel issue mode (auto = the framework's; compiled = torch.compile, read by memory and step time)"),
       word<&C::training, &TrainingSpec::norm_kernel>("norm_kernel", G::kTraining,
-                                                     "RMSNorm: auto (the framework's), one fused kernel, or eager fp32 ops (Hugging Face LlamaRMSNorm); step time only"),
+                                                     "RMSNorm: auto (the framework's; eager for fine-tunes), one fused kernel, or eager fp32 ops (Hugging Face LlamaRMSNorm); step time only"),
       boolean<&C::training, &TrainingSpec::tp_comm_overlap>("tp_comm_overlap", G::kTraining,
                                                             "overlap TP collectives with GEMMs (Megatron TE / AsyncTP)"),
       switch_word<&C::training, &TrainingSpec::dp_comm_overlap>(

@@ -55,7 +55,8 @@ enum class Framework { kMegatron, kFsdp, kDeepSpeed, kNanotron };
 // activations (runs_compiled below).
 enum class Kernels { kAuto, kEager, kFused, kCompiled };
 // How RMSNorm runs, for the step time (perf_model.cpp kEagerRmsNormBytes): auto = the framework's
-// (eager only for DeepSpeed's Hugging Face models, whose LlamaRMSNorm is separate fp32 ops); fused =
+// (eager only for DeepSpeed's Hugging Face models, whose LlamaRMSNorm is separate fp32 ops), and eager
+// for any fine-tune (the stacks run HF's, torchtune's or litgpt's upcasting modules); fused =
 // one kernel each way (Transformer Engine, apex, Liger, nanotron's Triton kernel, PyTorch's
 // F.rms_norm / nn.RMSNorm); eager = the upcast chain. torch.compile fuses it whatever this says.
 enum class NormKernel { kAuto, kFused, kEager };

@@ -394,6 +394,14 @@ TEST_CASE("RMSNorm as eager fp32 ops costs time that, without SP, grows with tp:
   compiled.training.kernels = compiled_fused.training.kernels = Kernels::kCompiled;
   compiled_fused.training.norm_kernel = NormKernel::kFused;
   CHECK(predict(compiled).step_time_s == predict(compiled_fused).step_time_s);
+  // A fine-tune's stack runs Hugging Face's, torchtune's or litgpt's upcasting module: auto is eager.
+  Config lora = config;
+  lora.training.finetune = FinetuneMethod::kLora;
+  Config lora_eager = lora, lora_fused = lora;
+  lora_eager.training.norm_kernel = NormKernel::kEager;
+  lora_fused.training.norm_kernel = NormKernel::kFused;
+  CHECK(predict(lora).step_time_s == predict(lora_eager).step_time_s);
+  CHECK(predict(lora).step_time_s > predict(lora_fused).step_time_s);
   Config gpt = preset_config("gpt3-1.3b", 8), gpt_eager = gpt;
   gpt_eager.training.norm_kernel = NormKernel::kEager;
   CHECK(predict(gpt).step_time_s == predict(gpt_eager).step_time_s);

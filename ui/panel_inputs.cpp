@@ -22,8 +22,8 @@
 #include "io/number_text.h"
 #include "io/serialize.h"
 #include "memory/finetune.h"
+#include "perf/perf_model.h"
 #include "spec/validate.h"
-#include "app.h"
 #include "panels.h"  // imgui.h, before its std::string helpers
 #include "imgui_internal.h"  // GetActiveID: a field being typed in is not overwritten
 #include "misc/cpp/imgui_stdlib.h"
@@ -457,6 +457,15 @@ bool draw_training(AppState& s) {
   ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##norm_kernel", t.norm_kernel);
   record_rect(s, "norm_kernel");
+  field_issue(s, "norm_kernel");
+  if (t.norm_kernel == NormKernel::kAuto && s.config.model.norm == NormKind::kRmsNorm && t.kernels != Kernels::kCompiled) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    const bool eager = runs_eager_rmsnorm(s.config);
+    ImGui::TextWrapped("auto = %s", !eager                                   ? "fused: one kernel each way (TE, apex, Triton, F.rms_norm)"
+                                    : t.finetune != FinetuneMethod::kNone ? "eager: the fine-tuning stack's upcasting RMSNorm"
+                                                                          : "eager: Hugging Face models' LlamaRMSNorm");
+    ImGui::PopStyleColor();
+  }
   if (async_tp) changed |= checkbox_field(s, *async_tp);
   // DP overlap: auto follows the framework at this ZeRO stage (memory_model.h dp_comm_overlapped).
   ImGui::TextUnformatted("DP comm overlap");

@@ -55,6 +55,11 @@ struct FrameworkPerf {
 
 FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_overlap);
 
+// Whether the step time prices RMSNorm as eager fp32 ops (norm_kernel resolved): the field when set,
+// else the framework's profile, and eager for any fine-tune (its stack's own upcasting module); never
+// under torch.compile (Inductor fuses it) or for a LayerNorm model (one PyTorch kernel).
+bool runs_eager_rmsnorm(const Config& config);
+
 struct StepBreakdown {       // seconds per optimizer step; the parts add up to step_time_s
   double compute_s = 0;      // forward + backward (+ recompute) on the slowest stage, all micro-batches
   double tp_comm_s = 0;      // exposed tensor-parallel collectives

@@ -104,7 +104,7 @@ template <> struct EnumNames<OptimizerImpl> {
                                                       {OptimizerImpl::kForeach, "foreach", "foreach (sqrt(v) copy)"}};
 };
 template <> struct EnumNames<NormKernel> {
-  static constexpr EnumName<NormKernel> table[] = {{NormKernel::kAuto, "auto", "framework's"},
+  static constexpr EnumName<NormKernel> table[] = {{NormKernel::kAuto, "auto", "framework default"},
                                                    {NormKernel::kFused, "fused", "fused kernel"},
                                                    {NormKernel::kEager, "eager", "eager fp32 ops (HF LlamaRMSNorm)"}};
 };

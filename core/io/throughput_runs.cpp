@@ -154,6 +154,9 @@ std::optional<ThroughputRun> throughput_run_from_row(const CsvRow& row) {
     t.recompute = csv_field(row, "recompute") == "selective" ? Recompute::kSelective : Recompute::kFull;
     t.sp = csv_field(row, "sp") == "1";
     t.dp_comm_overlap = DpCommOverlap::kOff;  // 2021/2022 Megatron-LM all-reduced after the backward
+    // No FlashAttention (Dao et al., May 2022) in these runs: Megatron-LM's fused scale-mask-softmax
+    // over the full s x s scores, which Korthikanti's selective recompute recomputes.
+    t.flash = false;
     const bool zero3 = csv_field(row, "zero_stage") == "3";
     if (zero3) {
       t.framework = Framework::kDeepSpeed;  // Table 2's ZeRO-3 baseline

@@ -154,14 +154,16 @@ constexpr double kFusedSoftmaxBackwardPasses = 3;
 // writes a 1-byte mask; its backward reads the gradient and the mask and writes. Per direction.
 constexpr double kDropoutMaskBytes = 1;
 // RMSNorm forward bytes per element, one norm. Fused (Transformer Engine, apex, nanotron's Triton
-// kernel, PyTorch's F.rms_norm: 4.0 bytes read+written per element measured fwd on H100,
-// gpu_kernel_rates.csv rms_norm_fwd): read 2, write 2. Hugging Face's LlamaRMSNorm
+// kernel, PyTorch's F.rms_norm): read 2, write 2. F.rms_norm's forward is one kernel on the H100
+// measured here: 2431 GB/s at 4 B per element (gpu_kernel_rates.csv rms_norm_fwd, 16384 x 2048), where
+// the eager chain's 36 B would need 9x that. Hugging Face's LlamaRMSNorm
 // (transformers models/llama/modeling_llama.py) runs it as eager ops, counted per element:
 // .to(float32) 2+4, pow(2) 4+4, mean 4, x * rsqrt(var + eps) 4+4, .to(bf16) 4+2, weight * x 2+2 =
 // 36. Backward is twice the forward, as for the rest of the elementwise chain (the autograd chain
 // counts ~76). Checked against Hagemann et al. 2023's same-layout pairs with and without their
 // fused RMS kernel (22 pairs, FA2, no recompute, A100): the step-time ratio of a pair is predicted
-// within a median -1.5% (|error| 2.3%; test_hagemann_mechanisms.cpp), 1.14-1.36x as tp grows.
+// within a median -1.5% (|error| 2.3%; test_hagemann_mechanisms.cpp): predicted 1.07-1.25x,
+// measured 1.03-1.30x.
 constexpr double kFusedRmsNormBytes = 4;
 constexpr double kEagerRmsNormBytes = 36;
 // FP32 GEMMs (the math backend's, TF32 off: PyTorch's default torch.backends.cuda.matmul.allow_tf32

@@ -221,8 +221,9 @@ constexpr double kDeepSpeedBucketElements = 5e8;
 // ceiling), one calibration per kernel profile (THROUGHPUT_NOTES.md §7, item 10). Eager stacks keep
 // the FrameworkPerf default 0.84, where meshfit's own H100 and H200 steps (132 runs, signed +2.6% and
 // +4.3%) and Hagemann et al.'s 401 runs (+0.1%) center. Megatron-LM's fused profile runs its GEMMs
-// at 0.89: Narayanan 2021, Korthikanti 2022 (priced without FlashAttention, as they ran) and Llama 3
-// 405B, 27 runs, median |error| 2.1%, 3.4%, 2.3% (with 0.84: 6.2%, 6.8%, 2.6%, all signed -2..-7%).
+// at 0.89, where Narayanan 2021, Korthikanti 2022 (priced without FlashAttention, as they ran) and
+// Llama 3 405B center: 27 runs, median |error| 2.7%, signed -0.2% (per source 2.6%, 2.8%, 2.3%); with
+// 0.84 they read 3.7%, all low (-3.7%).
 // Wave and tile quantization are modelled per GEMM shape (wave_quantized_s).
 constexpr double kMegatronGemmFractionOfCeiling = 0.89;
 
@@ -269,6 +270,11 @@ FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_
   switch (framework) {
     case Framework::kMegatron: p = kernels == Kernels::kEager ? eager("Megatron-LM's layers in eager PyTorch (no Transformer Engine)")
                                                              : megatron_fused();
+      // Narayanan et al. SC'21 §4.1 "scatter/gather communication optimization": without SP each TP
+      // rank sends 1/tp of the boundary activation to the next stage, which all-gathers it over
+      // NVLink (arguments.py scatter_gather_tensors_in_pipeline, on unless
+      // --no-scatter-gather-tensors-in-pipeline).
+      p.pp_scatter_gather = true;
       break;
     case Framework::kNanotron:
       // Eager PyTorch layers with flash_attn's FlashAttention-2 (no FA3/cuDNN path) and a Triton
@@ -841,6 +847,7 @@ struct StepTerms {
   int64_t shard_ranks = 1;
   double reduce_bytes = 2;   // bytes per gradient element in the reduce
   double head_fwd_s = 0;
+  double pp_send_s = 0;      // one chunk boundary's activation (or its gradient) to the next stage
   FinetuneWork work;
 };
 
@@ -898,6 +905,15 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
       collectives = std::max(0.0, collectives - 0.9 * (3.0 + (training.recompute == Recompute::kFull ? 1.0 : 0.0)) * terms.layer.matmul_fwd_s);
     terms.tp_layer_s = exposed + collectives;
     terms.tp_crosses_nodes = conventional > 1 && conventional_link.crosses_nodes;
+  }
+  // PP: one chunk boundary's activation, scattered over tp with SP, or with Megatron's scatter/gather
+  // (1/tp over the link between stages, then an all-gather inside the TP group).
+  if (layout.pp > 1) {
+    const double activation_bytes = tokens * h * 2.0;
+    if (!sequence_parallel && perf.pp_scatter_gather && layout.tp > 1)
+      terms.pp_send_s = send_s(terms.pp_link, activation_bytes / t) + gather_or_scatter_s(tp_link, layout.tp, activation_bytes);
+    else
+      terms.pp_send_s = send_s(terms.pp_link, activation_bytes / t_sp);
   }
   // CP ring: c-1 hops of this rank's K and V forward, ~2x backward (K, V and their gradients),
   // hidden behind the attention compute up to cp_overlap.
@@ -971,9 +987,8 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
   st.tp = layers * terms.tp_layer_s;
   st.cp = layers * terms.cp_layer_s;
   if (layout.pp > 1) {
-    // Each chunk boundary: activations forward, their gradients backward (scattered over tp with SP).
-    const double activation_bytes = tokens * h * 2.0 / t_sp;
-    st.p2p = 2.0 * double(layout.vpp) * send_s(terms.pp_link, activation_bytes);
+    // Each chunk boundary: activations forward, their gradients backward (step_terms pp_send_s).
+    st.p2p = 2.0 * double(layout.vpp) * terms.pp_send_s;
   }
   if (terms.sharded_weights && training.offload == Offload::kParams) {
     // ZeRO-Infinity offload_param / FSDP CPUOffload: each micro-batch copies the rank's 16-bit

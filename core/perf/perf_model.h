@@ -48,6 +48,8 @@ struct FrameworkPerf {
   bool eager_rmsnorm = false;              // RMSNorm as Hugging Face's LlamaRMSNorm: fp32 upcast, pow, mean,
                                            // rsqrt, two muls and the casts as separate ops (perf_model.cpp
                                            // kEagerRmsNormBytes); else one fused kernel each way
+  bool pp_scatter_gather = false;          // without SP, a pipeline send goes as 1/tp per TP rank and is
+                                           // all-gathered over NVLink after (Megatron-LM, perf_model.cpp)
   bool fused_grad_accumulation = true;     // wgrad GEMM accumulates into the main grad (Megatron
                                            // gradient_accumulation_fusion); else a memory-bound pass per micro-batch
   Fp8Casts fp8_casts = Fp8Casts::kDynamicEager;

@@ -374,3 +374,27 @@ TEST_CASE("RMSNorm as eager fp32 ops costs time that, without SP, grows with tp:
   gpt_eager.training.norm_kernel = NormKernel::kEager;
   CHECK(predict(gpt).step_time_s == predict(gpt_eager).step_time_s);
 }
+
+TEST_CASE("Megatron-LM sends pipeline activations as 1/tp per rank without SP too (scatter/gather), other frameworks whole") {
+  Config megatron = preset_config("gpt3-175b", 64);  // tp8 pp8: every stage boundary crosses nodes
+  megatron.gpu.memory_bytes *= 4;                     // time only
+  megatron.layout.tp = 8;
+  megatron.layout.pp = 8;
+  megatron.layout.dp = 0;
+  megatron.training.global_batch = 64;
+  Config megatron_sp = megatron, deepspeed = megatron, deepspeed_sp = megatron;
+  megatron.training.sp = deepspeed.training.sp = false;
+  megatron_sp.training.sp = deepspeed_sp.training.sp = true;
+  deepspeed.training.framework = deepspeed_sp.training.framework = Framework::kDeepSpeed;
+  deepspeed.layout.zero = deepspeed_sp.layout.zero = 1;
+  const double mg = predict(megatron).breakdown.pp_p2p_s, mg_sp = predict(megatron_sp).breakdown.pp_p2p_s;
+  const double ds = predict(deepspeed).breakdown.pp_p2p_s, ds_sp = predict(deepspeed_sp).breakdown.pp_p2p_s;
+  CAPTURE(mg);
+  CAPTURE(mg_sp);
+  CAPTURE(ds);
+  CAPTURE(ds_sp);
+  CHECK(mg_sp > 0);
+  CHECK(ds == doctest::Approx(ds_sp * 8.0).epsilon(0.3));  // whole activation vs 1/8 of it (sizes shift the link rate)
+  CHECK(mg < 0.3 * ds);                                   // 1/8 across the link plus an NVLink all-gather
+  CHECK(mg > mg_sp);                                      // the all-gather is not free
+}

@@ -158,6 +158,11 @@ std::optional<ThroughputRun> throughput_run_from_row(const CsvRow& row) {
     // over the full s x s scores, which Korthikanti's selective recompute recomputes.
     t.flash = false;
     const bool zero3 = csv_field(row, "zero_stage") == "3";
+    // Narayanan's runs are fp16 (csv notes): Megatron-LM kept fp16 gradient buffers and all-reduced
+    // them in fp16 unless --accumulate-allreduce-grads-in-fp32 (off by default, forced on for bf16).
+    // Korthikanti's rows say fp16/bf16 and keep the fp32 buffer; the ZeRO-3 rows keep theirs, which
+    // zero3_bandwidth_fraction was calibrated with.
+    if (!korthikanti && !zero3) t.fp32_grad_buffer = false;
     if (zero3) {
       t.framework = Framework::kDeepSpeed;  // Table 2's ZeRO-3 baseline
       config.layout.zero = 3;

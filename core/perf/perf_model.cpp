@@ -324,14 +324,24 @@ FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_
   return p;
 }
 
-bool runs_eager_rmsnorm(const Config& config) {
+namespace {
+
+// norm_kernel resolved against the profile's own default (`profile_eager`, framework_perf's).
+bool eager_rmsnorm_resolved(const Config& config, bool profile_eager) {
   const TrainingSpec& t = config.training;
   if (config.model.norm != NormKind::kRmsNorm || t.kernels == Kernels::kCompiled) return false;
   if (t.norm_kernel != NormKernel::kAuto) return t.norm_kernel == NormKernel::kEager;
   // auto: a fine-tune runs its stack's own module, Hugging Face's LlamaRMSNorm (PEFT, Axolotl,
   // DeepSpeed/FSDP through Accelerate), torchtune's modules/rms_norm.py or litgpt's RMSNorm, each an
   // x.float() chain of separate ops; otherwise the framework's profile says.
-  return t.finetune != FinetuneMethod::kNone || framework_perf(t.framework, t.kernels, true).eager_rmsnorm;
+  return t.finetune != FinetuneMethod::kNone || profile_eager;
+}
+
+}  // namespace
+
+bool runs_eager_rmsnorm(const Config& config) {
+  const TrainingSpec& t = config.training;
+  return eager_rmsnorm_resolved(config, framework_perf(t.framework, t.kernels, true).eager_rmsnorm);
 }
 
 // [SECTION] Kernel times
@@ -722,7 +732,7 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   // kEagerRmsNormBytes), residual adds 12h, rotary 4(a + k)d (written 4h(q/h + kd/h): 4h(1 + k/a) to
   // the bit without head_dim), SwiGLU/GeLU 6f (2-byte elements read and written); backward: twice
   // the forward traffic. Without SP the norms and residuals run whole on every TP rank.
-  const double norm_bytes = perf.eager_rmsnorm && model.norm == NormKind::kRmsNorm ? kEagerRmsNormBytes : kFusedRmsNormBytes;
+  const double norm_bytes = perf.eager_rmsnorm ? kEagerRmsNormBytes : kFusedRmsNormBytes;  // resolved in step_terms
   double elementwise_fwd_bytes =
       tokens * ((12.0 * h + 2.0 * norm_bytes * h) / t_sp + 4.0 * h * (q / h + k * d / h) / t + 6.0 * f / t);
   if (fp8) {
@@ -857,7 +867,7 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const Layout& layout = config.layout;
   // dp_comm_overlap auto resolves per framework and ZeRO stage (memory_model.h dp_comm_overlapped).
   FrameworkPerf perf = framework_perf(training.framework, training.kernels, dp_comm_overlapped(training, layout.zero));
-  perf.eager_rmsnorm = runs_eager_rmsnorm(config);
+  perf.eager_rmsnorm = eager_rmsnorm_resolved(config, perf.eager_rmsnorm);  // the profile just built, not a second one
   if (plan.profile.gathers_whole_blocks && plan.profile.weights_sharded(layout.zero))
     perf.host_ops_per_sharded_unit = kFsdpUnitHostOps;  // one fully_shard unit per block
   StepTerms terms(config, plan, perf);

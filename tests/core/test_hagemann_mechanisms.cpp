@@ -23,6 +23,7 @@
 #include "io/measured_runs.h"
 #include "memory/memory_model.h"
 #include "perf/perf_model.h"
+#include "spec/gpu_catalog.h"
 
 using namespace meshfit;
 using namespace meshfit_test;
@@ -93,7 +94,7 @@ TEST_CASE("the sweep's network: one 200 Gb/s rail per node keeps the 256-GPU run
     const double measured = run.measured_tokens_per_s_per_gpu;
     one_rail[run.config.cluster.gpus].push_back(predicted_tokens_per_s(run.config) / measured - 1.0);
     Config dgx = run.config;
-    dgx.gpu.internode_bytes_per_s = 200e9 / 8.0;  // the a100-80gb preset: one 200 Gb/s NIC per GPU
+    dgx.gpu.internode_bytes_per_s = find_gpu_preset("a100-80gb")->internode_bytes_per_s;  // one 200 Gb/s NIC per GPU
     eight_rails[run.config.cluster.gpus].push_back(predicted_tokens_per_s(dgx) / measured - 1.0);
   }
   std::printf("\nHagemann 2023: median signed tokens/s error by GPU count, one rail per node vs eight\n");

@@ -655,6 +655,7 @@ struct LayerCompute {
   double forward_s = 0;          // max(device, host dispatch)
   double backward_s = 0;
   double host_bound_fraction = 0;
+  double host_wait_s = 0;        // forward_s + backward_s less the device's time: the GPU idles on the host's dispatch
   double recompute_s = 0;        // extra forward work in the backward
   double recompute_flops = 0;
 };
@@ -771,6 +772,7 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   out.forward_s = std::max(device_fwd_s, host_fwd_s);
   out.backward_s = std::max(device_bwd_s, 2.0 * host_fwd_s);
   out.host_bound_fraction = std::max(0.0, 1.0 - (device_fwd_s + device_bwd_s) / (out.forward_s + out.backward_s));
+  out.host_wait_s = out.forward_s + out.backward_s - (device_fwd_s + device_bwd_s);
 
   switch (training.recompute) {
     case Recompute::kNone: break;
@@ -895,9 +897,13 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const double tp_message = tokens * h * 2.0;
   terms.tp_layer_s = sequence_parallel ? tp_collectives * 2.0 * gather_or_scatter_s(tp_link, layout.tp, tp_message)
                                        : tp_collectives * all_reduce_s(tp_link, layout.tp, tp_message);
+  // Overlap budgets below: the kernels a transfer hides behind, plus the time the GPU waits on the
+  // host's dispatch (a side stream's transfer runs while the compute stream idles), so a faster GPU
+  // never exposes more of it.
+  const double host_wait = terms.layer.host_wait_s;
   if (training.tp_comm_overlap && layout.tp > 1)
     terms.tp_layer_s = std::max(0.0, terms.tp_layer_s - 0.9 * (3.0 + (training.recompute == Recompute::kFull ? 1.0 : 0.0)) *
-                                                            terms.layer.matmul_fwd_s);
+                                                            terms.layer.matmul_fwd_s - host_wait);
   if (spatial_temporal(layout)) {
     // Exposed point-to-point time of the square (forward, backward, and the forward again under full
     // recompute), plus the conventional splits' blocking collectives on 1/q^2 of the activation over
@@ -913,7 +919,7 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
     const Link conventional_link = link_for_group(config, square, conventional);
     double collectives = tp_collectives * all_reduce_s(conventional_link, conventional, tp_message / double(square));
     if (training.tp_comm_overlap && conventional > 1)
-      collectives = std::max(0.0, collectives - 0.9 * (3.0 + (training.recompute == Recompute::kFull ? 1.0 : 0.0)) * terms.layer.matmul_fwd_s);
+      collectives = std::max(0.0, collectives - 0.9 * (3.0 + (training.recompute == Recompute::kFull ? 1.0 : 0.0)) * terms.layer.matmul_fwd_s - host_wait);
     terms.tp_layer_s = exposed + collectives;
     terms.tp_crosses_nodes = conventional > 1 && conventional_link.crosses_nodes;
   }
@@ -930,7 +936,7 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   // hidden behind the attention compute up to cp_overlap.
   const double kv_bytes = 2.0 * tokens * k * d * 2.0;
   const double cp_traffic_s = layout.cp > 1 ? 3.0 * double(layout.cp - 1) * send_s(cp_link, kv_bytes) : 0.0;
-  terms.cp_layer_s = std::max(0.0, cp_traffic_s - perf.cp_overlap * terms.layer.attention_total_s);
+  terms.cp_layer_s = std::max(0.0, cp_traffic_s - perf.cp_overlap * terms.layer.attention_total_s - host_wait);
 
   // ZeRO-3 / FSDP gather and scatter every micro-batch, one layer's parameters per message.
   const FrameworkProfile& profile = plan.profile;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 
 #include "imgui.h"
@@ -443,8 +444,8 @@ bool draw(AppState& s) {
   ImGui::Separator();
   bool changed = false;
   bool inputs_drawn = !narrow_window(s);
-  // Below ~44 em (about 700 CSS px) one column: the verdict banner above, then the results as the
-  // first tab (a phone opens on the answer) and the inputs as the second, each full width.
+  // Below ~44 em (about 700 CSS px) one column: the verdict banner above, then the views, the results
+  // first (a phone opens on the answer) and the inputs second, each full width.
   const bool narrow = narrow_window(s);
   if (!narrow) {
     if (ImGui::BeginChild("inputs", ImVec2(17.0f * s.em, 0), true)) changed |= draw_inputs(s);
@@ -452,45 +453,65 @@ bool draw(AppState& s) {
     ImGui::SameLine();
   }
   if (ImGui::BeginChild("results", ImVec2(0, 0), false)) {
-    if (ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyResizeDown)) {
-      // The tab a link asked for is selected once (or the one `select` asks for); after that the tab
-      // on screen is the view's.
-      const auto tab = [&](ViewTab which, const char* label, const char* rect, bool select) {
-        const ImGuiTabItemFlags flags = select || (s.select_tab > 0 && s.tab == which) ? ImGuiTabItemFlags_SetSelected : 0;
-        const bool open = ImGui::BeginTabItem(label, nullptr, flags);
-        record_rect(s, rect);
-        if (open && s.select_tab == 0) s.tab = which;
-        return open;
-      };
-      if (tab(ViewTab::kMemory, narrow ? "Memory" : "Per-rank memory", "tab_memory", false)) {
-        changed |= draw_memory_view(s);
-        ImGui::EndTabItem();
-      }
-      if (narrow) {
-        // The DOM form's focus brings its field into view: this tab opens for it.
-        if (tab(ViewTab::kInputs, "Inputs", "tab_inputs", !s.focus_field.empty())) {
+    // One view's content, under whichever switch drew its label.
+    const auto draw_view = [&](ViewTab which) {
+      switch (which) {
+        case ViewTab::kMemory: changed |= draw_memory_view(s); break;
+        case ViewTab::kInputs:
           inputs_drawn = true;
           if (ImGui::BeginChild("inputs", ImVec2(0, 0), false)) changed |= draw_inputs(s);
           ImGui::EndChild();
+          break;
+        case ViewTab::kLayouts: changed |= draw_layouts_view(s); break;
+        case ViewTab::kMethods: changed |= draw_methods_view(s); break;
+        case ViewTab::kCompare: changed |= draw_compare_view(s); break;
+        case ViewTab::kValidation: draw_validation_view(s); break;
+      }
+    };
+    if (narrow) {
+      // Six tab labels in one row at phone width are cut to "Memo...", "Layou..." (ImGui shrinks
+      // them to fit): the views are a grid of full-label buttons instead, three a row, the open one
+      // in the active tab's colour. The DOM form's focus brings its field into view: Inputs opens.
+      if (!s.focus_field.empty()) s.tab = ViewTab::kInputs;
+      const struct {
+        ViewTab which;
+        const char* label;
+        const char* rect;
+      } views[] = {{ViewTab::kMemory, "Memory", "tab_memory"},      {ViewTab::kInputs, "Inputs", "tab_inputs"},
+                   {ViewTab::kLayouts, "Layouts", "tab_layouts"},   {ViewTab::kMethods, "Methods", "tab_methods"},
+                   {ViewTab::kCompare, "Compare", "tab_compare"},   {ViewTab::kValidation, "Validation", "tab_validation"}};
+      const ImGuiStyle& style = ImGui::GetStyle();
+      const float width = (ImGui::GetContentRegionAvail().x - 2.0f * style.ItemSpacing.x) / 3.0f;
+      for (size_t i = 0; i < std::size(views); ++i) {
+        if (i % 3 != 0) ImGui::SameLine();
+        const bool open = s.tab == views[i].which;
+        ImGui::PushStyleColor(ImGuiCol_Button, style.Colors[open ? ImGuiCol_TabActive : ImGuiCol_Tab]);
+        ImGui::PushStyleColor(ImGuiCol_ButtonHovered, style.Colors[ImGuiCol_TabHovered]);
+        ImGui::PushStyleColor(ImGuiCol_ButtonActive, style.Colors[ImGuiCol_TabActive]);
+        if (ImGui::Button(views[i].label, ImVec2(width, 0))) s.tab = views[i].which;
+        ImGui::PopStyleColor(3);
+        record_rect(s, views[i].rect);
+      }
+      ImGui::Separator();
+      draw_view(s.tab);
+    } else if (ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyResizeDown)) {
+      // The tab a link asked for is selected once (or the one `select` asks for); after that the tab
+      // on screen is the view's. (A link's "inputs" tab has no tab here: the inputs are the column.)
+      const auto tab = [&](ViewTab which, const char* label, const char* rect) {
+        const ImGuiTabItemFlags flags = s.select_tab > 0 && s.tab == which ? ImGuiTabItemFlags_SetSelected : 0;
+        const bool open = ImGui::BeginTabItem(label, nullptr, flags);
+        record_rect(s, rect);
+        if (open && s.select_tab == 0) s.tab = which;
+        if (open) {
+          draw_view(which);
           ImGui::EndTabItem();
         }
-      }
-      if (tab(ViewTab::kLayouts, "Layouts", "tab_layouts", false)) {
-        changed |= draw_layouts_view(s);
-        ImGui::EndTabItem();
-      }
-      if (tab(ViewTab::kMethods, "Methods", "tab_methods", false)) {
-        changed |= draw_methods_view(s);
-        ImGui::EndTabItem();
-      }
-      if (tab(ViewTab::kCompare, s.pinned ? "Compare" : "Compare (pin first)", "tab_compare", false)) {
-        changed |= draw_compare_view(s);
-        ImGui::EndTabItem();
-      }
-      if (tab(ViewTab::kValidation, "Validation", "tab_validation", false)) {
-        draw_validation_view(s);
-        ImGui::EndTabItem();
-      }
+      };
+      tab(ViewTab::kMemory, "Per-rank memory", "tab_memory");
+      tab(ViewTab::kLayouts, "Layouts", "tab_layouts");
+      tab(ViewTab::kMethods, "Methods", "tab_methods");
+      tab(ViewTab::kCompare, s.pinned ? "Compare" : "Compare (pin first)", "tab_compare");
+      tab(ViewTab::kValidation, "Validation", "tab_validation");
       ImGui::EndTabBar();
     }
   }

@@ -372,11 +372,21 @@ bool draw_fit_advice(AppState& s) {
       ImGui::EndTable();
     }
   }
-  const auto largest = [](int64_t value) { return value > 0 ? std::to_string(value) : std::string("none"); };
   if (!s.fit_pending) {
+    // Each limit at the other input as it is ("micro-batch none" read as a setting, not as "none fits").
+    const long long seq = s.config.training.seq, micro_batch = s.config.training.micro_batch;
+    char batch[96], length[96];
+    if (advice.largest_micro_batch > 0)
+      std::snprintf(batch, sizeof batch, "largest micro-batch %lld", (long long)advice.largest_micro_batch);
+    else
+      std::snprintf(batch, sizeof batch, "no micro-batch");
+    if (advice.largest_seq > 0)
+      std::snprintf(length, sizeof length, "longest sequence %lld", (long long)advice.largest_seq);
+    else
+      std::snprintf(length, sizeof length, "no sequence length");
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("Largest that fit this layout: micro-batch %s, sequence length %s.",
-                        largest(advice.largest_micro_batch).c_str(), largest(advice.largest_seq).c_str());
+    ImGui::TextDisabled("On this layout: %s fits at sequence length %lld; %s fits at micro-batch %lld.", batch, seq,
+                        length, micro_batch);
     ImGui::PopTextWrapPos();
   }
   return changed;

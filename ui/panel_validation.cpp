@@ -201,7 +201,9 @@ void draw_gpu_ground_truth(AppState& s) {
   const float medians_height = (kGpuMetricCount + 1) * row_height +
                                (medians_scroll ? style.ScrollbarSize : 0.0f);
   const float summary_height = medians_height + 3 * ImGui::GetTextLineHeightWithSpacing();
-  const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y - summary_height - 0.5f * s.em);
+  // At least eight rows' worth (six on a phone, whose header and view grid take more of the height).
+  const float least = (narrow_window(s) ? 6.0f : 8.0f) * s.em;
+  const float height = std::max(least, ImGui::GetContentRegionAvail().y - summary_height - 0.5f * s.em);
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                 ImGuiTableFlags_ScrollX;
   constexpr int kColumns = 2 + 3 * int(std::size(kGpuTableMetrics)) + 1;
@@ -297,28 +299,33 @@ void draw_validation_view(AppState& s) {
   // One table per sub-tab, each filling the panel: nested scrolling tables would catch the wheel
   // meant for the panel.
   if (!ImGui::BeginTabBar("validation_views")) return;
-  const auto sub_tab = [&s](const char* label, const char* rect) {
-    const bool open = ImGui::BeginTabItem(label);
+  // A phone's width holds the five labels only in their short forms (the long ones were cut to
+  // "Memory...", "Memory..."): the same tabs, the same ids.
+  const bool narrow = narrow_window(s);
+  const auto sub_tab = [&s, narrow](const char* label, const char* short_label, const char* rect) {
+    char id[96];
+    std::snprintf(id, sizeof id, "%s###%s", narrow ? short_label : label, rect);
+    const bool open = ImGui::BeginTabItem(id);
     record_rect(s, rect);
     return open;
   };
-  if (sub_tab("Memory: pretraining", "validation_tab_memory")) {
+  if (sub_tab("Memory: pretraining", "Pretrain", "validation_tab_memory")) {
     draw_report(s, s.validation, "validation");
     ImGui::EndTabItem();
   }
-  if (sub_tab("Memory: fine-tuning", "validation_tab_finetune")) {
+  if (sub_tab("Memory: fine-tuning", "Fine-tune", "validation_tab_finetune")) {
     draw_report(s, s.finetune_validation, "validation_finetune");
     ImGui::EndTabItem();
   }
-  if (sub_tab("Step time (tokens/s)", "validation_tab_throughput")) {
+  if (sub_tab("Step time (tokens/s)", "Speed", "validation_tab_throughput")) {
     draw_throughput(s);
     ImGui::EndTabItem();
   }
-  if (sub_tab("GPU ground truth", "validation_tab_gpu")) {
+  if (sub_tab("GPU ground truth", "GPU", "validation_tab_gpu")) {
     draw_gpu_ground_truth(s);
     ImGui::EndTabItem();
   }
-  if (sub_tab("Named constants", "validation_tab_constants")) {
+  if (sub_tab("Named constants", "Constants", "validation_tab_constants")) {
     draw_named_constants(s);
     ImGui::EndTabItem();
   }

@@ -29,10 +29,18 @@ std::string verdict_text(const AppState& s) {
   if (!s.estimate.valid() || has_errors(s.issues)) return "INVALID INPUTS  see the messages next to the fields";
   const MemoryReport& report = s.estimate.memory;
   const RankMemory& worst = s.estimate.worst();
+  // Who: a pipeline's worst stage, or, with one stage, every GPU alike ("worst rank only uses" read
+  // as "fits with room").
+  char who[80];
+  if (report.ranks.size() > 1)
+    std::snprintf(who, sizeof who, "worst rank (pipeline stage %lld of %lld)", (long long)worst.pp_stage,
+                  (long long)s.config.layout.pp);
+  else
+    std::snprintf(who, sizeof who, "%s", s.config.cluster.gpus == 1 ? "the GPU" : "every GPU");
   char line[200];
-  std::snprintf(line, sizeof line, "%s  worst rank %s uses %s of %s (%.0f%% of capacity)",
-                report.verdict == Verdict::kFits ? "FITS" : report.verdict == Verdict::kTight ? "TIGHT" : "OUT OF MEMORY",
-                rank_name(worst, report.ranks.size()).c_str(), format_bytes(s, worst.device_bytes, 1).c_str(),
+  std::snprintf(line, sizeof line, "%s  %s uses %s of %s (%.0f%% of capacity)",
+                report.verdict == Verdict::kFits ? "FITS" : report.verdict == Verdict::kTight ? "TIGHT" : "OUT OF MEMORY", who,
+                format_bytes(s, worst.device_bytes, 1).c_str(),
                 format_bytes(s, report.capacity_bytes, 1).c_str(), 100.0 * worst.device_bytes / report.capacity_bytes);
   return line;
 }

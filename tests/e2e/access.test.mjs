@@ -219,7 +219,7 @@ test('the accessibility tree holds every field with its value, the verdict and t
     else assert.equal(await el.inputValue(), f.value, `${f.field} holds its value`);
   }
   assert.equal(await page.getByRole('textbox', { name: 'GPUs', exact: true }).inputValue(), '16');
-  const verdict = page.getByRole('heading', { name: /^(FITS|TIGHT|OUT OF MEMORY): worst rank/ });
+  const verdict = page.getByRole('heading', { name: /^(FITS|TIGHT|OUT OF MEMORY): (worst rank \(pipeline stage \d+ of \d+\)|every GPU|the GPU) uses / });
   assert.equal(await verdict.count(), 1);
   assert.equal(await verdict.textContent(), m.banner.text.replace(/ {2,}/g, ': '));
   const rankRows = page.getByRole('table', { name: 'Per-rank memory' }).getByRole('row');
@@ -234,7 +234,7 @@ test('the accessibility tree holds every field with its value, the verdict and t
   const named = (role, name) => nodes.some((n) => n.role && n.role.value === role && n.name && name.test(n.name.value));
   assert.ok(named('textbox', /^GPUs$/), 'a textbox named GPUs');
   assert.ok(named('combobox', /^model$/), 'a combobox named model');
-  assert.ok(named('heading', /worst rank/), 'the verdict heading');
+  assert.ok(named('heading', /^(FITS|TIGHT|OUT OF MEMORY): .+ of capacity\)$/), 'the verdict heading');
   assert.ok(named('table', /^Per-rank memory$/) && named('table', /^Fastest layouts that fit$/), 'both tables');
   assert.ok(nodes.filter((n) => n.role && n.role.value === 'row').length >= m.ranks.length + 2, 'their rows');
   assert.deepEqual(errors, []);

@@ -153,7 +153,7 @@ bool draw_layout_table(AppState& s) {
     ImGui::TextUnformatted(format_bytes(s, c.device_bytes, 1).c_str());
     ImGui::TableNextColumn();
     const double share = c.device_bytes / capacity;
-    if (share >= s.config.training.headroom) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(230, 160, 40, 255));
+    if (share >= s.config.training.headroom) ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));  // AA in both themes
     ImGui::Text("%.0f%%", 100.0 * share);
     if (share >= s.config.training.headroom) ImGui::PopStyleColor();
     ImGui::TableNextColumn();
@@ -268,7 +268,7 @@ bool draw_layouts_view(AppState& s) {
   std::string rejected;
   for (int i = 0; i < kRejectReasonCount; ++i)
     if (s.search.rejected[size_t(i)] > 0)
-      rejected += std::string(rejected.empty() ? "" : ", ") + to_string(RejectReason(i)) + " " +
+      rejected += std::string(rejected.empty() ? "" : ", ") + enum_label(RejectReason(i)) + " " +
                   std::to_string(s.search.rejected[size_t(i)]);
   ImGui::TextWrapped("Rejected: %s", rejected.empty() ? "none" : rejected.c_str());
   bool changed = draw_layout_table(s);

@@ -423,12 +423,13 @@ bool draw_memory_view(AppState& s) {
   }
   const MemoryReport& report = s.estimate.memory;
   ImGui::PushTextWrapPos(0.0f);  // a phone's width wraps the summary instead of cutting it
+  const char* batches = report.num_microbatches == 1 ? "micro-batch" : "micro-batches";
   if (s.estimate.step.step_time_s > 0)
-    ImGui::TextWrapped("%s, %.3g B parameters, %lld micro-batches per step; predicted %s", s.config.model.name.c_str(),
-                       report.total_parameters / 1e9, (long long)report.num_microbatches, throughput_text(s).c_str());
+    ImGui::TextWrapped("%s, %.3g B parameters, %lld %s per step; predicted %s", s.config.model.name.c_str(),
+                       report.total_parameters / 1e9, (long long)report.num_microbatches, batches, throughput_text(s).c_str());
   else
-    ImGui::Text("%s, %.3g B parameters, %lld micro-batches per step; throughput not predicted",
-                s.config.model.name.c_str(), report.total_parameters / 1e9, (long long)report.num_microbatches);
+    ImGui::Text("%s, %.3g B parameters, %lld %s per step; throughput not predicted", s.config.model.name.c_str(),
+                report.total_parameters / 1e9, (long long)report.num_microbatches, batches);
   ImGui::PopTextWrapPos();
   draw_fine_tuning_line(s);
   draw_legend(s);

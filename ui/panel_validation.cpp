@@ -5,6 +5,7 @@
 // published throughput runs (io/throughput_runs.h) with the error bands every tokens/s carries, and
 // meshfit's own ground truth: training steps measured on one H100 (and one H200) by tests/gpu (io/gpu_runs.h).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <set>
@@ -18,6 +19,16 @@
 namespace meshfit::ui {
 
 namespace {
+
+// A signed error as the tables print it: "+1.2%", "-0.4%", and "0.0%" where it rounds to zero (the
+// agreeing rows printed "-0.0%" by the dozen).
+std::string signed_percent(double fraction) {
+  const double percent = 100.0 * fraction;
+  if (std::fabs(percent) < 0.05) return "0.0%";
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f%%", percent);
+  return text;
+}
 
 // Every named constant behind the predictions (memory/overheads.h kMemoryConstants): value, what it
 // stands for, how it was obtained and its source, so a reader sees which figures are assumptions.
@@ -55,7 +66,7 @@ void draw_named_constants(AppState& s) {
 void draw_report(AppState& s, const ValidationReport& v, const char* id) {
   ImGui::TextWrapped("Median |error| %.1f%% (signed %+.1f%%) over %lld measured runs; %lld of %lld fit/OOM labels "
                      "disagree; %lld runs that ran out of memory predicted to fit. Each run is predicted on the "
-                     "metric its source reports; hover a source for its notes.",
+                     "metric its source reports; hover or tap a source for its notes.",
                      100.0 * v.median_abs_error, 100.0 * v.median_signed_error, (long long)v.measured_rows,
                      (long long)v.label_disagreements, (long long)v.label_rows, (long long)v.false_fits);
   const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y - 0.5f * s.em);
@@ -65,7 +76,7 @@ void draw_report(AppState& s, const ValidationReport& v, const char* id) {
                          ImVec2(0, height)))
     return;
   ImGui::TableSetupScrollFreeze(1, 1);
-  for (const char* column : {"run", "metric", "measured", "predicted", "error", "label", "verdict", "source"})
+  for (const char* column : {"run", "metric", "measured", "predicted", "error", "label", "predicted verdict", "source"})
     ImGui::TableSetupColumn(column);
   ImGui::TableHeadersRow();
   for (const ValidationRow& row : v.rows) {
@@ -82,12 +93,14 @@ void draw_report(AppState& s, const ValidationReport& v, const char* id) {
     if (run.expressible) ImGui::TextUnformatted(format_bytes(s, row.predicted_bytes).c_str());
     else ImGui::TextDisabled("not expressible");
     ImGui::TableNextColumn();
-    if (run.expressible && run.measured_bytes > 0) ImGui::Text("%+.1f%%", 100.0 * row.signed_error);
+    if (run.expressible && run.measured_bytes > 0) ImGui::TextUnformatted(signed_percent(row.signed_error).c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(run.oom ? "OOM" : "ran");
     ImGui::TableNextColumn();
-    if (run.expressible) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(row.label_agrees ? kGreen : kRed), "%s",
-                                            to_string(row.verdict));
+    // The predicted verdict and whether it agrees with the label: the colour alone read "oom" in green
+    // as "fits".
+    if (run.expressible) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(row.label_agrees ? ok_text_color(s) : error_text_color(s)), "%s, %s",
+                                            to_string(row.verdict), row.label_agrees ? "agrees" : "disagrees");
     else ImGui::TextDisabled("%s", run.why_not.c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(run.source.c_str());
@@ -106,10 +119,17 @@ void draw_throughput(AppState& s) {
                      100.0 * v.median_abs_error, int(v.rows.size()));
   record_rect(s, "validation_throughput");
   // The summaries fit their rows (no scrolling: a scrolling table fills the space left).
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+  // On a phone the columns keep their widths and the table scrolls sideways (squeezed, "401" runs
+  // were cut to "40"), as tall as its rows and the scrollbar.
+  const bool narrow = narrow_window(s);
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float row_height = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
+                                (narrow ? ImGuiTableFlags_ScrollX : 0);
   int table = 0;
   for (const auto* list : {&v.sources, &v.bands}) {
-    if (!ImGui::BeginTable(table++ == 0 ? "throughput_sources" : "throughput_bands", 4, flags)) continue;
+    const ImVec2 size(0, narrow ? float(list->size() + 1) * row_height + style.ScrollbarSize + 2 * style.CellPadding.y : 0.0f);
+    if (!ImGui::BeginTable(table++ == 0 ? "throughput_sources" : "throughput_bands", 4, flags, size)) continue;
     for (const char* column : {list == &v.sources ? "source" : "framework, GPU family (band)", "runs", "median |error|", "signed"})
       ImGui::TableSetupColumn(column);
     ImGui::TableHeadersRow();
@@ -122,7 +142,7 @@ void draw_throughput(AppState& s) {
       ImGui::TableNextColumn();
       ImGui::Text("%.1f%%", 100.0 * summary.median_abs_error);
       ImGui::TableNextColumn();
-      ImGui::Text("%+.1f%%", 100.0 * summary.median_signed_error);
+      ImGui::TextUnformatted(signed_percent(summary.median_signed_error).c_str());
     }
     ImGui::EndTable();
     ImGui::Spacing();
@@ -146,7 +166,7 @@ void draw_throughput(AppState& s) {
       ImGui::TableNextColumn();
       ImGui::Text("%.0f", row.predicted_tokens_per_s_per_gpu);
       ImGui::TableNextColumn();
-      ImGui::Text("%+.1f%%", 100.0 * row.signed_error);
+      ImGui::TextUnformatted(signed_percent(row.signed_error).c_str());
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(row.run.source.c_str());
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", row.run.citation.c_str());
@@ -177,7 +197,10 @@ void draw_gpu_ground_truth(AppState& s) {
   // The rows' software is "GPU, driver, CUDA, PyTorch, harness commit (date)": each machine once, then
   // each harness commit the rows were measured at.
   std::set<std::string> machines, harnesses;
+  int ran_oom = 0, not_compared = 0;  // why the medians below count fewer rows than the table holds
   for (const GpuRow& row : v.rows) {
+    ran_oom += row.run.expressible && row.run.oom;
+    not_compared += !row.run.expressible;
     const size_t harness = row.run.software.find(", harness ");
     machines.insert(row.run.software.substr(0, harness));
     if (harness != std::string::npos) harnesses.insert(row.run.software.substr(harness + 10));
@@ -185,9 +208,15 @@ void draw_gpu_ground_truth(AppState& s) {
   std::string ran_on, commits;
   for (const std::string& machine : machines) ran_on += (ran_on.empty() ? "one " : " and one ") + machine;
   for (const std::string& harness : harnesses) commits += (commits.empty() ? "" : ", ") + harness;
-  ImGui::TextWrapped("%d rows measured by meshfit's harness (tests/gpu, at %s) on %s, beside meshfit's prediction "
-                     "for the same configuration. Error = predicted / measured - 1; hover a row for its settings.",
-                     int(v.rows.size()), commits.c_str(), ran_on.c_str());
+  if (narrow_window(s))  // a phone keeps the table and its medians on one screen: the machines are in each row's tooltip
+    ImGui::TextWrapped("%d rows measured by meshfit's harness (tests/gpu), beside the prediction (%d ran out of memory: "
+                       "label only; %d not expressible). Error = predicted / measured - 1; tap a row for its settings.",
+                       int(v.rows.size()), ran_oom, not_compared);
+  else
+    ImGui::TextWrapped("%d rows measured by meshfit's harness (tests/gpu, at %s) on %s, beside meshfit's prediction "
+                       "for the same configuration (%d ran out of memory: compared on the fit/OOM label alone; %d not "
+                       "expressible). Error = predicted / measured - 1; hover a row for its settings.",
+                       int(v.rows.size()), commits.c_str(), ran_on.c_str(), ran_oom, not_compared);
   record_rect(s, "validation_gpu_intro");
   const ImGuiStyle& style = ImGui::GetStyle();
   // The medians below keep their room; the rows' table scrolls in what is left.
@@ -210,7 +239,7 @@ void draw_gpu_ground_truth(AppState& s) {
   if (ImGui::BeginTable("validation_gpu", kColumns, flags | ImGuiTableFlags_ScrollY, ImVec2(0, height))) {
     ImGui::TableSetupScrollFreeze(1, 1);
     ImGui::TableSetupColumn("row");
-    ImGui::TableSetupColumn("verdict");
+    ImGui::TableSetupColumn("predicted verdict");
     for (GpuMetric metric : kGpuTableMetrics) {
       ImGui::TableSetupColumn(enum_label(metric));
       ImGui::TableSetupColumn("predicted");
@@ -227,9 +256,10 @@ void draw_gpu_ground_truth(AppState& s) {
       record_rect(s, ("gpu_row_" + run.id).c_str());  // the rows on screen, for the browser tests
       ImGui::TableNextColumn();
       if (!run.expressible) ImGui::TextDisabled("not compared");
-      else if (run.oom) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(row.label_agrees ? kGreen : kRed),
+      else if (run.oom) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(row.label_agrees ? ok_text_color(s) : error_text_color(s)),
                                            "ran OOM; predicted %s", to_string(row.verdict));
-      else ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(row.label_agrees ? kGreen : kRed), "%s", to_string(row.verdict));
+      else ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(row.label_agrees ? ok_text_color(s) : error_text_color(s)), "%s, %s", to_string(row.verdict),
+                              row.label_agrees ? "agrees" : "disagrees");
       for (GpuMetric metric : kGpuTableMetrics) {
         const size_t m = size_t(metric);
         ImGui::TableNextColumn();
@@ -238,7 +268,7 @@ void draw_gpu_ground_truth(AppState& s) {
         ImGui::TableNextColumn();
         if (run.expressible) ImGui::TextUnformatted(format_gpu_figure(s, metric, row.predicted[m]).c_str());
         ImGui::TableNextColumn();
-        if (run.expressible && !run.oom) ImGui::Text("%+.1f%%", 100.0 * gpu_signed_error(row, metric));
+        if (run.expressible && !run.oom) ImGui::TextUnformatted(signed_percent(gpu_signed_error(row, metric)).c_str());
       }
       ImGui::TableNextColumn();
       if (run.expressible) ImGui::TextUnformatted(run.label.c_str());
@@ -266,7 +296,7 @@ void draw_gpu_ground_truth(AppState& s) {
     ImGui::TableNextColumn();
     ImGui::Text("%.1f%%", 100.0 * summary.max_abs_error);
     ImGui::TableNextColumn();
-    ImGui::Text("%+.1f%%", 100.0 * summary.median_signed_error);
+    ImGui::TextUnformatted(signed_percent(summary.median_signed_error).c_str());
   }
   ImGui::EndTable();
   record_rect(s, "validation_gpu_medians");
@@ -325,7 +355,7 @@ void draw_validation_view(AppState& s) {
     draw_gpu_ground_truth(s);
     ImGui::EndTabItem();
   }
-  if (sub_tab("Named constants", "Constants", "validation_tab_constants")) {
+  if (sub_tab("Named constants", "Consts", "validation_tab_constants")) {  // "Constants" overflowed in the light theme
     draw_named_constants(s);
     ImGui::EndTabItem();
   }

@@ -24,6 +24,7 @@ BannerColors verdict_colors(Verdict verdict, bool valid);
 // Message text (errors, warnings) readable on the theme's window background (AA in both themes).
 ImU32 error_text_color(const AppState& s);
 ImU32 warning_text_color(const AppState& s);
+ImU32 ok_text_color(const AppState& s);
 ImU32 overflow_color();                // the part of a bar beyond capacity (hatched over the bar)
 
 // [SECTION] Panels (one file each)

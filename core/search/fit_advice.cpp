@@ -50,11 +50,11 @@ std::string describe_change(const Config& from, const Config& to, int& count) {
   add("pp", n(from.layout.pp), n(to.layout.pp));
   add("cp", n(from.layout.cp), n(to.layout.cp));
   add("vpp", n(from.layout.vpp), n(to.layout.vpp));
-  add("micro_batch", n(from.training.micro_batch), n(to.training.micro_batch));
+  add("micro-batch", n(from.training.micro_batch), n(to.training.micro_batch));
   add("zero", n(from.layout.zero), n(to.layout.zero));
   add("recompute", to_string(from.training.recompute), to_string(to.training.recompute));
   add("finetune", to_string(from.training.finetune), to_string(to.training.finetune));
-  add("lora_rank", n(from.training.lora_rank), n(to.training.lora_rank));
+  add("LoRA rank", n(from.training.lora_rank), n(to.training.lora_rank));
   add("optimizer", to_string(from.training.optimizer), to_string(to.training.optimizer));
   add("offload", to_string(from.training.offload), to_string(to.training.offload));
   return out;

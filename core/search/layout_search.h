@@ -62,22 +62,22 @@ enum class RejectReason {
   kOutOfMemoryOnlyStage,
   kOverMemoryLimit,                // fits the GPU but above the chosen memory_limit
 };
-template <> struct EnumNames<RejectReason> {  // snake_case JSON keys
+template <> struct EnumNames<RejectReason> {  // snake_case JSON keys, plain-words labels (the page)
   static constexpr EnumName<RejectReason> table[] = {
-      {RejectReason::kTpNotDivideHeads, "tp_not_divide_heads", "tp_not_divide_heads"},
-      {RejectReason::kTpNotDivideKvHeads, "tp_not_divide_kv_heads", "tp_not_divide_kv_heads"},
-      {RejectReason::kTpNotDivideFfn, "tp_not_divide_ffn", "tp_not_divide_ffn"},
-      {RejectReason::kPpExceedsLayers, "pp_exceeds_layers", "pp_exceeds_layers"},
-      {RejectReason::kPpNotDivideLayers, "pp_not_divide_layers", "pp_not_divide_layers"},
-      {RejectReason::kVppNotDivideLayers, "vpp_not_divide_layers", "vpp_not_divide_layers"},
-      {RejectReason::kVppMicrobatches, "vpp_microbatches", "vpp_microbatches"},
-      {RejectReason::kCpNotDivideSeq, "cp_not_divide_seq", "cp_not_divide_seq"},
-      {RejectReason::kBatchNotDivisible, "batch_not_divisible", "batch_not_divisible"},
-      {RejectReason::kOutOfMemoryFirstStage, "oom_first_stage", "oom_first_stage"},
-      {RejectReason::kOutOfMemoryMiddleStage, "oom_middle_stage", "oom_middle_stage"},
-      {RejectReason::kOutOfMemoryLastStage, "oom_last_stage", "oom_last_stage"},
-      {RejectReason::kOutOfMemoryOnlyStage, "oom_only_stage", "oom_only_stage"},
-      {RejectReason::kOverMemoryLimit, "over_memory_limit", "over_memory_limit"}};
+      {RejectReason::kTpNotDivideHeads, "tp_not_divide_heads", "tp does not divide the heads"},
+      {RejectReason::kTpNotDivideKvHeads, "tp_not_divide_kv_heads", "tp does not divide the KV heads"},
+      {RejectReason::kTpNotDivideFfn, "tp_not_divide_ffn", "tp does not divide the FFN width"},
+      {RejectReason::kPpExceedsLayers, "pp_exceeds_layers", "more pipeline stages than layers"},
+      {RejectReason::kPpNotDivideLayers, "pp_not_divide_layers", "pp does not divide the layers"},
+      {RejectReason::kVppNotDivideLayers, "vpp_not_divide_layers", "pp x vpp does not divide the layers"},
+      {RejectReason::kVppMicrobatches, "vpp_microbatches", "micro-batches not a multiple of pp (interleaved)"},
+      {RejectReason::kCpNotDivideSeq, "cp_not_divide_seq", "2 x cp does not divide the sequence"},
+      {RejectReason::kBatchNotDivisible, "batch_not_divisible", "dp x micro-batch does not divide the batch"},
+      {RejectReason::kOutOfMemoryFirstStage, "oom_first_stage", "out of memory on the first stage"},
+      {RejectReason::kOutOfMemoryMiddleStage, "oom_middle_stage", "out of memory on a middle stage"},
+      {RejectReason::kOutOfMemoryLastStage, "oom_last_stage", "out of memory on the last stage"},
+      {RejectReason::kOutOfMemoryOnlyStage, "oom_only_stage", "out of memory"},
+      {RejectReason::kOverMemoryLimit, "over_memory_limit", "over the memory limit"}};
 };
 constexpr int kRejectReasonCount = int(enum_count<RejectReason>());
 

@@ -468,18 +468,24 @@ bool draw(AppState& s) {
         case ViewTab::kValidation: draw_validation_view(s); break;
       }
     };
+    // The views, each once: its label in the phone's grid, its tab label on a wide window (none for
+    // Inputs, which is the column there) and the rect the browser tests and links find it by.
+    const struct {
+      ViewTab which;
+      const char* label;
+      const char* wide_label;
+      const char* rect;
+    } views[] = {{ViewTab::kMemory, "Memory", "Per-rank memory", "tab_memory"},
+                 {ViewTab::kInputs, "Inputs", nullptr, "tab_inputs"},
+                 {ViewTab::kLayouts, "Layouts", "Layouts", "tab_layouts"},
+                 {ViewTab::kMethods, "Methods", "Methods", "tab_methods"},
+                 {ViewTab::kCompare, "Compare", s.pinned ? "Compare" : "Compare (pin first)", "tab_compare"},
+                 {ViewTab::kValidation, "Validation", "Validation", "tab_validation"}};
     if (narrow) {
       // Six tab labels in one row at phone width are cut to "Memo...", "Layou..." (ImGui shrinks
       // them to fit): the views are a grid of full-label buttons instead, three a row, the open one
       // in the active tab's colour. The DOM form's focus brings its field into view: Inputs opens.
       if (!s.focus_field.empty()) s.tab = ViewTab::kInputs;
-      const struct {
-        ViewTab which;
-        const char* label;
-        const char* rect;
-      } views[] = {{ViewTab::kMemory, "Memory", "tab_memory"},      {ViewTab::kInputs, "Inputs", "tab_inputs"},
-                   {ViewTab::kLayouts, "Layouts", "tab_layouts"},   {ViewTab::kMethods, "Methods", "tab_methods"},
-                   {ViewTab::kCompare, "Compare", "tab_compare"},   {ViewTab::kValidation, "Validation", "tab_validation"}};
       const ImGuiStyle& style = ImGui::GetStyle();
       const float width = (ImGui::GetContentRegionAvail().x - 2.0f * style.ItemSpacing.x) / 3.0f;
       for (size_t i = 0; i < std::size(views); ++i) {
@@ -495,23 +501,19 @@ bool draw(AppState& s) {
       ImGui::Separator();
       draw_view(s.tab);
     } else if (ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyResizeDown)) {
-      // The tab a link asked for is selected once (or the one `select` asks for); after that the tab
-      // on screen is the view's. (A link's "inputs" tab has no tab here: the inputs are the column.)
-      const auto tab = [&](ViewTab which, const char* label, const char* rect) {
-        const ImGuiTabItemFlags flags = s.select_tab > 0 && s.tab == which ? ImGuiTabItemFlags_SetSelected : 0;
-        const bool open = ImGui::BeginTabItem(label, nullptr, flags);
-        record_rect(s, rect);
-        if (open && s.select_tab == 0) s.tab = which;
+      // The tab a link asked for is selected once; after that the tab on screen is the view's. (A
+      // link's "inputs" tab has no tab here: the inputs are the column.)
+      for (const auto& view : views) {
+        if (view.wide_label == nullptr) continue;
+        const ImGuiTabItemFlags flags = s.select_tab > 0 && s.tab == view.which ? ImGuiTabItemFlags_SetSelected : 0;
+        const bool open = ImGui::BeginTabItem(view.wide_label, nullptr, flags);
+        record_rect(s, view.rect);
+        if (open && s.select_tab == 0) s.tab = view.which;
         if (open) {
-          draw_view(which);
+          draw_view(view.which);
           ImGui::EndTabItem();
         }
-      };
-      tab(ViewTab::kMemory, "Per-rank memory", "tab_memory");
-      tab(ViewTab::kLayouts, "Layouts", "tab_layouts");
-      tab(ViewTab::kMethods, "Methods", "tab_methods");
-      tab(ViewTab::kCompare, s.pinned ? "Compare" : "Compare (pin first)", "tab_compare");
-      tab(ViewTab::kValidation, "Validation", "tab_validation");
+      }
       ImGui::EndTabBar();
     }
   }

@@ -30,6 +30,11 @@ std::string signed_percent(double fraction) {
   return text;
 }
 
+// A row whose predicted verdict agrees with its fit/OOM label, or not, in the theme's readable colour.
+ImVec4 agreement_color(const AppState& s, bool agrees) {
+  return ImGui::ColorConvertU32ToFloat4(agrees ? ok_text_color(s) : error_text_color(s));
+}
+
 // Every named constant behind the predictions (memory/overheads.h kMemoryConstants): value, what it
 // stands for, how it was obtained and its source, so a reader sees which figures are assumptions.
 void draw_named_constants(AppState& s) {
@@ -99,7 +104,7 @@ void draw_report(AppState& s, const ValidationReport& v, const char* id) {
     ImGui::TableNextColumn();
     // The predicted verdict and whether it agrees with the label: the colour alone read "oom" in green
     // as "fits".
-    if (run.expressible) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(row.label_agrees ? ok_text_color(s) : error_text_color(s)), "%s, %s",
+    if (run.expressible) ImGui::TextColored(agreement_color(s, row.label_agrees), "%s, %s",
                                             to_string(row.verdict), row.label_agrees ? "agrees" : "disagrees");
     else ImGui::TextDisabled("%s", run.why_not.c_str());
     ImGui::TableNextColumn();
@@ -256,9 +261,9 @@ void draw_gpu_ground_truth(AppState& s) {
       record_rect(s, ("gpu_row_" + run.id).c_str());  // the rows on screen, for the browser tests
       ImGui::TableNextColumn();
       if (!run.expressible) ImGui::TextDisabled("not compared");
-      else if (run.oom) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(row.label_agrees ? ok_text_color(s) : error_text_color(s)),
+      else if (run.oom) ImGui::TextColored(agreement_color(s, row.label_agrees),
                                            "ran OOM; predicted %s", to_string(row.verdict));
-      else ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(row.label_agrees ? ok_text_color(s) : error_text_color(s)), "%s, %s", to_string(row.verdict),
+      else ImGui::TextColored(agreement_color(s, row.label_agrees), "%s, %s", to_string(row.verdict),
                               row.label_agrees ? "agrees" : "disagrees");
       for (GpuMetric metric : kGpuTableMetrics) {
         const size_t m = size_t(metric);

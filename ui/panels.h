@@ -13,7 +13,6 @@ namespace meshfit::ui {
 
 constexpr ImU32 kRed = IM_COL32(235, 87, 87, 255);
 constexpr ImU32 kAmber = IM_COL32(230, 160, 40, 255);
-constexpr ImU32 kGreen = IM_COL32(60, 180, 100, 255);
 
 // The verdict banner: a filled band whose text meets WCAG AA (>= 4.5:1) against its fill, the same
 // in both themes (fits: white on green 5.3:1; tight: black on amber 11:1; oom: white on red 6.6:1).

@@ -42,17 +42,17 @@ constexpr const char* kIgnoredSections[] = {"job", "profiling", "metrics", "chec
 constexpr const char* kIgnoredKeys[] = {
     "model.hf_assets_path", "model.tokenizer_path", "model.print_after_conversion", "training.dataset",
     "training.dataset_path", "training.max_norm", "training.steps", "training.gc_freq", "training.gc_debug",
-    "training.seed", "training.deterministic", "training.warmup_steps", "training.compile",
+    "training.seed", "training.deterministic", "training.warmup_steps",
     "training.mixed_precision_reduce", "parallelism.enable_compiled_autograd", "parallelism.disable_loss_parallel",
-    "parallelism.enable_async_tensor_parallel", "parallelism.context_parallel_rotate_method",
+    "parallelism.context_parallel_rotate_method",
     "parallelism.pipeline_parallel_schedule_csv", "activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns",
     "activation_checkpoint.early_stop", "activation_checkpoint.preserve_rng_state", "activation_checkpoint.debug",
     "activation_checkpoint.visualize_memory_budget_pareto", "float8.enable_fsdp_float8_all_gather",
     "float8.precompute_float8_dynamic_scale_for_fsdp", "float8.recipe_name", "float8.filter_fqns", "float8.emulate",
-    "compile.enable", "compile.components", "compile.backend", "optimizer.lr", "optimizer.eps", "optimizer.beta1",
+    "compile.backend", "optimizer.lr", "optimizer.eps", "optimizer.beta1",
     "optimizer.beta2", "optimizer.weight_decay", "optimizer.implementation", "optimizer.min_lr_factor"};
 constexpr const char* kReadKeys[] = {
-    "model.name", "model.flavor", "model.converters", "training.local_batch_size", "training.batch_size",
+    "model.name", "model.flavor", "model.converters", "model.norm_type", "training.local_batch_size", "training.batch_size",
     "training.global_batch_size", "training.seq_len", "training.mixed_precision_param", "training.enable_cpu_offload",
     "parallelism.data_parallel_replicate_degree", "parallelism.data_parallel_shard_degree",
     "parallelism.fsdp_reshard_after_forward", "parallelism.tensor_parallel_degree", "parallelism.pipeline_parallel_degree",
@@ -61,7 +61,8 @@ constexpr const char* kReadKeys[] = {
     "parallelism.pipeline_parallel_last_stage_less_layers", "parallelism.pipeline_parallel_split_points",
     "parallelism.module_fqns_per_model_part", "parallelism.context_parallel_degree", "parallelism.expert_parallel_degree",
     "parallelism.expert_tensor_parallel_degree", "activation_checkpoint.mode", "activation_checkpoint.selective_ac_option",
-    "activation_checkpoint.memory_budget", "optimizer.name", "optimizer.early_step_in_backward"};
+    "activation_checkpoint.memory_budget", "optimizer.name", "optimizer.early_step_in_backward", "training.compile",
+    "compile.enable", "compile.components", "parallelism.enable_async_tensor_parallel"};
 
 template <size_t N>
 bool listed(const char* const (&list)[N], const std::string& key) {
@@ -157,6 +158,58 @@ void read_model(const TomlReader& r, FieldWriter& w) {
       else w.warn(IssueCode::kUnsupportedSetting, "model.converters", "model converter " + quote_text(converter.dump()) + " is not modelled.");
     }
   w.set("precision", enum_key(fp8 ? Precision::kFp8 : Precision::kBf16), "[model] converters");
+  // torchtitan before nn.RMSNorm (2024 configs, models/norms.py build_norm): "rmsnorm" was its own
+  // RMSNorm, _norm(x.float()).type_as(x) * weight, a chain of eager ops; "fused_rmsnorm" a Triton
+  // kernel. The key is gone from later configs, whose nn.RMSNorm meshfit counts as one kernel.
+  if (const auto norm = r.text("model", "norm_type")) {
+    if (*norm == "rmsnorm") w.set("norm_kernel", enum_key(NormKernel::kEager), "[model] norm_type");
+    else if (*norm == "fused_rmsnorm") w.set("norm_kernel", enum_key(NormKernel::kFused), "[model] norm_type");
+    else
+      w.warn(IssueCode::kUnsupportedSetting, "model.norm_type",
+             "norm_type " + quote_text(*norm) + " is not modelled: the model's own RMSNorm is counted.");
+  }
+}
+
+// torch.compile (FRAMEWORK_NOTES §1.8): [compile] enable with its components (job_config.py Compile:
+// "model" compiles each block, "loss" the cross-entropy; both by default). Configs from before the
+// [compile] section (2024) had [training] compile. Async TP runs only under a compiled model
+// (TT25 distributed/tensor_parallel.py maybe_enable_async_tp) and only with TP.
+void read_compile(const TomlReader& r, FieldWriter& w) {
+  bool model = false, loss = false;
+  const char* source = "[compile] enable, components";
+  if (r.flag("compile", "enable")) {
+    const auto components = r.get("compile", "components");
+    if (!components) {
+      model = loss = true;
+    } else if (!components->is_array()) {
+      w.error(IssueCode::kUnknownValue, "compile.components",
+              "[compile] components must be a list such as [\"model\", \"loss\"], got " + quote_text(components->dump()) + ".");
+    } else {
+      for (const json& component : *components) {
+        if (component == "model") model = true;
+        else if (component == "loss") loss = true;
+        else w.warn(IssueCode::kUnknownValue, "compile.components", "compile component " + quote_text(component.dump()) + " is not modelled.");
+      }
+    }
+  } else if (r.flag("training", "compile")) {
+    model = true;  // the loss as meshfit's torchtitan default under compile
+    source = "[training] compile";
+  }
+  if (model) w.set("kernels", enum_key(Kernels::kCompiled), source);
+  if (model && loss) w.set("loss", enum_key(LossKind::kCompiled), source);
+  else if (model) w.set("loss", enum_key(LossKind::kEager), source);  // train step: F.cross_entropy(pred.float())
+  else if (loss) w.set("loss", enum_key(LossKind::kCompiled), source);
+  if (r.flag("parallelism", "enable_async_tensor_parallel")) {
+    if (w.result().fields.value("tp", int64_t(1)) <= 1) {
+      w.warn(IssueCode::kUnsupportedSetting, "parallelism.enable_async_tensor_parallel",
+             "enable_async_tensor_parallel has no effect without tensor parallelism (tensor_parallel_degree 1).");
+    } else {
+      if (!model)
+        w.warn(IssueCode::kConflictingSettings, "parallelism.enable_async_tensor_parallel",
+               "torchtitan refuses Async TP unless the model is compiled ([compile] enable with \"model\"); meshfit counts it compiled.");
+      w.set("async_tp", true, "[parallelism] enable_async_tensor_parallel");
+    }
+  }
 }
 
 // Not a hot path (once per import): [parallelism] keys in torchtitan's order, each with its checks.
@@ -317,6 +370,7 @@ LaunchImport import_torchtitan_toml(const std::string& text) {
   read_model(reader, w);
   read_parallelism(reader, w, out);
   read_training(reader, w);
+  read_compile(reader, w);
   return out;
 }
 
@@ -383,6 +437,8 @@ LaunchExport export_torchtitan(const Config& c) {
     }
   }
   if (l.tp > 1 && !t.sp) warn("sp", "torchtitan's tensor parallelism is always sequence parallel.");
+  if (t.async_tp && l.tp > 1) parallelism.insert("enable_async_tensor_parallel", true);
+  else if (t.async_tp) warn("async_tp", "Async TP needs tensor parallelism: left out at tp 1.");
   if (l.pp_first_stage_layers > 0 || l.pp_last_stage_layers > 0)
     warn("pp_first_stage_layers", "torchtitan chooses the pipeline split itself (embedding and output weigh one layer each).");
 
@@ -395,6 +451,24 @@ LaunchExport export_torchtitan(const Config& c) {
   root.insert("training", std::move(training));
   root.insert("parallelism", std::move(parallelism));
   root.insert("activation_checkpoint", std::move(checkpoint));
+  // [compile]: the model's blocks when compiled (Async TP runs only so), the loss when compiled or
+  // left to torchtitan's default under a compiled model.
+  const bool compiled_model = runs_compiled(t);
+  const bool compiled_loss = t.loss == LossKind::kCompiled || (compiled_model && t.loss == LossKind::kAuto);
+  if (compiled_model || compiled_loss) {
+    toml::array components;
+    if (compiled_model) components.push_back("model");
+    if (compiled_loss) components.push_back("loss");
+    toml::table compile;
+    compile.insert("enable", true);
+    compile.insert("components", std::move(components));
+    root.insert("compile", std::move(compile));
+  }
+  if (t.loss != LossKind::kAuto && t.loss != LossKind::kEager && t.loss != LossKind::kCompiled)
+    warn("loss", std::string("torchtitan's loss is PyTorch's cross-entropy, eager or compiled; ") + enum_label(t.loss) + " left out.");
+  if (t.norm_kernel == NormKernel::kEager && !compiled_model)
+    warn("norm_kernel", "torchtitan's job config has no eager-norm setting since nn.RMSNorm replaced its own (2024 configs: "
+                        "[model] norm_type = \"rmsnorm\").");
   if (t.precision == Precision::kFp8) {
     toml::table float8;
     float8.insert("enable_fsdp_float8_all_gather", !ddp && dp > 1);

@@ -368,6 +368,56 @@ TEST_CASE("torchtitan's llama3_8b.toml imports as FSDP llama3.1-8b, micro-batch 
   CHECK(c.training.seq == 8192);
   CHECK(c.training.recompute == Recompute::kSelective);
   CHECK(c.training.precision == Precision::kBf16);
+  CHECK(c.training.kernels == Kernels::kAuto);  // [compile] enable = false
+  CHECK(c.training.loss == LossKind::kAuto);
+}
+
+TEST_CASE("torchtitan: [compile] components, the 2024 [training] compile and norm_type, Async TP") {
+  const auto imported = [](const std::string& text) {
+    const bool layout_given = text.find("[parallelism]") != std::string::npos;
+    const LaunchImport import = import_torchtitan_toml((layout_given ? "" : "[parallelism]\ndata_parallel_shard_degree = 8\n") + text);
+    INFO(issues_text(import.issues));
+    REQUIRE(import.ok());
+    return import;
+  };
+  const auto config = [](const LaunchImport& import) { return imported_config(import, {{"model", "llama3.1-8b"}}); };
+  SUBCASE("the default components compile the blocks and the loss") {
+    const Config c = config(imported("[compile]\nenable = true\n"));
+    CHECK(c.training.kernels == Kernels::kCompiled);
+    CHECK(c.training.loss == LossKind::kCompiled);
+  }
+  SUBCASE("the model alone keeps the eager loss; the loss alone keeps eager blocks") {
+    const Config model = config(imported("[compile]\nenable = true\ncomponents = [\"model\"]\n"));
+    CHECK(model.training.kernels == Kernels::kCompiled);
+    CHECK(model.training.loss == LossKind::kEager);
+    const Config loss = config(imported("[compile]\nenable = true\ncomponents = [\"loss\"]\n"));
+    CHECK(loss.training.kernels == Kernels::kAuto);
+    CHECK(loss.training.loss == LossKind::kCompiled);
+  }
+  SUBCASE("a 2024 config: [training] compile and [model] norm_type") {
+    const LaunchImport import = imported("[training]\ncompile = true\n[model]\nnorm_type = \"rmsnorm\"\n");
+    CHECK_FALSE(has_issue(import.issues, IssueCode::kUnknownField));
+    const Config c = config(import);
+    CHECK(c.training.kernels == Kernels::kCompiled);
+    CHECK(c.training.norm_kernel == NormKernel::kEager);
+    CHECK(config(imported("[model]\nnorm_type = \"fused_rmsnorm\"\n")).training.norm_kernel == NormKernel::kFused);
+    CHECK(has_issue(imported("[model]\nnorm_type = \"np_layernorm\"\n").issues, IssueCode::kUnsupportedSetting, "model.norm_type"));
+  }
+  SUBCASE("Async TP: with TP it is read, under a compiled model or with a warning; at tp 1 it does nothing") {
+    const LaunchImport on = imported("[parallelism]\ndata_parallel_shard_degree = 8\ntensor_parallel_degree = 8\nenable_async_tensor_parallel = true\n[compile]\nenable = true\n");
+    CHECK_FALSE(has_issue(on.issues, IssueCode::kConflictingSettings));
+    CHECK(config(on).training.async_tp);
+    const LaunchImport eager = imported("[parallelism]\ndata_parallel_shard_degree = 8\ntensor_parallel_degree = 8\nenable_async_tensor_parallel = true\n");
+    CHECK(has_issue(eager.issues, IssueCode::kConflictingSettings, "parallelism.enable_async_tensor_parallel"));
+    CHECK(config(eager).training.async_tp);
+    const LaunchImport tp1 = imported("[parallelism]\ndata_parallel_shard_degree = 8\nenable_async_tensor_parallel = true\n");
+    CHECK(has_issue(tp1.issues, IssueCode::kUnsupportedSetting, "parallelism.enable_async_tensor_parallel"));
+    CHECK_FALSE(config(tp1).training.async_tp);
+  }
+  SUBCASE("components that are not a list are an error naming the key") {
+    const LaunchImport bad = import_torchtitan_toml("[compile]\nenable = true\ncomponents = \"model\"\n");
+    CHECK(has_issue(bad.issues, IssueCode::kUnknownValue, "compile.components"));
+  }
 }
 
 TEST_CASE("torchtitan: float8 converter, PP micro-batches, HSDP and broken TOML") {
@@ -520,6 +570,12 @@ TEST_CASE("round trips are stable: config -> launch config -> config -> launch c
     pp.layout.zero = 2;
     pp.training.micro_batch = 2;
     add("torchtitan 70B pp2 interleaved", pp, LaunchFormat::kTorchtitan);
+    Config compiled = layout_config("llama3.1-70b", 256, 8, 1, 1, Framework::kFsdp);
+    compiled.training.kernels = Kernels::kCompiled;
+    compiled.training.async_tp = true;
+    add("torchtitan 70B tp8 compiled, Async TP", compiled, LaunchFormat::kTorchtitan);
+    compiled.training.loss = LossKind::kEager;
+    add("torchtitan 70B compiled blocks, eager loss", compiled, LaunchFormat::kTorchtitan);
     Config ddp = layout_config("llama3.1-8b", 8, 1, 1, 1, Framework::kFsdp);
     ddp.layout.zero = 0;
     ddp.training.recompute = Recompute::kFull;
@@ -560,6 +616,8 @@ TEST_CASE("round trips are stable: config -> launch config -> config -> launch c
       CHECK(again.training.seq == test.config.training.seq);
       CHECK(again.training.recompute == test.config.training.recompute);
       CHECK(again.training.precision == test.config.training.precision);
+      CHECK(runs_compiled(again.training) == runs_compiled(test.config.training));
+      CHECK(again.training.async_tp == test.config.training.async_tp);
     }
     const LaunchExport second = export_launch_config(again, test.format);
     CHECK(second.text == first.text);

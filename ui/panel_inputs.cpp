@@ -104,7 +104,7 @@ constexpr FlagField kModelFlags[] = {
     {"tied_embeddings", "tied embeddings"}, {"linear_bias", "linear biases"}, {"dropout", "dropout"}};
 constexpr FlagField kTrainingFlags[] = {{"flash", "FlashAttention"},
                                         {"sp", "sequence parallelism (with tp > 1)"},
-                                        {"async_tp", "AsyncTP (needs kernels = torch.compile)"}};
+                                        {"async_tp", "Async TP (torch.compile)"}};
 
 // The verdict threshold's range (the slider's and the DOM field's).
 constexpr double kHeadroomMin = 0.5, kHeadroomMax = 1.0;
@@ -440,6 +440,16 @@ bool draw_training(AppState& s) {
   ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##loss", t.loss);
   record_rect(s, "loss");
+  if (t.loss == LossKind::kAuto) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    const LossKind loss = effective_loss(framework_profile(t.framework), t);
+    ImGui::TextWrapped("auto = %s", enum_label(loss));
+    // torchtitan compiles the loss with the model by default ([compile] components); a run that
+    // compiled its blocks only keeps the eager loss, 12 bytes per logit instead of 4.
+    if (loss == LossKind::kCompiled && t.framework == Framework::kFsdp)
+      ImGui::TextWrapped("as torchtitan's [compile] components = [\"model\", \"loss\"]; choose eager for a run that compiled only the blocks.");
+    ImGui::PopStyleColor();
+  }
   ImGui::TextUnformatted("allocator");
   ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##allocator", t.allocator);

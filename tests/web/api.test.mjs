@@ -153,7 +153,7 @@ test('validate\'s "gpu" part: every H100 and H200 row with its figures measured 
 test('presets, parseHfConfig and version', () => {
   const presets = meshfit.presets();
   assert.ok(presets.models.some((m) => m.id === 'llama3.1-405b'));
-  assert.ok(presets.gpus.some((g) => g.id === 'h100-sxm' && g.memory_bytes === 81559 * 1024 * 1024));
+  assert.ok(presets.gpus.some((g) => g.id === 'h100-sxm' && g.memory_bytes === 85017493504));
   const hf = meshfit.parseHfConfig(JSON.stringify({
     model_type: 'llama', hidden_size: 4096, intermediate_size: 14336, num_attention_heads: 32, num_hidden_layers: 32,
     num_key_value_heads: 8, vocab_size: 128256 }));

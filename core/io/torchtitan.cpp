@@ -126,6 +126,16 @@ class TomlReader {
 void check_keys(const toml::table& root, FieldWriter& w) {
   for (const auto& [section_key, node] : root) {
     const std::string section(section_key.str());
+    // torchtitan's 2024 configs kept pipeline and context parallelism (and Async TP) in [experimental]:
+    // a degree there is part of the layout, so it is named, not dropped with the section.
+    if (section == "experimental" && node.is_table())
+      for (const auto& [key, value] : *node.as_table()) {
+        (void)value;
+        const std::string name = section + "." + std::string(key.str());
+        if (name.find("parallel") != std::string::npos)
+          w.warn(IssueCode::kUnsupportedSetting, name,
+                 quote_text(name) + " (torchtitan's 2024 layout) is not read: give the layout as [parallelism] keys or flags.");
+      }
     if (listed(kIgnoredSections, section)) continue;
     if (!listed(kReadSections, section) || !node.is_table()) {
       w.warn(IssueCode::kUnknownField, section, "[" + quote_text(section).substr(1, quote_text(section).size() - 2) +

@@ -457,6 +457,10 @@ mode = "full"
   const LaunchImport unknown = import_torchtitan_toml("[training]\nseq_len = 4096\nturbo = true\n[warp_drive]\nx = 1\n");
   CHECK(has_issue(unknown.issues, IssueCode::kUnknownField, "training.turbo"));
   CHECK(has_issue(unknown.issues, IssueCode::kUnknownField, "warp_drive"));
+  // A 2024 config's [experimental] pipeline degree is named, not dropped with the section.
+  const LaunchImport experimental = import_torchtitan_toml("[experimental]\npipeline_parallel_degree = 4\ncustom_model_path = \"x\"\n");
+  CHECK(has_issue(experimental.issues, IssueCode::kUnsupportedSetting, "experimental.pipeline_parallel_degree"));
+  CHECK_FALSE(has_issue(experimental.issues, IssueCode::kUnsupportedSetting, "experimental.custom_model_path"));
 }
 
 TEST_CASE("the HF Trainer's ZeRO-3 DeepSpeed config: stage 3, offload and auto values are reported") {

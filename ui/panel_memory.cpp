@@ -211,6 +211,11 @@ void draw_rank_bars(AppState& s) {
   if (!tooltip.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tooltip.c_str());
 }
 
+// The table's headers, short: with the components' full names its 15 columns ran past a 1440 px
+// window and hid reserved and device behind a scroll. The full name is the legend's, and the hover's.
+constexpr const char* kShortHeaders[kComponentCount] = {"Weights", "Grads", "Optimizer", "Activ.",  "Logits", "Comm",
+                                                       "Workspace", "Frag.", "NCCL",      "Context", "Paged"};
+
 void draw_rank_table(const AppState& s) {
   const std::vector<RankMemory>& ranks = s.estimate.memory.ranks;
   const int columns = 1 + kComponentCount + 3;
@@ -222,11 +227,18 @@ void draw_rank_table(const AppState& s) {
     return;
   ImGui::TableSetupScrollFreeze(1, 1);
   ImGui::TableSetupColumn("rank");
-  for (int i = 0; i < kComponentCount; ++i) ImGui::TableSetupColumn(component_label(Component(i)));
+  for (int i = 0; i < kComponentCount; ++i) ImGui::TableSetupColumn(kShortHeaders[i]);
   ImGui::TableSetupColumn("allocated");
   ImGui::TableSetupColumn("reserved");
   ImGui::TableSetupColumn("device");
-  ImGui::TableHeadersRow();
+  ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+  for (int column = 0; column < columns; ++column) {
+    ImGui::TableSetColumnIndex(column);
+    ImGui::TableHeader(ImGui::TableGetColumnName(column));
+    const int component = column - 1;
+    if (component >= 0 && component < kComponentCount && ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s", component_label(Component(component)));
+  }
   for (const RankMemory& rank : ranks) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();

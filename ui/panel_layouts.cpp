@@ -189,7 +189,7 @@ bool draw_scatter(AppState& s) {
   const float em = s.em;
   const ImVec2 size(ImGui::GetContentRegionAvail().x, std::max(10.0f * em, ImGui::GetContentRegionAvail().y - 0.5f * em));
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 plot_min(origin.x + 4.0f * em, origin.y + 0.5f * em), plot_max(origin.x + size.x - 0.5f * em, origin.y + size.y - 2.0f * em);
+  const ImVec2 plot_min(origin.x + 4.0f * em, origin.y + 0.5f * em), plot_max(origin.x + size.x - 0.5f * em, origin.y + size.y - 2.6f * em);
   const auto to_screen = [&](double bytes, double speed) {
     return ImVec2(plot_min.x + float(std::min(bytes, max_x) / max_x) * (plot_max.x - plot_min.x),
                   plot_max.y - float(speed / max_y) * (plot_max.y - plot_min.y));
@@ -199,13 +199,25 @@ bool draw_scatter(AppState& s) {
   draw->AddRect(plot_min, plot_max, ImGui::GetColorU32(ImGuiCol_Border));
   draw->AddLine(to_screen(capacity, 0), to_screen(capacity, max_y), IM_COL32(235, 87, 87, 255), 1.5f);
   char label[64];
+  // Gridlines with labels at 1-2-5 steps on both axes (one label per axis read as a range, not a scale).
+  const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Separator, 0.35f);
+  const double x_span = unit_value(s, max_x), x_step = nice_step(x_span, std::max(2.0, double(plot_max.x - plot_min.x) / (6.0 * em)));
+  for (double tick = x_step; tick < x_span; tick += x_step) {
+    const float x = to_screen(tick * unit_bytes(s), 0).x;
+    draw->AddLine(ImVec2(x, plot_min.y), ImVec2(x, plot_max.y), grid);
+    std::snprintf(label, sizeof label, "%g", tick);
+    draw->AddText(ImVec2(x - ImGui::CalcTextSize(label).x / 2, plot_max.y + 0.2f * em), dim, label);
+  }
+  const double y_step = nice_step(max_y, std::max(2.0, double(plot_max.y - plot_min.y) / (3.0 * em)));
+  for (double tick = 0; tick < max_y; tick += y_step) {
+    const float y = to_screen(0, tick).y;
+    if (tick > 0) draw->AddLine(ImVec2(plot_min.x, y), ImVec2(plot_max.x, y), grid);
+    std::snprintf(label, sizeof label, "%g", tick);
+    draw->AddText(ImVec2(plot_min.x - ImGui::CalcTextSize(label).x - 0.3f * em, y - 0.5f * em), dim, label);
+  }
   std::snprintf(label, sizeof label, "peak device memory per GPU (%s); red: capacity", unit_label(s));
-  draw->AddText(ImVec2(plot_min.x, plot_max.y + 0.4f * em), dim, label);
-  draw->AddText(ImVec2(origin.x, plot_min.y), dim, "tok/s/GPU");
-  std::snprintf(label, sizeof label, "%.0f", max_y);
-  draw->AddText(ImVec2(origin.x, plot_min.y + 1.2f * em), dim, label);
-  std::snprintf(label, sizeof label, "%.0f", unit_value(s, max_x));
-  draw->AddText(ImVec2(plot_max.x - ImGui::CalcTextSize(label).x, plot_max.y + 0.4f * em), dim, label);
+  draw->AddText(ImVec2(plot_min.x, plot_max.y + 1.2f * em), dim, label);
+  draw->AddText(ImVec2(plot_min.x + 0.3f * em, plot_min.y + 0.2f * em), dim, "tokens/s/GPU");
 
   const ImU32 feasible = IM_COL32(76, 140, 220, 200), infeasible = IM_COL32(220, 90, 90, 120);
   const ImVec2 mouse = ImGui::GetIO().MousePos;

@@ -113,9 +113,7 @@ void draw_axis(const AppState& s, ImDrawList* draw, const BarChart& chart, float
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const double unit = unit_bytes(s);
   const double span = max_bytes / unit;
-  const double raw_step = span / 6.0;
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw_step)));
-  const double step = raw_step / magnitude < 2 ? 2 * magnitude : raw_step / magnitude < 5 ? 5 * magnitude : 10 * magnitude;
+  const double step = nice_step(span, 6.0);
   for (double tick = 0; tick <= span; tick += step) {
     const float x = chart.x(tick * unit);
     draw->AddLine(ImVec2(x, origin.y + top), ImVec2(x, origin.y + height - 1.4f * em), ImGui::GetColorU32(ImGuiCol_Separator, 0.5f));

@@ -5,6 +5,7 @@
 #include "reports.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 #include <vector>
@@ -35,6 +36,12 @@ std::string format_bytes(const AppState& s, double bytes, int decimals) {
 
 double unit_value(const AppState& s, double bytes) { return bytes / unit_bytes(s); }
 const char* unit_label(const AppState& s) { return enum_label(s.units); }
+
+double nice_step(double span, double ticks) {
+  const double raw = span / ticks;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  return raw / magnitude < 2 ? 2 * magnitude : raw / magnitude < 5 ? 5 * magnitude : 10 * magnitude;
+}
 
 std::string format_count(double value) {
   char text[32];

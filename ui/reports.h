@@ -15,6 +15,8 @@ double unit_bytes(const AppState& s);    // bytes in the chosen unit (kGiB, kGB 
 double unit_value(const AppState& s, double bytes);
 const char* unit_label(const AppState& s);  // "GiB", "GB" or "MiB"
 std::string format_count(double value);                                       // "8.030 B", "12.00 M"
+// An axis step of 1, 2 or 5 x 10^n that cuts `span` into about `ticks` parts (span > 0).
+double nice_step(double span, double ticks);
 // The predicted tokens/s/GPU and MFU with their validation error band, and the time to train when
 // tokens_to_train is set; "" when the step is not predicted.
 std::string throughput_text(const AppState& s);

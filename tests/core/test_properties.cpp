@@ -328,3 +328,18 @@ TEST_CASE("random valid configs with one rule broken always give an issue") {
     CHECK_FALSE(estimate_memory(c).valid());
   }
 }
+
+TEST_CASE("chart axes: nice_step is 1, 2 or 5 x 10^n and cuts the span into ticks/2.5 to ticks parts") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> exponent(-3.0, 7.0), count(2.0, 12.0);
+  for (int i = 0; i < 2000; ++i) {
+    const double span = std::pow(10.0, exponent(rng)), ticks = count(rng);
+    const double step = meshfit::ui::nice_step(span, ticks);
+    CAPTURE(span);
+    CAPTURE(ticks);
+    const double mantissa = step / std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+    CHECK((std::abs(mantissa - 1) < 1e-9 || std::abs(mantissa - 2) < 1e-9 || std::abs(mantissa - 5) < 1e-9));
+    CHECK(span / step <= ticks * (1 + 1e-12));
+    CHECK(span / step >= ticks / 2.5 * (1 - 1e-12));
+  }
+}

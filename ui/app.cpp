@@ -81,6 +81,7 @@ void set_state(AppState& s, const std::string& encoded) {
   const auto preset = find_gpu_preset(s.config.gpu.id);
   s.override_memory = preset && preset->memory_bytes != s.config.gpu.memory_bytes;
   s.layout_note.clear();  // a link is shown as written, its problems listed
+  s.defaults_note.clear();
   s.link_issues_dismissed = false;
   s.text_errors.clear();
   s.dirty = true;
@@ -157,6 +158,7 @@ std::string make_mirror(const AppState& s) {
   // The Validation tab's GPU ground truth medians, as its sub-tab's table shows them (computed once).
   if (s.tab == ViewTab::kValidation) mirror["validation_gpu"] = {{"medians", gpu_ground_truth_summary()}};
   mirror["layout_note"] = s.layout_note;
+  mirror["defaults_note"] = s.defaults_note;
   mirror["import_message"] = s.hf_message;  // under the Paste config box: what was imported, or why not
   mirror["hf_fetching"] = s.hf_fetch.waiting;
   mirror["local_file"] = s.local_file;
@@ -390,6 +392,8 @@ void keep_layout_valid(AppState& s, const Config& before) {
 
 void commit_edit(AppState& s, const Config& before) {
   s.input_issues.clear();  // the link's problems are the user's edit now
+  if (!s.defaults_note_fresh) s.defaults_note.clear();
+  s.defaults_note_fresh = false;
   keep_layout_valid(s, before);
   s.dirty = true;
 }

@@ -40,6 +40,8 @@ struct AppState {
   std::map<std::string, std::string> field_text;   // what is typed in each count field
   std::map<std::string, std::string> text_errors;  // field -> why its text was refused (value kept)
   std::string layout_note;             // what the last edit moved to keep the layout valid, and why
+  std::string defaults_note;           // what switching the training mode or stack set (its defaults)
+  bool defaults_note_fresh = false;    // set by this edit: commit_edit keeps it (any other edit clears it)
 
   // Derived (recompute()).
   Estimate estimate;                   // memory report + step of the config

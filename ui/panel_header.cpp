@@ -123,6 +123,14 @@ void draw_verdict_banner(AppState& s) {
     record_rect(s, "link_issues");
     ImGui::PopStyleColor(2);
   }
+  if (!s.defaults_note.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::Text("Set by the training mode: %s (edit them back below).", s.defaults_note.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+    record_rect(s, "defaults_note");
+  }
   if (!s.layout_note.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
     ImGui::PushTextWrapPos(0.0f);

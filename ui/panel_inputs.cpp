@@ -495,18 +495,36 @@ bool draw_training(AppState& s) {
   return changed;
 }
 
+// Says under the verdict what a mode or stack switch set, field by field ("global_batch 16 -> 1").
+void note_defaults(AppState& s, const Config& before, const std::string& whose) {
+  std::string changes;
+  for (const ConfigDifference& d : config_differences(before, s.config)) {
+    if (d.key == "finetune" || d.key == "stack") continue;
+    changes += (changes.empty() ? "" : ", ") + d.key + " " + d.pinned + " -> " + d.current;
+  }
+  s.defaults_note = changes.empty() ? "" : whose + ": " + changes;
+  s.defaults_note_fresh = true;
+}
+
 // The stack's defaults for a fine-tuning config (finetune.h), as a link that leaves them out gets.
 // `lora_too`: the adapter settings as well (a new stack, or fine-tuning just switched on).
-void apply_finetune_defaults(Config& c, bool lora_too) {
+// What they change is said under the verdict ("global_batch 16 -> 1"): a batch or checkpointing the
+// user set must not change unseen.
+// `keep_batch`: the global batch is the user's (from fine-tuning to fine-tuning, or a new stack); from
+// pretraining the stack's (no accumulation) replaces a pretraining batch.
+void apply_finetune_defaults(AppState& s, const Config& before, bool lora_too, bool keep_batch) {
+  Config& c = s.config;
   const Config with = with_finetune_defaults(c, finetune_defaults(c, false));
   const TrainingSpec keep = c.training;
   c = with;
+  if (keep_batch) c.training.global_batch = keep.global_batch;
   if (!lora_too) {
     c.training.lora_rank = keep.lora_rank;
     c.training.lora_alpha = keep.lora_alpha;
     c.training.lora_targets = keep.lora_targets;
     c.training.lora_dropout = keep.lora_dropout;
   }
+  note_defaults(s, before, std::string(enum_label(c.training.stack)) + "'s defaults for " + enum_label(c.training.finetune));
 }
 
 // Training mode: pretraining, or fine-tuning (full, LoRA, QLoRA) with its stack and adapter settings.
@@ -518,6 +536,7 @@ bool draw_finetune(AppState& s) {
   bool changed = false;
   ImGui::SeparatorText("Training mode");
   const FinetuneMethod before = t.finetune;
+  const Config before_config = c;
   for (const EnumName<FinetuneMethod>& entry : EnumNames<FinetuneMethod>::table) {
     if (entry.label == nullptr) continue;
     // Two a line: four do not fit the inputs column (17 em).
@@ -537,16 +556,19 @@ bool draw_finetune(AppState& s) {
       t.loss = plain.loss;
       t.allocator = plain.allocator;
       t.offload = plain.offload;
+      note_defaults(s, before_config, "pretraining's defaults");
     } else {
-      apply_finetune_defaults(c, before == FinetuneMethod::kNone || before == FinetuneMethod::kFull);
+      apply_finetune_defaults(s, before_config, before == FinetuneMethod::kNone || before == FinetuneMethod::kFull,
+                              before != FinetuneMethod::kNone);
     }
   }
   field_issue(s, "finetune");
   if (!is_finetune(t)) return changed;
   ImGui::TextUnformatted("stack (its defaults)");
   ImGui::SetNextItemWidth(-FLT_MIN);
+  const Config before_stack = c;
   if (combo_enum("##stack", t.stack)) {
-    apply_finetune_defaults(c, true);
+    apply_finetune_defaults(s, before_stack, true, true);
     changed = true;
   }
   record_rect(s, "stack");

@@ -776,6 +776,7 @@ test('fine-tuning: QLoRA on Llama 3.1 8B gives the CLI\'s verdict and ranks, the
   // The mode switch applies the same defaults the CLI gives a config that names only the method.
   assert.equal(m.state, cliState(...base, '--finetune', 'qlora', '--lora-rank', '16'));
   assert.equal(m.config.recompute, 'full', 'QLoRA turns gradient checkpointing on (prepare_model_for_kbit_training)');
+  assert.match(m.defaults_note, /recompute none -> full/, 'the switch says under the verdict what its defaults changed');
   assert.ok(['fits', 'tight'].includes(m.verdict), 'an 8B QLoRA fits an 80 GB GPU');
   assert.match(m.banner.text, /fits|tight/i);
   assert.deepEqual(m.ranks, nativeRanks(m.state));
@@ -820,6 +821,12 @@ test('fine-tuning: QLoRA on Llama 3.1 8B gives the CLI\'s verdict and ranks, the
   m = await mirror(page);
   assert.equal(m.config.finetune, ranked[0].finetune);
   assert.equal(m.config.recompute, ranked[0].recompute);
+
+  // From one fine-tuning method to another the global batch the user typed stays.
+  await typeInto(page, 'global_batch', '8');
+  await clickWidget(page, m.config.finetune === 'lora' ? 'finetune_qlora' : 'finetune_lora', { changes: true });
+  m = await mirror(page);
+  assert.equal(m.config.global_batch, 8, 'switching the fine-tuning method keeps the typed global batch');
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -86,4 +86,21 @@ std::string write_csv(const std::vector<std::string>& header, const std::vector<
   return out;
 }
 
+std::string short_model_name(const std::string& model, size_t width) {
+  const size_t slash = model.find('/');
+  std::string name = slash == std::string::npos ? model : model.substr(slash + 1);
+  const size_t note = name.find(" (");
+  if (note != std::string::npos && note > 0) name = name.substr(0, note);
+  if (name.empty()) return "(model not stated)";
+  if (name.size() > width && width > 3) name = name.substr(0, width - 3) + "...";
+  return name;
+}
+
+std::string join_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& word : words)
+    if (!word.empty()) out += (out.empty() ? "" : " ") + word;
+  return out;
+}
+
 }  // namespace meshfit

@@ -21,6 +21,13 @@ const std::string& csv_field(const CsvRow& row, const std::string& column);
 int64_t csv_int(const std::string& text);
 double csv_number(const std::string& text);
 
+// A measured run's model column as a table label: the part after an organisation ("meta-llama/"),
+// before a parenthetical note ("Llama-style-7B-GQA (ALCF ...)"), at most `width` characters (cut
+// with "..."), or "(model not stated)".
+std::string short_model_name(const std::string& model, size_t width = 24);
+// Words joined by single spaces, empty ones left out (a label's parts the source did not state).
+std::string join_words(const std::vector<std::string>& words);
+
 // One field as RFC 4180 writes it: quoted (inner quotes doubled) when it holds a comma, a quote or
 // a line break, as is otherwise.
 std::string csv_cell(const std::string& text);

@@ -28,8 +28,12 @@ MeasuredRun run_from_row(const CsvRow& row) {
   const auto field = [&row](const char* column) -> const std::string& { return csv_field(row, column); };
   run.source = field("source");
   run.notes = field("notes");
-  run.label = field("model").substr(0, 22) + " dp" + field("dp") + " tp" + field("tp") + " pp" + field("pp") + " cp" +
-              field("cp") + " z" + field("zero_stage") + " " + field("recompute") + " mb" + field("micro_batch");
+  // Each part only when the source states it ("z mb" read as a mangled label).
+  const auto part = [&field](const char* prefix, const char* column) {
+    return field(column).empty() ? std::string() : prefix + field(column);
+  };
+  run.label = join_words({short_model_name(field("model")), part("dp", "dp"), part("tp", "tp"), part("pp", "pp"), part("cp", "cp"),
+                          part("z", "zero_stage"), field("recompute"), part("mb", "micro_batch")});
   run.oom = field("oom") == "yes";
   run.measured_bytes = gib_to_bytes(csv_number(field("measured_peak_gb")));  // sources print GiB (see notes)
   run.metric = enum_from_key<MeasuredMetric>(field("metric")).value_or(MeasuredMetric::kDevice);
@@ -109,10 +113,12 @@ MeasuredRun finetune_run_from_row(const CsvRow& row) {
   MeasuredRun run;
   const auto field = [&row](const char* column) -> const std::string& { return csv_field(row, column); };
   const std::string& model = field("model");
-  const std::string short_model = model.substr(model.find('/') == std::string::npos ? 0 : model.find('/') + 1).substr(0, 22);
-  run.label = short_model + " " + field("method") + (field("lora_rank").empty() ? "" : " r" + field("lora_rank")) + " s" +
-              field("seq_len") + " b" + field("micro_batch") + " x" + field("num_gpus") +
-              (field("zero_stage") == "3" ? " " + field("framework") : "") + (field("offload") != "none" ? " +off" : "");
+  const auto part = [&field](const char* prefix, const char* column) {
+    return field(column).empty() ? std::string() : prefix + field(column);
+  };
+  run.label = join_words({short_model_name(model), field("method"), part("r", "lora_rank"), part("s", "seq_len"),
+                          part("b", "micro_batch"), part("x", "num_gpus"), field("zero_stage") == "3" ? field("framework") : "",
+                          field("offload") != "none" ? "+off" : ""});
   run.source = field("source");
   run.notes = field("notes");
   run.oom = field("oom") == "yes";

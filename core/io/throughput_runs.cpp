@@ -211,7 +211,7 @@ std::optional<ThroughputRun> throughput_run_from_row(const CsvRow& row) {
     return std::nullopt;
   }
   char label[160];
-  std::snprintf(label, sizeof label, "%s %lld GPUs tp%lld pp%lld cp%lld mb%lld z%lld %s", csv_field(row, "model").substr(0, 18).c_str(),
+  std::snprintf(label, sizeof label, "%s %lld GPUs tp%lld pp%lld cp%lld mb%lld z%lld %s", short_model_name(csv_field(row, "model"), 20).c_str(),
                 (long long)config.cluster.gpus, (long long)config.layout.tp, (long long)config.layout.pp,
                 (long long)config.layout.cp, (long long)config.training.micro_batch, (long long)config.layout.zero,
                 to_string(config.training.recompute));

@@ -4,6 +4,7 @@
 // signed error and the median. Tolerances are argued beside each assertion.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include "api.h"
 #include "io/measured_runs.h"
+#include "io/throughput_runs.h"
 #include "memory/overheads.h"
 #include "units.h"
 
@@ -91,4 +93,25 @@ TEST_CASE("the validation view lists every named constant of overheads.h with it
   std::printf("\nnamed memory constants (meshfit validate lists them):\n");
   for (const NamedConstant& k : kMemoryConstants)
     std::printf("  %-42s %12.6g %-24s %s\n", k.name, k.value, k.unit, to_string(k.basis));
+}
+
+TEST_CASE("validation labels: a model name, no empty parts, no cut parenthesis") {
+  // An as-a-user review found "GPT-3-6.7B-style (Mega", "z1  mb" and " lora s b x1" in the tables.
+  const auto check = [](const std::string& label) {
+    CAPTURE(label);
+    CHECK_FALSE(label.empty());
+    CHECK(label.front() != ' ');
+    CHECK(label.back() != ' ');
+    CHECK(label.find("  ") == std::string::npos);
+    CHECK(std::count(label.begin(), label.end(), '(') == std::count(label.begin(), label.end(), ')'));
+    CHECK(label.find(" mb ") == std::string::npos);
+    CHECK(label.find(" z ") == std::string::npos);
+  };
+  for (const meshfit::MeasuredRun& run : meshfit::measured_runs()) check(run.label);
+  for (const meshfit::MeasuredRun& run : meshfit::finetune_measured_runs()) check(run.label);
+  for (const meshfit::ThroughputRun& run : meshfit::throughput_runs()) check(run.label);
+  CHECK(meshfit::short_model_name("meta-llama/Llama-3.2-3B") == "Llama-3.2-3B");
+  CHECK(meshfit::short_model_name("GPT-3-6.7B-style (Megatron-DeepSpeed)") == "GPT-3-6.7B-style");
+  CHECK(meshfit::short_model_name("") == "(model not stated)");
+  CHECK(meshfit::short_model_name("an-unusually-long-model-name-from-a-paper", 12) == "an-unusua...");
 }

@@ -21,9 +21,7 @@ bool usable(const Estimate& e) { return e.valid() && !has_errors(e.memory.issues
 // "+12.3%" between two positive figures; "" when either is not (no NaN or inf reaches the page).
 std::string relative_change(double pinned, double current) {
   if (!(pinned > 0) || !(current >= 0) || !std::isfinite(pinned) || !std::isfinite(current)) return "";
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.1f%%", 100.0 * (current / pinned - 1.0));
-  return text;
+  return signed_percent(current / pinned - 1.0);
 }
 
 std::string number(const char* format, double value) {
@@ -60,7 +58,8 @@ std::vector<CompareRow> compare_rows(const AppState& s) {
         return rank_name(r, e.memory.ranks.size()) + ": " + format_bytes(s, r.device_bytes, 1);
       };
       const bool both = a_ok && b_ok && i < a.memory.ranks.size() && i < b.memory.ranks.size();
-      rows.push_back({"rank " + std::to_string(i + 1) + " peak", rank(a, a_ok), rank(b, b_ok),
+      // Named as the values are ("first 0", "middle 1"): pipeline stage i, counted from 0.
+      rows.push_back({ranks == 1 ? std::string("each GPU's peak") : "stage " + std::to_string(i) + " peak", rank(a, a_ok), rank(b, b_ok),
                       both ? relative_change(a.memory.ranks[i].device_bytes, b.memory.ranks[i].device_bytes) : ""});
     }
     const auto predicted = [](const Estimate& e, bool ok) { return ok && e.step.step_time_s > 0; };

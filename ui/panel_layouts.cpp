@@ -275,8 +275,8 @@ bool draw_layouts_view(AppState& s) {
   }
   if (!s.search.complete)
     ImGui::TextWrapped("The search stopped at its work budget: the layouts below are the best found so far.");
-  ImGui::Text("%lld layouts evaluated for %lld GPUs, %lld feasible.", (long long)s.search.evaluated,
-              (long long)s.config.cluster.gpus, (long long)s.search.feasible);
+  ImGui::Text("%lld layouts evaluated for %lld GPU%s, %lld feasible.", (long long)s.search.evaluated,
+              (long long)s.config.cluster.gpus, s.config.cluster.gpus == 1 ? "" : "s", (long long)s.search.feasible);
   std::string rejected;
   for (int i = 0; i < kRejectReasonCount; ++i)
     if (s.search.rejected[size_t(i)] > 0)

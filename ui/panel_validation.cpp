@@ -20,15 +20,6 @@ namespace meshfit::ui {
 
 namespace {
 
-// A signed error as the tables print it: "+1.2%", "-0.4%", and "0.0%" where it rounds to zero (the
-// agreeing rows printed "-0.0%" by the dozen).
-std::string signed_percent(double fraction) {
-  const double percent = 100.0 * fraction;
-  if (std::fabs(percent) < 0.05) return "0.0%";
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.1f%%", percent);
-  return text;
-}
 
 // A row whose predicted verdict agrees with its fit/OOM label, or not, in the theme's readable colour.
 ImVec4 agreement_color(const AppState& s, bool agrees) {

@@ -37,6 +37,14 @@ std::string format_bytes(const AppState& s, double bytes, int decimals) {
 double unit_value(const AppState& s, double bytes) { return bytes / unit_bytes(s); }
 const char* unit_label(const AppState& s) { return enum_label(s.units); }
 
+std::string signed_percent(double fraction) {
+  const double percent = 100.0 * fraction;
+  if (std::fabs(percent) < 0.05) return "0.0%";
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f%%", percent);
+  return text;
+}
+
 double nice_step(double span, double ticks) {
   const double raw = span / ticks;
   const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));

@@ -15,6 +15,9 @@ double unit_bytes(const AppState& s);    // bytes in the chosen unit (kGiB, kGB 
 double unit_value(const AppState& s, double bytes);
 const char* unit_label(const AppState& s);  // "GiB", "GB" or "MiB"
 std::string format_count(double value);                                       // "8.030 B", "12.00 M"
+// A signed share as the tables print it: "+1.2%", "-0.4%", and "0.0%" where it rounds to zero (the
+// agreeing rows printed "-0.0%" by the dozen).
+std::string signed_percent(double fraction);
 // An axis step of 1, 2 or 5 x 10^n that cuts `span` into about `ticks` parts (span > 0).
 double nice_step(double span, double ticks);
 // The predicted tokens/s/GPU and MFU with their validation error band, and the time to train when

@@ -869,6 +869,18 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const Layout& layout = config.layout;
   // dp_comm_overlap auto resolves per framework and ZeRO stage (memory_model.h dp_comm_overlapped).
   FrameworkPerf perf = framework_perf(training.framework, training.kernels, dp_comm_overlapped(training, layout.zero));
+  // A fine-tune runs its stack's model code (Hugging Face transformers, torchtune, litgpt: eager
+  // PyTorch modules) under whichever wrapper, DDP, FSDP or DeepSpeed: the kernels, so the dispatch
+  // count and the elementwise rate, are the stack's, not those of the pretraining profile the wrapper
+  // stands for (DeepSpeed's eager profile is the one Hagemann's Megatron-derived code calibrates).
+  // The wrapper keeps its own hooks, gathers and overlap.
+  if (training.finetune != FinetuneMethod::kNone && training.kernels != Kernels::kCompiled && training.kernels != Kernels::kFused) {
+    const FrameworkPerf stack = eager("the fine-tuning stack's eager PyTorch modules");
+    perf.host_ops_per_layer = stack.host_ops_per_layer;
+    perf.host_ops_per_microbatch = stack.host_ops_per_microbatch;
+    perf.elementwise_fraction = stack.elementwise_fraction;
+    perf.eager_fp32_loss = stack.eager_fp32_loss;
+  }
   perf.eager_rmsnorm = eager_rmsnorm_resolved(config, perf.eager_rmsnorm);  // the profile just built, not a second one
   if (plan.profile.gathers_whole_blocks && plan.profile.weights_sharded(layout.zero))
     perf.host_ops_per_sharded_unit = kFsdpUnitHostOps;  // one fully_shard unit per block

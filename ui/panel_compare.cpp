@@ -50,7 +50,8 @@ bool draw_compare_view(AppState& s) {
       ImGui::TextWrapped("%s", row.label.c_str());
       ImGui::TableNextColumn();
       const std::string text = row.pinned + " \xE2\x86\x92 " + row.current + (row.change.empty() ? "" : " (" + row.change + ")");
-      ImGui::TextWrapped("%s", text.c_str());
+      // Broken at spaces only: ImGui's wrap split "30.5 GiB" after the point.
+      ImGui::TextUnformatted(wrap_at_spaces(text, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x).c_str());
     }
     ImGui::EndTable();
   } else if (!narrow && ImGui::BeginTable("compare", 4, flags)) {

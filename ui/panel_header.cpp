@@ -47,32 +47,6 @@ std::string verdict_text(const AppState& s) {
 
 namespace {
 
-// Lines of at most `width` broken at spaces only, a number kept with its unit ("102.5 GiB"):
-// ImGui's own wrapping also breaks after '.' and ',', which split "102.5" on a phone.
-std::string wrap_at_spaces(const std::string& text, float font_size, float width) {
-  const auto fits = [&](const std::string& line) {
-    return ImGui::GetFont()->CalcTextSizeA(font_size, FLT_MAX, 0.0f, line.c_str()).x <= width;
-  };
-  std::string out, line;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(' ', start);
-    // A space after a digit joins the number to its unit.
-    while (end != std::string::npos && end > 0 && text[end - 1] >= '0' && text[end - 1] <= '9') end = text.find(' ', end + 1);
-    if (end == std::string::npos) end = text.size();
-    const std::string word = text.substr(start, end - start);
-    const std::string joined = start == 0 ? word : line + " " + word;
-    if (start > 0 && !line.empty() && !word.empty() && !fits(joined)) {
-      out += line + "\n";
-      line = word;
-    } else {
-      line = joined;
-    }
-    start = end + 1;
-  }
-  return out + line;
-}
-
 // The verdict as a full-width coloured band: verdict, worst rank and its share of capacity; under
 // it, the line saying what the last edit moved to keep the layout valid.
 void draw_verdict_banner(AppState& s) {
@@ -99,13 +73,25 @@ void draw_verdict_banner(AppState& s) {
     const BannerColors colors = verdict_colors(Verdict::kTight, true);
     ImGui::PushStyleColor(ImGuiCol_ChildBg, colors.background);
     ImGui::PushStyleColor(ImGuiCol_Text, colors.text);
-    const float line = ImGui::GetTextLineHeightWithSpacing();
-    const float height = line * float(s.input_issues.size() + 1) + 0.8f * em;
+    // Each problem wrapped to the band (a phone cut "state: \"1\" is not a..." at the edge), the
+    // Dismiss button on the title's line, which leaves it room.
+    const float spacing = ImGui::GetStyle().ItemSpacing.y;
+    const float text_width = ImGui::GetContentRegionAvail().x - 1.7f * em;
+    std::vector<std::string> lines;
+    const std::string title = "This link has " + std::to_string(s.input_issues.size()) + " problem" +
+                              (s.input_issues.size() == 1 ? "" : "s") + "; these keys were not used:";
+    const float button = ImGui::CalcTextSize("Dismiss").x + 2.0f * ImGui::GetStyle().FramePadding.x + 1.0f * em;
+    const std::string title_lines = wrap_at_spaces(title, ImGui::GetFontSize(), text_width - button);
+    float height = std::max(ImGui::GetFrameHeight(), ImGui::CalcTextSize(title_lines.c_str()).y) + spacing + 0.8f * em;
+    for (const Issue& issue : s.input_issues) {
+      lines.push_back(wrap_at_spaces(issue.field + ": " + issue.message, ImGui::GetFontSize(), text_width));
+      height += ImGui::CalcTextSize(lines.back().c_str()).y + spacing;
+    }
     if (ImGui::BeginChild("link_issues", ImVec2(0, height), false)) {
       ImGui::SetCursorPos(ImVec2(0.5f * em, 0.4f * em));
-      ImGui::Text("This link has %zu problem%s; these keys were not used:", s.input_issues.size(),
-                  s.input_issues.size() == 1 ? "" : "s");
-      ImGui::SameLine(ImGui::GetContentRegionAvail().x - 4.0f * em);
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextUnformatted(title_lines.c_str());
+      ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - button + 0.5f * em);
       ImGui::PushStyleColor(ImGuiCol_Button, IM_COL32(255, 255, 255, 200));
       ImGui::PushStyleColor(ImGuiCol_ButtonHovered, IM_COL32(255, 255, 255, 255));
       if (ImGui::SmallButton("Dismiss")) {
@@ -114,9 +100,9 @@ void draw_verdict_banner(AppState& s) {
       }
       ImGui::PopStyleColor(2);
       record_rect(s, "dismiss_link_issues");
-      for (const Issue& issue : s.input_issues) {
+      for (const std::string& line : lines) {
         ImGui::SetCursorPosX(1.2f * em);
-        ImGui::Text("%s: %s", issue.field.c_str(), issue.message.c_str());
+        ImGui::TextUnformatted(line.c_str());
       }
     }
     ImGui::EndChild();

@@ -261,7 +261,10 @@ bool draw_layouts_view(AppState& s) {
   if (!s.search.valid()) {
     ImGui::TextWrapped("Fix the inputs marked on the left to search the layouts.");
     for (const Issue& issue : s.search.issues)
-      if (issue.severity == Severity::kError) ImGui::BulletText("%s", issue.message.c_str());
+      if (issue.severity == Severity::kError) {
+        ImGui::Bullet();
+        ImGui::TextWrapped("%s", issue.message.c_str());  // BulletText does not wrap: a phone cut it
+      }
     return false;
   }
   if (s.running_search) {

@@ -114,14 +114,17 @@ void draw_axis(const AppState& s, ImDrawList* draw, const BarChart& chart, float
   const double unit = unit_bytes(s);
   const double span = max_bytes / unit;
   const double step = nice_step(span, 6.0);
+  float labels_end = 0;  // the right edge of the last tick label: the unit goes after it ("25GiB" ran together)
   for (double tick = 0; tick <= span; tick += step) {
     const float x = chart.x(tick * unit);
     draw->AddLine(ImVec2(x, origin.y + top), ImVec2(x, origin.y + height - 1.4f * em), ImGui::GetColorU32(ImGuiCol_Separator, 0.5f));
     char label[32];
     std::snprintf(label, sizeof label, "%g", tick);
-    draw->AddText(ImVec2(x - ImGui::CalcTextSize(label).x / 2, origin.y + height - 1.3f * em), dim, label);
+    const float width = ImGui::CalcTextSize(label).x;
+    draw->AddText(ImVec2(x - width / 2, origin.y + height - 1.3f * em), dim, label);
+    labels_end = x + width / 2;
   }
-  draw->AddText(ImVec2(chart.x(max_bytes) + 0.3f * em, origin.y + height - 1.3f * em), dim, unit_label(s));
+  draw->AddText(ImVec2(std::max(chart.x(max_bytes), labels_end) + 0.4f * em, origin.y + height - 1.3f * em), dim, unit_label(s));
 }
 
 void draw_rank_bars(AppState& s) {
@@ -251,9 +254,12 @@ void draw_rank_table(const AppState& s) {
     }
   }
   ImGui::EndTable();
-  ImGui::TextDisabled("all figures in %s; allocated ~ torch.cuda.max_memory_allocated, reserved ~ max_memory_reserved, "
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("all figures in %s, each rank at its peak moment (gradients freed after the last step are 0 at a "
+                      "forward-time peak); allocated ~ torch.cuda.max_memory_allocated, reserved ~ max_memory_reserved, "
                       "device ~ nvidia-smi",
                       unit_label(s));
+  ImGui::PopTextWrapPos();
 }
 
 }  // namespace
@@ -428,7 +434,10 @@ bool draw_memory_view(AppState& s) {
     ImGui::PushStyleColor(ImGuiCol_Text, error_text_color(s));
     ImGui::TextUnformatted("The inputs have problems; each is shown next to its field:");
     ImGui::PopStyleColor();
-    for (const Issue& issue : s.issues) ImGui::BulletText("%s: %s", issue.field.c_str(), issue.message.c_str());
+    for (const Issue& issue : s.issues) {
+      ImGui::Bullet();
+      ImGui::TextWrapped("%s: %s", issue.field.c_str(), issue.message.c_str());  // BulletText does not wrap
+    }
     return false;
   }
   const MemoryReport& report = s.estimate.memory;

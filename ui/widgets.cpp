@@ -39,6 +39,33 @@ void record_rect(AppState& s, const char* name) {
 
 bool narrow_window(const AppState& s) { return ImGui::GetMainViewport()->Size.x < 44.0f * s.em; }
 
+// Lines of at most `width` broken at spaces only, a number kept with its unit ("102.5 GiB"):
+// ImGui's own wrapping also breaks after '.' and ',', which split "102.5" on a phone.
+std::string wrap_at_spaces(const std::string& text, float font_size, float width) {
+  const auto fits = [&](const std::string& line) {
+    return ImGui::GetFont()->CalcTextSizeA(font_size, FLT_MAX, 0.0f, line.c_str()).x <= width;
+  };
+  std::string out, line;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(' ', start);
+    // A space after a digit joins the number to its unit.
+    while (end != std::string::npos && end > 0 && text[end - 1] >= '0' && text[end - 1] <= '9') end = text.find(' ', end + 1);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    const std::string joined = start == 0 ? word : line + " " + word;
+    if (start > 0 && !line.empty() && !word.empty() && !fits(joined)) {
+      out += line + "\n";
+      line = word;
+    } else {
+      line = joined;
+    }
+    start = end + 1;
+  }
+  return out + line;
+}
+
+
 BannerColors verdict_colors(Verdict verdict, bool valid) {
   if (!valid || verdict == Verdict::kOutOfMemory) return {IM_COL32(180, 35, 24, 255), IM_COL32(255, 255, 255, 255)};
   if (verdict == Verdict::kTight) return {IM_COL32(240, 180, 41, 255), IM_COL32(0, 0, 0, 255)};

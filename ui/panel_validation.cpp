@@ -110,9 +110,10 @@ void draw_report(AppState& s, const ValidationReport& v, const char* id) {
 void draw_throughput(AppState& s) {
   const ThroughputValidation& v = throughput_validation();
   ImGui::TextWrapped("tokens/s per GPU: median |error| %.1f%% over %d measured runs (published and tests/gpu). The band beside each predicted "
-                     "tokens/s, MFU and time to train is the median for its framework and GPU family below; other "
-                     "combinations are not validated.",
-                     100.0 * v.median_abs_error, int(v.rows.size()));
+                     "tokens/s, MFU and time to train is the median for its framework and GPU family below (with fewer than %d runs, "
+                     "the framework's runs on every GPU family, and it says so); other combinations are not validated. "
+                     "Each band names the sources behind it: a framework's band can rest on code that stands in for it.",
+                     100.0 * v.median_abs_error, int(v.rows.size()), kMinBandRuns);
   record_rect(s, "validation_throughput");
   // The summaries fit their rows (no scrolling: a scrolling table fills the space left).
   // On a phone the columns keep their widths and the table scrolls sideways (squeezed, "401" runs
@@ -125,9 +126,11 @@ void draw_throughput(AppState& s) {
   int table = 0;
   for (const auto* list : {&v.sources, &v.bands}) {
     const ImVec2 size(0, narrow ? float(list->size() + 1) * row_height + style.ScrollbarSize + 2 * style.CellPadding.y : 0.0f);
-    if (!ImGui::BeginTable(table++ == 0 ? "throughput_sources" : "throughput_bands", 4, flags, size)) continue;
-    for (const char* column : {list == &v.sources ? "source" : "framework, GPU family (band)", "runs", "median |error|", "signed"})
+    const bool bands = list == &v.bands;
+    if (!ImGui::BeginTable(table++ == 0 ? "throughput_sources" : "throughput_bands", bands ? 5 : 4, flags, size)) continue;
+    for (const char* column : {bands ? "framework, GPU family (band)" : "source", "runs", "median |error|", "signed"})
       ImGui::TableSetupColumn(column);
+    if (bands) ImGui::TableSetupColumn("sources");
     ImGui::TableHeadersRow();
     for (const ThroughputSummary& summary : *list) {
       ImGui::TableNextRow();
@@ -139,6 +142,14 @@ void draw_throughput(AppState& s) {
       ImGui::Text("%.1f%%", 100.0 * summary.median_abs_error);
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(signed_percent(summary.median_signed_error).c_str());
+      if (bands) {  // the key is "framework family" (throughput_runs.cpp)
+        ImGui::TableNextColumn();
+        const size_t space = summary.key.find(' ');
+        const auto framework = enum_from_key<Framework>(summary.key.substr(0, space));
+        ImGui::TextUnformatted(framework && space != std::string::npos
+                                   ? throughput_error_band(*framework, summary.key.substr(space + 1)).basis
+                                   : "");
+      }
     }
     ImGui::EndTable();
     ImGui::Spacing();

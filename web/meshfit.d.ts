@@ -81,7 +81,9 @@ export interface StepFields {
   /** tokens_to_train / (tokens/s/GPU * gpus); 0 when tokens_to_train is not given. */
   time_to_train_s: number; time_to_train_days: number;
   /** Validation error of tokens/s for this framework and GPU family; runs 0 = not validated. */
-  error_band: { median_abs_error: number; runs: number; basis: string; min_gpus: number; max_gpus: number; text: string };
+  error_band: { median_abs_error: number; runs: number; basis: string; min_gpus: number; max_gpus: number;
+    /** the runs of this framework and GPU family; fewer than runs when the band is the framework's on every family */
+    family_runs: number; text: string };
 }
 
 export interface EstimateResult extends Result, Partial<StepFields> {

@@ -437,6 +437,9 @@ void add_step_report(json& out, const StepReport& step) {
                        {"basis", step.error_band.basis},
                        {"min_gpus", step.error_band.min_gpus},
                        {"max_gpus", step.error_band.max_gpus},
+                       // the runs of this framework and GPU family: fewer than runs when the band was widened to
+                       // the framework's runs on every family (perf_model.h prediction_error_band)
+                       {"family_runs", step.error_band.exact_runs >= 0 ? step.error_band.exact_runs : step.error_band.runs},
                        {"text", error_band_text(step.error_band)}};
   out["tp_crosses_nodes"] = step.tp_crosses_nodes;
   out["dp_crosses_nodes"] = step.dp_crosses_nodes;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 
 #include "io/gpu_runs.h"
@@ -301,6 +302,31 @@ ErrorBand throughput_error_band(Framework framework, const std::string& gpu_fami
   for (const auto& entry : bands)
     if (entry.first == key) return entry.second;
   return {};
+}
+
+ErrorBand prediction_error_band(Framework framework, const std::string& gpu_family) {
+  const ErrorBand exact = throughput_error_band(framework, gpu_family);
+  if (exact.runs == 0 || exact.runs >= kMinBandRuns) return exact;
+  // The framework's runs on every GPU family, with the sources they come from.
+  static std::map<Framework, std::string> bases;  // the basis strings live as long as the program
+  std::vector<double> errors;
+  ErrorBand wide;
+  wide.min_gpus = std::numeric_limits<int64_t>::max();
+  std::string& basis = bases[framework];
+  basis.clear();
+  for (const ThroughputRow& row : throughput_validation().rows) {
+    if (row.run.config.training.framework != framework) continue;
+    errors.push_back(std::fabs(row.signed_error));
+    wide.min_gpus = std::min(wide.min_gpus, row.run.config.cluster.gpus);
+    wide.max_gpus = std::max(wide.max_gpus, row.run.config.cluster.gpus);
+    if (basis.find(row.run.source) == std::string::npos) basis += (basis.empty() ? "" : "; ") + row.run.source;
+  }
+  if (int(errors.size()) <= exact.runs) return exact;
+  wide.runs = int(errors.size());
+  wide.median_abs_error = median_of(errors);
+  wide.basis = basis.c_str();
+  wide.exact_runs = exact.runs;
+  return wide;
 }
 
 }  // namespace meshfit

@@ -1172,7 +1172,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
       3.0 * (layer.matmul_fwd_flops + 4.0 * terms.dims.tokens * terms.dims.seq * (terms.dims.a * terms.dims.d) / terms.dims.t);
   report.hfu = report.mfu * (1.0 + layer.recompute_flops / layer_model_flops);
   if (training.tokens_to_train > 0) report.time_to_train_s = training.tokens_to_train / (report.tokens_per_s_per_gpu * gpus);
-  report.error_band = throughput_error_band(training.framework, config.gpu.family);
+  report.error_band = prediction_error_band(training.framework, config.gpu.family);
   return report;
 }
 
@@ -1182,7 +1182,13 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
 
 std::string error_band_text(const ErrorBand& band) {
   if (band.runs == 0) return "not validated for this framework and GPU family";
-  char text[128];
+  char text[160];
+  if (band.exact_runs >= 0) {
+    std::snprintf(text, sizeof text, "\xC2\xB1%.0f%% on %d measured runs of this framework on any GPU, %lld-%lld GPUs; %d on "
+                  "this GPU family", 100.0 * band.median_abs_error, band.runs, (long long)band.min_gpus,
+                  (long long)band.max_gpus, band.exact_runs);
+    return text;
+  }
   if (band.max_gpus <= 0)
     std::snprintf(text, sizeof text, "\xC2\xB1%.0f%% on %d measured runs", 100.0 * band.median_abs_error, band.runs);
   else if (band.min_gpus == band.max_gpus)

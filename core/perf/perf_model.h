@@ -81,8 +81,16 @@ struct ErrorBand {
   const char* basis = "";       // which sources
   int64_t min_gpus = 0;         // the GPU counts those runs used: a band from one-GPU steps says
   int64_t max_gpus = 0;         //   nothing measured about a 256-GPU job, and its text says so
+  int exact_runs = -1;          // widened (prediction_error_band): the runs of the framework and GPU
+                                //   family themselves, too few for a median; -1 = not widened
 };
+// The validation error of the measured runs of this framework on this GPU family.
 ErrorBand throughput_error_band(Framework framework, const std::string& gpu_family);
+// The band a prediction carries: throughput_error_band, or, when that rests on fewer than
+// kMinBandRuns runs (3 Llama 3 runs read as "±1%"), the framework's runs on every GPU family
+// (exact_runs says how many were its own); none stays "not validated".
+constexpr int kMinBandRuns = 10;
+ErrorBand prediction_error_band(Framework framework, const std::string& gpu_family);
 // "±6% on 30 measured runs of 8-512 GPUs" (or "of 1 GPU"), or "not validated ..."
 std::string error_band_text(const ErrorBand& band);
 

@@ -140,3 +140,24 @@ TEST_CASE("a host-bound step says so beside its band, a GPU-bound one does not")
   CHECK(gpu_bound.host_bound_fraction < 0.25);
   CHECK(host_bound_text(gpu_bound).empty());
 }
+
+TEST_CASE("a prediction's band widens to the framework's runs on every GPU family when its own rests on fewer than 10") {
+  // Megatron-LM on Hopper has Llama 3's 3 runs: "±1% on 3 runs" promised more than 3 runs can.
+  const ErrorBand few = throughput_error_band(Framework::kMegatron, "hopper");
+  REQUIRE(few.runs == 3);
+  const ErrorBand wide = prediction_error_band(Framework::kMegatron, "hopper");
+  CHECK(wide.runs == 27);  // + Narayanan and Korthikanti on A100
+  CHECK(wide.exact_runs == 3);
+  CHECK(wide.min_gpus == 8);
+  CHECK(std::string(wide.basis).find("Llama 3") != std::string::npos);
+  CHECK(std::string(wide.basis).find("Narayanan") != std::string::npos);
+  CHECK(error_band_text(wide).find("3 on this GPU family") != std::string::npos);
+  // Enough runs of its own: the family's band, unchanged; none: still not validated.
+  CHECK(prediction_error_band(Framework::kMegatron, "ampere").exact_runs == -1);
+  CHECK(prediction_error_band(Framework::kMegatron, "ampere").runs == 24);
+  CHECK(prediction_error_band(Framework::kFsdp, "blackwell").runs == 0);
+  // And it is the band a prediction carries.
+  Config config = preset_config("llama3-8b", 8);
+  config.gpu = *find_gpu_preset("h100-sxm");
+  CHECK(predict_step(config, plan_memory(config)).error_band.runs == wide.runs);
+}

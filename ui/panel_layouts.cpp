@@ -25,12 +25,22 @@ bool draw_layout_table(AppState& s) {
   ImGui::SetNextItemWidth(16.0f * s.em);
   ImGui::InputTextWithHint("##filter", "filter, e.g. tp=8 or recompute=none", s.layout_filter, sizeof s.layout_filter);
   record_rect(s, "layout_filter");
-  ImGui::SameLine();
-  ImGui::TextDisabled("(%zu fastest of %lld feasible; click a row to use it, right-click for its launch flags)", top.size(), (long long)s.search.feasible);
-  ImGui::SameLine();
+  // A phone has no right-click, and no room for all of it on one line: wrapped, with the header's
+  // Copy launch flags in its place.
+  const bool narrow = narrow_window(s);
+  if (!narrow) ImGui::SameLine();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled(narrow ? "(%zu fastest of %lld feasible; tap a row to use it, then Copy launch flags above)"
+                             : "(%zu fastest of %lld feasible; click a row to use it, right-click for its launch flags)",
+                      top.size(), (long long)s.search.feasible);
+  ImGui::PopTextWrapPos();
+  if (!narrow) ImGui::SameLine();
   if (ImGui::Checkbox("only under the tight threshold", &s.search_under_headroom)) s.dirty = true;
-  if (!top.empty())  // every row shares the framework and GPU, so one band covers the table's tokens/s and MFU
+  if (!top.empty()) {  // every row shares the framework and GPU, so one band covers the table's tokens/s and MFU
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("tokens/s/GPU and MFU: %s", error_band_text(top.front().step.error_band).c_str());
+    ImGui::PopTextWrapPos();
+  }
   // Every evaluated layout (not only these rows) as CSV, through core's writer.
   ImGui::BeginDisabled(s.running_search != nullptr || s.export_search != nullptr);
   if (ImGui::Button("Export layouts CSV")) export_layouts_csv(s);
@@ -40,7 +50,7 @@ bool draw_layout_table(AppState& s) {
     ImGui::SameLine();
     ImGui::TextDisabled("exporting: %.0f%%", 100.0 * s.export_search->progress());
   }
-  ImGui::SameLine();
+  if (!narrow) ImGui::SameLine();  // a phone's line has no room beside the button
   if (ImGui::Checkbox("include spatial-temporal (PrimePar-style)", &s.search_spatial_temporal)) s.dirty = true;
   record_rect(s, "search_spatial_temporal");
   if (ImGui::IsItemHovered())

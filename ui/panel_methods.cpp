@@ -71,7 +71,11 @@ bool draw_methods_view(AppState& s) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_bytes(s, c.device_bytes, 1).c_str());
       ImGui::TableNextColumn();
-      ImGui::Text("%.0f%%", 100.0 * c.device_bytes / s.config.gpu.memory_bytes);
+      // At or past the tight threshold in the warning colour, as the Layouts view marks it.
+      const double share = c.device_bytes / s.config.gpu.memory_bytes;
+      if (share >= s.config.training.headroom) ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
+      ImGui::Text("%.0f%%", 100.0 * share);
+      if (share >= s.config.training.headroom) ImGui::PopStyleColor();
       ImGui::TableNextColumn();
       if (c.host_bytes > 0) ImGui::TextUnformatted(format_bytes(s, c.host_bytes, 1).c_str());
       else ImGui::TextDisabled("-");

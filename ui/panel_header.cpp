@@ -109,22 +109,18 @@ void draw_verdict_banner(AppState& s) {
     record_rect(s, "link_issues");
     ImGui::PopStyleColor(2);
   }
-  if (!s.defaults_note.empty()) {
+  // What the last edit changed beyond the field edited: wrapped, in the warning colour.
+  const auto note = [&s](const std::string& text, const char* rect) {
+    if (text.empty()) return;
     ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::Text("Set by the training mode: %s (edit them back below).", s.defaults_note.c_str());
+    ImGui::TextUnformatted(text.c_str());
     ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
-    record_rect(s, "defaults_note");
-  }
-  if (!s.layout_note.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::Text("Layout moved to stay valid: %s", s.layout_note.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::PopStyleColor();
-    record_rect(s, "layout_note");
-  }
+    record_rect(s, rect);
+  };
+  if (!s.defaults_note.empty()) note("Set by the training mode: " + s.defaults_note + " (edit them back below).", "defaults_note");
+  if (!s.layout_note.empty()) note("Layout moved to stay valid: " + s.layout_note, "layout_note");
 }
 
 

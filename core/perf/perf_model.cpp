@@ -978,7 +978,7 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
   const Layout& layout = config.layout;
   const FrameworkPerf& perf = terms.perf;
   const Rates& rate = terms.layer.rate;
-  const double tokens = terms.dims.tokens, t = terms.dims.t, h = terms.dims.h, t_sp = terms.dims.t_sp;
+  const double tokens = terms.dims.tokens, t = terms.dims.t, h = terms.dims.h;
   const StageShape shape = stage_shape(config, plan, stage_index);
   const StagePlacement& stage = shape.placement;
   StageTime st;

@@ -460,52 +460,57 @@ bool draw(AppState& s) {
     ImGui::EndChild();
     ImGui::SameLine();
   }
+  // One view's content, under whichever switch drew its label.
+  const auto draw_view = [&](ViewTab which) {
+    switch (which) {
+      case ViewTab::kMemory: changed |= draw_memory_view(s); break;
+      case ViewTab::kInputs:  // only on a phone: in the view itself, which scrolls with the buttons above
+        inputs_drawn = true;
+        changed |= draw_inputs(s);
+        break;
+      case ViewTab::kLayouts: changed |= draw_layouts_view(s); break;
+      case ViewTab::kMethods: changed |= draw_methods_view(s); break;
+      case ViewTab::kCompare: changed |= draw_compare_view(s); break;
+      case ViewTab::kValidation: draw_validation_view(s); break;
+    }
+  };
+  // The views, each once: its label in the phone's grid, its tab label on a wide window (none for
+  // Inputs, which is the column there) and the rect the browser tests and links find it by.
+  const struct {
+    ViewTab which;
+    const char* label;
+    const char* wide_label;
+    const char* rect;
+  } views[] = {{ViewTab::kMemory, "Memory", "Per-rank memory", "tab_memory"},
+               {ViewTab::kInputs, "Inputs", nullptr, "tab_inputs"},
+               {ViewTab::kLayouts, "Layouts", "Layouts", "tab_layouts"},
+               {ViewTab::kMethods, "Methods", "Methods", "tab_methods"},
+               {ViewTab::kCompare, "Compare", s.pinned ? "Compare" : "Compare (pin first)", "tab_compare"},
+               {ViewTab::kValidation, "Validation", "Validation", "tab_validation"}};
+  if (narrow) {
+    // Six tab labels in one row at phone width are cut to "Memo...", "Layou..." (ImGui shrinks
+    // them to fit): the views are a grid of full-label buttons instead, three a row, the open one
+    // in the active tab's colour, fixed under the verdict (it scrolled away with the view). The
+    // DOM form's focus brings its field into view: Inputs opens.
+    if (!s.focus_field.empty()) s.tab = ViewTab::kInputs;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float width = (ImGui::GetContentRegionAvail().x - 2.0f * style.ItemSpacing.x) / 3.0f;
+    for (size_t i = 0; i < std::size(views); ++i) {
+      if (i % 3 != 0) ImGui::SameLine();
+      const bool open = s.tab == views[i].which;
+      ImGui::PushStyleColor(ImGuiCol_Button, style.Colors[open ? ImGuiCol_TabActive : ImGuiCol_Tab]);
+      ImGui::PushStyleColor(ImGuiCol_ButtonHovered, style.Colors[ImGuiCol_TabHovered]);
+      ImGui::PushStyleColor(ImGuiCol_ButtonActive, style.Colors[ImGuiCol_TabActive]);
+      if (ImGui::Button(views[i].label, ImVec2(width, 0))) s.tab = views[i].which;
+      ImGui::PopStyleColor(3);
+      record_rect(s, views[i].rect);
+    }
+    ImGui::Separator();
+  }
   if (ImGui::BeginChild("results", ImVec2(0, 0), false)) {
-    // One view's content, under whichever switch drew its label.
-    const auto draw_view = [&](ViewTab which) {
-      switch (which) {
-        case ViewTab::kMemory: changed |= draw_memory_view(s); break;
-        case ViewTab::kInputs:
-          inputs_drawn = true;
-          if (ImGui::BeginChild("inputs", ImVec2(0, 0), false)) changed |= draw_inputs(s);
-          ImGui::EndChild();
-          break;
-        case ViewTab::kLayouts: changed |= draw_layouts_view(s); break;
-        case ViewTab::kMethods: changed |= draw_methods_view(s); break;
-        case ViewTab::kCompare: changed |= draw_compare_view(s); break;
-        case ViewTab::kValidation: draw_validation_view(s); break;
-      }
-    };
-    // The views, each once: its label in the phone's grid, its tab label on a wide window (none for
-    // Inputs, which is the column there) and the rect the browser tests and links find it by.
-    const struct {
-      ViewTab which;
-      const char* label;
-      const char* wide_label;
-      const char* rect;
-    } views[] = {{ViewTab::kMemory, "Memory", "Per-rank memory", "tab_memory"},
-                 {ViewTab::kInputs, "Inputs", nullptr, "tab_inputs"},
-                 {ViewTab::kLayouts, "Layouts", "Layouts", "tab_layouts"},
-                 {ViewTab::kMethods, "Methods", "Methods", "tab_methods"},
-                 {ViewTab::kCompare, "Compare", s.pinned ? "Compare" : "Compare (pin first)", "tab_compare"},
-                 {ViewTab::kValidation, "Validation", "Validation", "tab_validation"}};
     if (narrow) {
-      // Six tab labels in one row at phone width are cut to "Memo...", "Layou..." (ImGui shrinks
-      // them to fit): the views are a grid of full-label buttons instead, three a row, the open one
-      // in the active tab's colour. The DOM form's focus brings its field into view: Inputs opens.
-      if (!s.focus_field.empty()) s.tab = ViewTab::kInputs;
-      const ImGuiStyle& style = ImGui::GetStyle();
-      const float width = (ImGui::GetContentRegionAvail().x - 2.0f * style.ItemSpacing.x) / 3.0f;
-      for (size_t i = 0; i < std::size(views); ++i) {
-        if (i % 3 != 0) ImGui::SameLine();
-        const bool open = s.tab == views[i].which;
-        ImGui::PushStyleColor(ImGuiCol_Button, style.Colors[open ? ImGuiCol_TabActive : ImGuiCol_Tab]);
-        ImGui::PushStyleColor(ImGuiCol_ButtonHovered, style.Colors[ImGuiCol_TabHovered]);
-        ImGui::PushStyleColor(ImGuiCol_ButtonActive, style.Colors[ImGuiCol_TabActive]);
-        if (ImGui::Button(views[i].label, ImVec2(width, 0))) s.tab = views[i].which;
-        ImGui::PopStyleColor(3);
-        record_rect(s, views[i].rect);
-      }
+      // The header's buttons lead the view and scroll with it (panel_header.cpp draw_header).
+      draw_header_buttons(s);
       ImGui::Separator();
       draw_view(s.tab);
     } else if (ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyResizeDown)) {

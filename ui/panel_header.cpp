@@ -127,7 +127,9 @@ void draw_verdict_banner(AppState& s) {
 }  // namespace
 
 void draw_header(AppState& s) {
-  // A phone sees the answer first: the banner right under the name, the buttons after it.
+  // A phone sees the answer first: the banner right under the name; its buttons scroll with the
+  // view (draw_header_buttons, called by the app at the top of the view), so that the fixed part
+  // is the name, the verdict and the view switcher (the buttons took 300 of 844 px there).
   const bool narrow = narrow_window(s);
   ImGui::TextUnformatted("meshfit");
   flow("will it fit? per-rank training memory and the fastest layout");
@@ -135,6 +137,12 @@ void draw_header(AppState& s) {
   if (narrow) draw_verdict_banner(s);
   for (const auto& run_text : run_texts(s.config))
     ImGui::TextWrapped("%s: %s", run_text.first.c_str(), run_text.second.c_str());
+  if (narrow) return;
+  draw_header_buttons(s);
+  draw_verdict_banner(s);
+}
+
+void draw_header_buttons(AppState& s) {
   if (ImGui::Button("Copy link")) {
     s.outbox.clipboard = "{{url}}";
     s.status = s.local_file && s.public_url.empty()
@@ -210,10 +218,11 @@ void draw_header(AppState& s) {
   if (ImGui::Button("Formulas & sources")) s.outbox.open_docs = true;
   record_rect(s, "formulas");
   if (!s.status.empty()) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("%s", s.status.c_str());
+    flow(s.status.c_str());
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", s.status.c_str());  // wrapped: a phone cut "Pinned: edit the inpu..."
+    ImGui::PopTextWrapPos();
   }
-  if (!narrow) draw_verdict_banner(s);
 }
 
 }  // namespace meshfit::ui

@@ -30,7 +30,8 @@ ImU32 overflow_color();                // the part of a bar beyond capacity (hat
 bool draw_inputs(AppState& s);         // panel_inputs.cpp; true when the config changed
 bool draw_memory_view(AppState& s);    // panel_memory.cpp; true when a suggested change was applied
 bool draw_layouts_view(AppState& s);   // panel_layouts.cpp; true when a layout was applied
-void draw_header(AppState& s);         // panel_header.cpp (verdict banner, copy/export buttons)
+void draw_header(AppState& s);         // panel_header.cpp (name, verdict banner; on a wide window the buttons too)
+void draw_header_buttons(AppState& s); // copy/export/units/pin/theme buttons (a phone draws them atop the view)
 void draw_validation_view(AppState& s);  // panel_validation.cpp (measured runs vs predictions)
 std::string gpu_ground_truth_summary();  // panel_validation.cpp: the GPU ground truth's medians as text
 bool draw_methods_view(AppState& s);   // panel_methods.cpp; true when a method was applied

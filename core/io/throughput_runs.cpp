@@ -307,24 +307,33 @@ ErrorBand throughput_error_band(Framework framework, const std::string& gpu_fami
 ErrorBand prediction_error_band(Framework framework, const std::string& gpu_family) {
   const ErrorBand exact = throughput_error_band(framework, gpu_family);
   if (exact.runs == 0 || exact.runs >= kMinBandRuns) return exact;
-  // The framework's runs on every GPU family, with the sources they come from.
-  static std::map<Framework, std::string> bases;  // the basis strings live as long as the program
-  std::vector<double> errors;
-  ErrorBand wide;
-  wide.min_gpus = std::numeric_limits<int64_t>::max();
-  std::string& basis = bases[framework];
-  basis.clear();
-  for (const ThroughputRow& row : throughput_validation().rows) {
-    if (row.run.config.training.framework != framework) continue;
-    errors.push_back(std::fabs(row.signed_error));
-    wide.min_gpus = std::min(wide.min_gpus, row.run.config.cluster.gpus);
-    wide.max_gpus = std::max(wide.max_gpus, row.run.config.cluster.gpus);
-    if (basis.find(row.run.source) == std::string::npos) basis += (basis.empty() ? "" : "; ") + row.run.source;
+  // The framework's runs on every GPU family, computed once per framework (the layout search asks
+  // for a band with every candidate it predicts), with the sources they come from.
+  struct Wide {
+    std::string basis;
+    ErrorBand band;
+  };
+  static std::map<Framework, Wide> cache;
+  auto found = cache.find(framework);
+  if (found == cache.end()) {
+    Wide wide;
+    std::vector<double> errors;
+    wide.band.min_gpus = std::numeric_limits<int64_t>::max();
+    for (const ThroughputRow& row : throughput_validation().rows) {
+      if (row.run.config.training.framework != framework) continue;
+      errors.push_back(std::fabs(row.signed_error));
+      wide.band.min_gpus = std::min(wide.band.min_gpus, row.run.config.cluster.gpus);
+      wide.band.max_gpus = std::max(wide.band.max_gpus, row.run.config.cluster.gpus);
+      if (wide.basis.find(row.run.source) == std::string::npos)
+        wide.basis += (wide.basis.empty() ? "" : "; ") + row.run.source;
+    }
+    wide.band.runs = int(errors.size());
+    wide.band.median_abs_error = errors.empty() ? 0.0 : median_of(errors);
+    found = cache.emplace(framework, std::move(wide)).first;
+    found->second.band.basis = found->second.basis.c_str();  // the string's final home
   }
-  if (int(errors.size()) <= exact.runs) return exact;
-  wide.runs = int(errors.size());
-  wide.median_abs_error = median_of(errors);
-  wide.basis = basis.c_str();
+  if (found->second.band.runs <= exact.runs) return exact;
+  ErrorBand wide = found->second.band;
   wide.exact_runs = exact.runs;
   return wide;
 }

@@ -42,26 +42,55 @@ bool draw_methods_view(AppState& s) {
               (long long)s.config.training.seq, (long long)s.config.training.micro_batch, ranking.ranked.size());
   ImGui::PopTextWrapPos();
   bool changed = false;
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
-                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
-  const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y * 0.55f);
-  if (ImGui::BeginTable("methods", 8, flags, ImVec2(0, height))) {
+  // A phone-width window has no room for eight columns (the table showed the method and half the
+  // strategy; the memory and step time were off to the right): each method is one row whose
+  // figures go under its name, wrapped at spaces.
+  const bool narrow = ImGui::GetContentRegionAvail().x < 30.0f * s.em;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
+                                (narrow ? ImGuiTableFlags_SizingStretchProp : ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit);
+  const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y * (narrow ? 0.7f : 0.55f));
+  if (ImGui::BeginTable("methods", narrow ? 2 : 8, flags, ImVec2(0, height))) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    for (const char* column : {"#", "method", "strategy", "checkpointing", "GPU memory", "% cap", "host memory", "step time"})
-      ImGui::TableSetupColumn(column);
+    if (narrow) {
+      ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed);
+      ImGui::TableSetupColumn("method: GPU memory, step time", ImGuiTableColumnFlags_WidthStretch);
+    } else {
+      for (const char* column : {"#", "method", "strategy", "checkpointing", "GPU memory", "% cap", "host memory", "step time"})
+        ImGui::TableSetupColumn(column);
+    }
     ImGui::TableHeadersRow();
     for (size_t i = 0; i < ranking.ranked.size(); ++i) {
       const MethodCandidate& c = ranking.ranked[i];
+      const double share = c.device_bytes / s.config.gpu.memory_bytes;
+      const bool tight = share >= s.config.training.headroom;  // the warning colour, as the Layouts view marks it
+      char figures[160];
+      std::snprintf(figures, sizeof figures, "%s (%.0f%%)%s%s, %.3f s per step%s", format_bytes(s, c.device_bytes, 1).c_str(),
+                    100.0 * share, c.host_bytes > 0 ? " + host " : "", c.host_bytes > 0 ? format_bytes(s, c.host_bytes, 1).c_str() : "",
+                    c.step_time_s, c.config.training.recompute == Recompute::kNone ? "" : ", checkpointing");
+      std::string text;
+      float row_height = 0;
+      if (narrow) {
+        const float width = ImGui::GetContentRegionAvail().x - 3.0f * s.em;  // the stretch column, about
+        text = wrap_at_spaces(method_label(c) + ": " + figures, ImGui::GetFontSize(), width);
+        row_height = ImGui::CalcTextSize(text.c_str()).y;
+      }
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       char id[32];
       std::snprintf(id, sizeof id, "%zu##method%zu", i + 1, i);
-      if (ImGui::Selectable(id, false, ImGuiSelectableFlags_SpanAllColumns)) {
+      if (ImGui::Selectable(id, false, ImGuiSelectableFlags_SpanAllColumns, ImVec2(0, row_height))) {
         s.config = c.config;
         s.status = "Using " + method_label(c) + ".";
         changed = true;
       }
       if (i < 3) record_rect(s, ("method_row_" + std::to_string(i)).c_str());
+      if (narrow) {
+        ImGui::TableNextColumn();
+        if (tight) ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
+        ImGui::TextUnformatted(text.c_str());
+        if (tight) ImGui::PopStyleColor();
+        continue;
+      }
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(enum_label(c.config.training.finetune));
       ImGui::TableNextColumn();
@@ -71,11 +100,9 @@ bool draw_methods_view(AppState& s) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_bytes(s, c.device_bytes, 1).c_str());
       ImGui::TableNextColumn();
-      // At or past the tight threshold in the warning colour, as the Layouts view marks it.
-      const double share = c.device_bytes / s.config.gpu.memory_bytes;
-      if (share >= s.config.training.headroom) ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
+      if (tight) ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
       ImGui::Text("%.0f%%", 100.0 * share);
-      if (share >= s.config.training.headroom) ImGui::PopStyleColor();
+      if (tight) ImGui::PopStyleColor();
       ImGui::TableNextColumn();
       if (c.host_bytes > 0) ImGui::TextUnformatted(format_bytes(s, c.host_bytes, 1).c_str());
       else ImGui::TextDisabled("-");
@@ -85,7 +112,15 @@ bool draw_methods_view(AppState& s) {
     ImGui::EndTable();
   }
   ImGui::SeparatorText("Rejected");
-  if (ImGui::BeginTable("methods_rejected", 3, flags)) {
+  if (narrow) {  // each as a wrapped line: its reason is the long part
+    ImGui::PushTextWrapPos(0.0f);
+    for (const MethodCandidate& c : ranking.rejected) {
+      ImGui::Bullet();
+      ImGui::TextUnformatted(wrap_at_spaces(method_label(c) + ": " + c.rejected, ImGui::GetFontSize(),
+                                            ImGui::GetContentRegionAvail().x).c_str());
+    }
+    ImGui::PopTextWrapPos();
+  } else if (ImGui::BeginTable("methods_rejected", 3, flags)) {
     for (const char* column : {"method", "strategy", "why not"}) ImGui::TableSetupColumn(column);
     ImGui::TableHeadersRow();
     for (const MethodCandidate& c : ranking.rejected) {

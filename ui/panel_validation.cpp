@@ -59,6 +59,44 @@ void draw_named_constants(AppState& s) {
   ImGui::EndTable();
 }
 
+// A phone-width window: two columns, the run (and its source) and what was compared, wrapped at
+// spaces: the eight-column table showed the run's name and a sliver of the metric.
+void draw_report_narrow(AppState& s, const ValidationReport& v, const char* id, float height) {
+  if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
+                                    ImGuiTableFlags_SizingStretchProp, ImVec2(0, height)))
+    return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("run, source", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("measured \xE2\x86\x92 predicted", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableHeadersRow();
+  for (const ValidationRow& row : v.rows) {
+    const MeasuredRun& run = row.run;
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    const float width = ImGui::GetContentRegionAvail().x;
+    ImGui::TextUnformatted(wrap_at_spaces(run.label, ImGui::GetFontSize(), width).c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextUnformatted(wrap_at_spaces(run.source, ImGui::GetFontSize(), width).c_str());
+    ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered() && !run.notes.empty()) ImGui::SetTooltip("%s", run.notes.c_str());
+    ImGui::TableNextColumn();
+    std::string compared = std::string(enum_label(run.metric)) + ": ";
+    if (run.measured_bytes > 0) compared += format_bytes(s, run.measured_bytes) + " \xE2\x86\x92 ";
+    if (!run.expressible) {
+      ImGui::TextDisabled("%s", wrap_at_spaces(compared + run.why_not, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x).c_str());
+      continue;
+    }
+    compared += format_bytes(s, row.predicted_bytes);
+    if (run.measured_bytes > 0) compared += " (" + signed_percent(row.signed_error) + ")";
+    ImGui::TextUnformatted(wrap_at_spaces(compared, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x).c_str());
+    const std::string verdict = std::string(run.oom ? "OOM" : "ran") + ", predicted " + to_string(row.verdict) + ", " +
+                                (row.label_agrees ? "agrees" : "disagrees");
+    ImGui::TextColored(agreement_color(s, row.label_agrees), "%s",
+                       wrap_at_spaces(verdict, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x).c_str());
+  }
+  ImGui::EndTable();
+}
+
 void draw_report(AppState& s, const ValidationReport& v, const char* id) {
   ImGui::TextWrapped("Median |error| %.1f%% (signed %+.1f%%) over %lld measured runs; %lld of %lld fit/OOM labels "
                      "disagree; %lld runs that ran out of memory predicted to fit. Each run is predicted on the "
@@ -66,6 +104,10 @@ void draw_report(AppState& s, const ValidationReport& v, const char* id) {
                      100.0 * v.median_abs_error, 100.0 * v.median_signed_error, (long long)v.measured_rows,
                      (long long)v.label_disagreements, (long long)v.label_rows, (long long)v.false_fits);
   const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y - 0.5f * s.em);
+  if (narrow_window(s)) {
+    draw_report_narrow(s, v, id, height);
+    return;
+  }
   if (!ImGui::BeginTable(id, 8,
                          ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
                              ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,

@@ -1,6 +1,7 @@
 // widgets.cpp — formats and small widgets shared by the panels (panels.h). Sizes in em.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "io/launch_config.h"
 #include "memory/finetune.h"
@@ -41,6 +42,21 @@ bool narrow_window(const AppState& s) { return ImGui::GetMainViewport()->Size.x 
 
 // Lines of at most `width` broken at spaces only, a number kept with its unit ("102.5 GiB"):
 // ImGui's own wrapping also breaks after '.' and ',', which split "102.5" on a phone.
+namespace {
+
+// Whether the word at `at` is a unit a number before it carries (trailing punctuation aside).
+bool unit_follows(const std::string& text, size_t at) {
+  size_t end = text.find(' ', at);
+  if (end == std::string::npos) end = text.size();
+  while (end > at && std::strchr(",.;:)", text[end - 1]) != nullptr) --end;
+  const std::string word = text.substr(at, end - at);
+  for (const char* unit : {"B", "KiB", "MiB", "GiB", "TiB", "KB", "MB", "GB", "TB", "s", "ms", "us", "h", "days", "GPUs", "GPU", "%"})
+    if (word == unit) return true;
+  return false;
+}
+
+}  // namespace
+
 std::string wrap_at_spaces(const std::string& text, float font_size, float width) {
   const auto fits = [&](const std::string& line) {
     return ImGui::GetFont()->CalcTextSizeA(font_size, FLT_MAX, 0.0f, line.c_str()).x <= width;
@@ -49,8 +65,9 @@ std::string wrap_at_spaces(const std::string& text, float font_size, float width
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find(' ', start);
-    // A space after a digit joins the number to its unit.
-    while (end != std::string::npos && end > 0 && text[end - 1] >= '0' && text[end - 1] <= '9') end = text.find(' ', end + 1);
+    // A space between a number and its unit joins them ("30.5 GiB"; "dp64 tp1" still breaks).
+    while (end != std::string::npos && end > 0 && text[end - 1] >= '0' && text[end - 1] <= '9' && unit_follows(text, end + 1))
+      end = text.find(' ', end + 1);
     if (end == std::string::npos) end = text.size();
     const std::string word = text.substr(start, end - start);
     const std::string joined = start == 0 ? word : line + " " + word;

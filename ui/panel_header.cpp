@@ -94,7 +94,7 @@ void draw_verdict_banner(AppState& s) {
       ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - button + 0.5f * em);
       ImGui::PushStyleColor(ImGuiCol_Button, IM_COL32(255, 255, 255, 200));
       ImGui::PushStyleColor(ImGuiCol_ButtonHovered, IM_COL32(255, 255, 255, 255));
-      if (ImGui::SmallButton("Dismiss")) {
+      if (inline_button(s, "Dismiss")) {
         s.link_issues_dismissed = true;
         s.dirty = true;  // the mirror says so
       }

@@ -234,7 +234,7 @@ bool draw_model(AppState& s) {
     if (m.head_dim > 0 && m.head_dim * m.heads != m.hidden)
       ImGui::TextWrapped("head dim %lld (not hidden / heads)", (long long)m.head_dim);
     ImGui::PopStyleColor();
-    if (ImGui::SmallButton("Edit dimensions")) {
+    if (inline_button(s, "Edit dimensions")) {
       m.name = "custom";  // every architecture field stays, biases and dropout included
       changed = true;
     }
@@ -655,7 +655,7 @@ bool draw_layout(AppState& s) {
     ImGui::TextWrapped("tp = %lld conventional x %lldx%lld spatial-temporal square (PrimePar-style): %s.",
                        (long long)(l.tp / (l.st_q * l.st_q)), (long long)l.st_q, (long long)l.st_q, kSpatialTemporalNote);
     ImGui::PopStyleColor();
-    if (ImGui::SmallButton("Use Megatron TP instead")) {
+    if (inline_button(s, "Use Megatron TP instead")) {
       l.st_q = 1;
       changed = true;
     }

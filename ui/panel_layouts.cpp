@@ -280,7 +280,7 @@ bool draw_layouts_view(AppState& s) {
   if (s.running_search) {
     ImGui::Text("Searching layouts: %.0f%%...", 100.0 * s.running_search->progress());
     ImGui::SameLine();
-    if (ImGui::SmallButton("Cancel")) cancel_search(s);
+    if (inline_button(s, "Cancel")) cancel_search(s);
     record_rect(s, "search_cancel");
     if (s.search.evaluated > 0) ImGui::TextDisabled("(showing the previous result until it finishes)");
   } else if (s.search_stale) {

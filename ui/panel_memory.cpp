@@ -378,7 +378,7 @@ bool draw_fit_advice(AppState& s) {
         ImGui::Text("%+.1f%%", 100.0 * f.throughput_change);
         ImGui::TableNextColumn();
         ImGui::PushID(int(i));
-        if (ImGui::SmallButton("Apply")) {
+        if (inline_button(s, "Apply")) {
           s.config = f.config;
           changed = true;
         }

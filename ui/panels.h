@@ -50,6 +50,8 @@ void field_issue(const AppState& s, const char* field);  // the field's first me
 void apply_candidate(AppState& s, const LayoutCandidate& c);
 // One column (verdict first, inputs as a tab) below ~44 em, about 700 CSS px: phones, small windows.
 bool narrow_window(const AppState& s);
+// An inline button: ImGui's small one, a full-height one (a finger's target) on a narrow window.
+bool inline_button(const AppState& s, const char* label);
 // Lines of at most `width` at `font_size`, broken at spaces only, a number kept with its unit.
 std::string wrap_at_spaces(const std::string& text, float font_size, float width);
 // The inputs panel's fields in its order, as JSON for the page's DOM form (panel_inputs.cpp):

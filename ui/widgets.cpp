@@ -40,6 +40,10 @@ void record_rect(AppState& s, const char* name) {
 
 bool narrow_window(const AppState& s) { return ImGui::GetMainViewport()->Size.x < 44.0f * s.em; }
 
+bool inline_button(const AppState& s, const char* label) {
+  return narrow_window(s) ? ImGui::Button(label) : ImGui::SmallButton(label);
+}
+
 // Lines of at most `width` broken at spaces only, a number kept with its unit ("102.5 GiB"):
 // ImGui's own wrapping also breaks after '.' and ',', which split "102.5" on a phone.
 namespace {

@@ -164,12 +164,13 @@ json run_methods(json input) {
       issues.push_back({IssueCode::kUnknownValue, Severity::kError, "methods",
                         "methods \"" + text + "\" names none of full, lora, qlora."});
   }
-  // The fine-tuning defaults (finetune.h) apply to what the base config leaves out.
-  if (object.is_object() && !object.contains("finetune")) object["finetune"] = "lora";
   const ParsedConfig parsed = parse_config(object);
   issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
   MethodRanking ranking;
-  if (!has_errors(issues)) ranking = rank_finetune_methods(parsed.config, options);
+  // A pretraining config is ranked as its link with finetune=lora reads, as the page's Methods view
+  // does: the fine-tuning defaults (finetune.h) apply to what it leaves out.
+  const Config base = methods_base_config(parsed.config);
+  if (!has_errors(issues)) ranking = rank_finetune_methods(base, options);
   issues.insert(issues.end(), ranking.issues.begin(), ranking.issues.end());
   const auto candidate_json = [](const MethodCandidate& c) {
     json out = {{"strategy", c.strategy},
@@ -191,8 +192,8 @@ json run_methods(json input) {
   for (const MethodCandidate& c : ranking.ranked) out["ranked"].push_back(candidate_json(c));
   for (const MethodCandidate& c : ranking.rejected) out["rejected"].push_back(candidate_json(c));
   if (!has_errors(issues)) {
-    out["capacity_bytes"] = parsed.config.gpu.memory_bytes;
-    out["config"] = config_to_json(parsed.config);
+    out["capacity_bytes"] = base.gpu.memory_bytes;
+    out["config"] = config_to_json(base);  // the base the methods were ranked from
   }
   return with_status(out, issues);
 }

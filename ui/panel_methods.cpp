@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "app.h"
+#include "io/url_state.h"
 #include "panels.h"
 
 namespace meshfit::ui {
@@ -20,7 +21,7 @@ std::string method_label(const MethodCandidate& c) {
 
 void ensure_methods(AppState& s) {
   if (s.methods_ready) return;
-  s.methods = rank_finetune_methods(s.config, MethodOptions{});
+  s.methods = rank_finetune_methods(methods_base_config(s.config), MethodOptions{});
   s.methods_ready = true;
   refresh_mirror(s);
 }
@@ -35,11 +36,20 @@ bool draw_methods_view(AppState& s) {
     return false;
   }
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::Text("Fine-tuning %s on %lld x %s at sequence %lld, micro-batch %lld: %zu methods fit, fastest first; "
-              "click a row to use it. Each is evaluated with and without gradient checkpointing (the faster that fits "
-              "is shown).",
-              s.config.model.name.c_str(), (long long)s.config.cluster.gpus, s.config.gpu.name.c_str(),
-              (long long)s.config.training.seq, (long long)s.config.training.micro_batch, ranking.ranked.size());
+  // The base the methods were ranked from (methods_base_config): a pretraining config's batch is not theirs.
+  const Config base = methods_base_config(s.config);
+  ImGui::Text("Fine-tuning %s on %lld x %s at sequence %lld, micro-batch %lld, global batch %lld: %zu methods fit, "
+              "fastest first; click a row to use it. Each is evaluated with and without gradient checkpointing (the "
+              "faster that fits is shown).",
+              base.model.name.c_str(), (long long)base.cluster.gpus, base.gpu.name.c_str(), (long long)base.training.seq,
+              (long long)base.training.micro_batch, (long long)base.training.global_batch, ranking.ranked.size());
+  if (!is_finetune(s.config.training)) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::Text("The inputs are a pretraining run (its layouts are in the Layouts view): these are the fine-tuning "
+                "methods for its model, GPUs and sequence, with the %s stack's defaults, as `meshfit methods` ranks "
+                "them.", enum_label(base.training.stack));
+    ImGui::PopStyleColor();
+  }
   ImGui::PopTextWrapPos();
   bool changed = false;
   // A phone-width window has no room for eight columns (the table showed the method and half the

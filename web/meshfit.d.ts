@@ -229,6 +229,9 @@ export interface Meshfit {
   readonly version: string;
   estimate(config: Config): EstimateResult;
   search(config: Config, options?: SearchOptions): SearchResult;
+  /** A pretraining config (finetune absent or 'none') is ranked as its link with finetune=lora reads: the
+   *  stack's defaults fill what it leaves out (one micro-batch per GPU, its checkpointing and loss); the
+   *  result's `config` is that base, as the page's Methods view ranks it. */
   methods(config: Config & { methods?: string }): MethodsResult;
   presets(): Presets;
   validate(): ValidationResult;

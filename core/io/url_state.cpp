@@ -267,4 +267,10 @@ ParsedConfig decode_state(const std::string& state, PageView* view) {
   return parsed;
 }
 
+Config methods_base_config(const Config& config) {
+  if (is_finetune(config.training)) return config;
+  const ParsedConfig parsed = decode_state(encode_state(config) + "&finetune=lora");
+  return has_errors(parsed.issues) ? config : parsed.config;
+}
+
 }  // namespace meshfit

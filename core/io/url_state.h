@@ -90,5 +90,10 @@ ParsedConfig decode_state(const std::string& state, PageView* view = nullptr);
 // The state's fields as a config object (short keys mapped to JSON names), for front ends that
 // merge it with other inputs; issues for malformed pairs and versions, warnings for bad view values.
 nlohmann::json state_to_object(const std::string& state, std::vector<Issue>& issues, PageView* view = nullptr);
+// The config the fine-tuning methods are ranked from: a fine-tuning config as it is; a pretraining
+// one as its link with finetune=lora reads (the stack's defaults fill what the link leaves out: a
+// global batch without accumulation, its checkpointing and loss), so the page's Methods view and
+// `meshfit methods` rank the same configs.
+Config methods_base_config(const Config& config);
 
 }  // namespace meshfit

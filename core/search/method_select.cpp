@@ -80,7 +80,9 @@ MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& opt
                                                                      : base.training.loss;
       best.config = config;
       if (strategy.tensor_parallel && tp_max == 1) {
-        best.rejected = "no tensor-parallel degree above 1 divides the heads, KV heads, FFN and GPUs in a node";
+        best.rejected = std::min(base.cluster.gpus, base.cluster.gpus_per_node) == 1
+                            ? "one GPU per node: nothing to split"
+                            : "no tensor-parallel degree above 1 divides the heads, KV heads, FFN and GPUs in a node";
         ranking.rejected.push_back(best);
         continue;
       }

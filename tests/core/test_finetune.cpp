@@ -285,6 +285,28 @@ TEST_CASE("finetune_measured: predicted vs measured for every row, the median, a
   MESSAGE("median |error| " << 100.0 * median(abs_errors) << "%");
 }
 
+TEST_CASE("methods_base_config: a pretraining config is ranked at the fine-tuning defaults, a fine-tuning one as it is") {
+  // A pretraining run of 512 sequences on 8 GPUs: the page's Methods view and `meshfit methods`
+  // rank LoRA & co at the stack's batch (one micro-batch per GPU: finetune.h), not at 512.
+  const Config pretraining = config_of({{"model", "llama3.1-8b"}, {"gpus", 8}, {"seq", 8192}, {"global_batch", 512}, {"framework", "fsdp"}});
+  REQUIRE(pretraining.training.finetune == FinetuneMethod::kNone);
+  const Config base = methods_base_config(pretraining);
+  CHECK(base.training.finetune == FinetuneMethod::kLora);
+  CHECK(base.training.global_batch == 8);
+  CHECK(base.training.seq == 8192);        // what the user set stays
+  CHECK(base.model.name == "llama3.1-8b");
+  CHECK(base.cluster.gpus == 8);
+  // And through the API (the CLI's and the JS API's path): the config it reports is that base.
+  const nlohmann::json out = run_methods(nlohmann::json{{"model", "llama3.1-8b"}, {"gpus", 8}, {"seq", 8192}, {"framework", "fsdp"}});
+  REQUIRE(out["ok"].get<bool>());
+  CHECK(out["config"]["global_batch"].get<int64_t>() == 8);
+  CHECK(out["config"]["finetune"].get<std::string>() == "lora");
+  // A fine-tuning config is the base as it is: its typed global batch stays.
+  Config lora = base;
+  lora.training.global_batch = 32;
+  CHECK(methods_base_config(lora).training.global_batch == 32);
+}
+
 TEST_CASE("fine-tuning methods: Llama 3.1 70B on 8 A100 80GB at seq 4096, fastest that fits first") {
   const Config base = config_of({{"model", "llama3.1-70b"}, {"gpu", "a100-80gb"}, {"gpus", 8}, {"seq", 4096}, {"finetune", "lora"}});
   const MethodRanking ranking = rank_finetune_methods(base, MethodOptions{});

@@ -831,6 +831,21 @@ test('fine-tuning: QLoRA on Llama 3.1 8B gives the CLI\'s verdict and ranks, the
   await context.close();
 });
 
+test('the Methods view of a pretraining link ranks what `meshfit methods` ranks for it (the fine-tuning defaults, not the pretraining batch)', async () => {
+  const state = 'v=1&model=llama3.1-8b&gpus=8&framework=fsdp&seq=8192';
+  const { context, page, errors } = await openPage('#' + state);
+  await clickWidget(page, 'tab_methods');
+  await page.waitForFunction(() => JSON.parse(document.getElementById('mirror').textContent).methods !== undefined, null, { timeout: 60000 });
+  const m = await mirror(page);
+  assert.equal(m.config.finetune, 'none', 'the inputs stay a pretraining run');
+  const cliMethods = JSON.parse(execFileSync(cli, ['methods', '--state', m.state, '--json'], { encoding: 'utf8' }));
+  assert.equal(cliMethods.config.global_batch, 8, 'ranked at the LoRA stack\'s batch: one sequence per GPU, no accumulation');
+  assert.deepEqual(m.methods.ranked.map((r) => [r.finetune, r.strategy, r.device_bytes]),
+    cliMethods.ranked.map((r) => [r.finetune, r.strategy, r.device_bytes]), 'the same ranking and memory as `meshfit methods`');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('the layouts view offers spatial-temporal (PrimePar-style) layouts on request, marked as modelled only', async () => {
   // The PrimePar paper's testbed: 4-GPU V100 nodes with NVLink inside, 25 Gb/s InfiniBand per GPU.
   const state = 'v=1&model=llama2-70b&layers=10&gpus=32&gpu=v100&gpus_per_node=4&gpu_nvlink_domain=4&gpu_nic_gbps=25&seq=2048&gbs=32';

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "memory/finetune.h"
 #include "panels.h"
@@ -153,6 +155,14 @@ void draw_rank_bars(AppState& s) {
 
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   std::string tooltip;
+  // The values beside the bars go on last, over the capacity and headroom lines and on the panel's
+  // colour: drawn before them, a line crossed "41.3 GiB 52% < worst" when a bar ended near it.
+  struct Label {
+    ImVec2 at;
+    ImU32 color;
+    std::string text;
+  };
+  std::vector<Label> labels;
   for (size_t r = 0; r < ranks.size(); ++r) {
     const RankMemory& rank = ranks[r];
     const float y = origin.y + top + row * float(r);
@@ -187,12 +197,11 @@ void draw_rank_bars(AppState& s) {
                   100.0 * rank.device_bytes / capacity);
     // On a phone the bars are short and the values would sit on the capacity lines: a column.
     const float value_x = narrow ? chart.x(chart.max_bytes) + 0.4f * em : chart.x(rank.device_bytes) + 0.4f * em;
-    draw->AddText(ImVec2(value_x, text_y), text_color, value);
+    labels.push_back({ImVec2(value_x, text_y), text_color, value});
     if (int64_t(r) == report.worst_rank) {
       draw->AddRect(ImVec2(chart.x(0) - 2, y - 2), ImVec2(chart.x(rank.device_bytes) + 2, y + bar_height + 2), text_color, 0, 0, 2.0f);
       if (!narrow)
-        draw->AddText(ImVec2(chart.x(rank.device_bytes) + 0.6f * em + ImGui::CalcTextSize(value).x, text_y),
-                    error_text_color(s), "< worst");
+        labels.push_back({ImVec2(value_x + ImGui::CalcTextSize(value).x + 0.2f * em, text_y), error_text_color(s), "< worst"});
     }
     if (mouse.y >= y && mouse.y < y + bar_height && mouse.x >= origin.x && mouse.x < chart.x(0) && tooltip.empty())
       tooltip = name + ": allocated " + format_bytes(s, rank.peak_allocated_bytes, 3) + ", reserved " +
@@ -208,6 +217,12 @@ void draw_rank_bars(AppState& s) {
                 warning_text_color(s), label);
   std::snprintf(label, sizeof label, "capacity %s", format_bytes(s, capacity, 1).c_str());
   draw->AddText(ImVec2(chart.x(capacity) + 0.3f * em, line_top), error_text_color(s), label);
+  const ImU32 panel = ImGui::GetColorU32(ImGuiCol_WindowBg);
+  for (const Label& l : labels) {
+    const ImVec2 size = ImGui::CalcTextSize(l.text.c_str());
+    draw->AddRectFilled(ImVec2(l.at.x - 0.15f * em, l.at.y), ImVec2(l.at.x + size.x + 0.15f * em, l.at.y + size.y), panel);
+    draw->AddText(l.at, l.color, l.text.c_str());
+  }
   ImGui::Dummy(ImVec2(chart.label_width + chart.width + 4.0f * em, height));
   if (!tooltip.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tooltip.c_str());
 }

@@ -7,6 +7,7 @@
 
 #include "app.h"
 #include "io/url_state.h"
+#include "memory/finetune.h"
 #include "panels.h"
 
 namespace meshfit::ui {

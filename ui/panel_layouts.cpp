@@ -3,6 +3,8 @@
 // throughput, with the Pareto front. Reads core's SearchResult directly.
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
+#include <string>
 
 #include "app.h"
 #include "io/serialize.h"
@@ -17,7 +19,7 @@ double exposed_comm_fraction(const LayoutCandidate& c) {
   return (b.tp_comm_s + b.cp_comm_s + b.pp_p2p_s + b.dp_comm_s) / c.step.step_time_s;
 }
 
-// (~105 lines: one ImGui table, its columns, sort, filter and row actions; ImGui's table API
+// (~170 lines: one ImGui table, wide or narrow, its columns, sort, filter and row actions; ImGui's table API
 // reads best as one block between BeginTable and EndTable.)
 bool draw_layout_table(AppState& s) {
   const std::vector<LayoutCandidate>& top = s.search.top;
@@ -87,55 +89,94 @@ bool draw_layout_table(AppState& s) {
     record_rect(s, "spatial_temporal_note");
   }
   // A link's sort (s.sort, s.order) is the default of a fresh table (its id carries sort_generation);
-  // after that the table's own sort specs are read back into the view.
+  // after that the table's own sort specs are read back into the view. Each column's user id is its
+  // LayoutColumn. A phone-width window has four: the layout's degrees wrapped in one, then memory and
+  // speed (sixteen columns showed three rows' dp, tp and pp; memory and tokens/s were off screen).
   constexpr int kColumns = int(enum_count<LayoutColumn>());
-  const std::string table_id = "layouts##" + std::to_string(s.sort_generation);
-  if (!ImGui::BeginTable(table_id.c_str(), kColumns, flags, ImVec2(0, height))) return false;
+  const LayoutColumn narrow_columns[] = {LayoutColumn::kRank, LayoutColumn::kModelParallel, LayoutColumn::kDeviceBytes,
+                                         LayoutColumn::kTokensPerSPerGpu};
+  const std::string table_id = (narrow ? "layouts_narrow##" : "layouts##") + std::to_string(s.sort_generation);
+  const ImGuiTableFlags table_flags = narrow ? (flags & ~ImGuiTableFlags_ScrollX & ~ImGuiTableFlags_SizingFixedFit) | ImGuiTableFlags_SizingStretchProp
+                                            : flags;
+  if (!ImGui::BeginTable(table_id.c_str(), narrow ? 4 : kColumns, table_flags, ImVec2(0, narrow ? std::max(height, 0.6f * ImGui::GetMainViewport()->Size.y) : height)))
+    return false;
   ImGui::TableSetupScrollFreeze(0, 1);
-  for (int c = 0; c < kColumns; ++c) {
-    ImGuiTableColumnFlags column_flags = ImGuiTableColumnFlags_None;
-    if (c == int(s.sort))
-      column_flags = ImGuiTableColumnFlags_DefaultSort | (s.order == SortOrder::kDescending ? ImGuiTableColumnFlags_PreferSortDescending
-                                                                                           : ImGuiTableColumnFlags_PreferSortAscending);
-    ImGui::TableSetupColumn(enum_label(LayoutColumn(c)), column_flags);
+  const auto setup_column = [&](LayoutColumn column, const char* label, ImGuiTableColumnFlags column_flags) {
+    if (column == s.sort)
+      column_flags |= ImGuiTableColumnFlags_DefaultSort | (s.order == SortOrder::kDescending ? ImGuiTableColumnFlags_PreferSortDescending
+                                                                                          : ImGuiTableColumnFlags_PreferSortAscending);
+    ImGui::TableSetupColumn(label, column_flags, 0.0f, ImGuiID(column));
+  };
+  if (narrow) {
+    setup_column(LayoutColumn::kRank, "#", ImGuiTableColumnFlags_WidthFixed);
+    setup_column(LayoutColumn::kModelParallel, "layout", ImGuiTableColumnFlags_WidthStretch | ImGuiTableColumnFlags_NoSort);
+    setup_column(LayoutColumn::kDeviceBytes, "memory", ImGuiTableColumnFlags_WidthFixed);
+    setup_column(LayoutColumn::kTokensPerSPerGpu, "tokens/s", ImGuiTableColumnFlags_WidthFixed);
+  } else {
+    for (int c = 0; c < kColumns; ++c) setup_column(LayoutColumn(c), enum_label(LayoutColumn(c)), ImGuiTableColumnFlags_None);
   }
   ImGui::TableHeadersRow();
+  float layout_width = 0;  // the narrow table's wrapped column, as laid out (the header row is still current)
+  if (narrow && ImGui::TableSetColumnIndex(1)) layout_width = ImGui::GetContentRegionAvail().x;
   if (ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs(); sort && sort->SpecsCount > 0) {
     const ImGuiTableColumnSortSpecs& spec = sort->Specs[0];
-    s.sort = LayoutColumn(std::clamp<int>(spec.ColumnIndex, 0, kColumns - 1));
-    s.order = spec.SortDirection == ImGuiSortDirection_Descending ? SortOrder::kDescending : SortOrder::kAscending;
+    const LayoutColumn column = LayoutColumn(std::clamp<int>(int(spec.ColumnUserID), 0, kColumns - 1));
+    // A phone's table cannot show every column: a link's sort by one it lacks stays the link's.
+    const bool shown = !narrow || std::find(std::begin(narrow_columns), std::end(narrow_columns), s.sort) != std::end(narrow_columns);
+    if (shown || sort->SpecsDirty) {
+      s.sort = column;
+      s.order = spec.SortDirection == ImGuiSortDirection_Descending ? SortOrder::kDescending : SortOrder::kAscending;
+    }
+    sort->SpecsDirty = false;
     const auto key = [&](int i) -> double {
       const LayoutCandidate& c = top[size_t(i)];
-      switch (spec.ColumnIndex) {
-        case 1: return double(c.layout.dp);
-        case 2: return double(c.layout.tp);
-        case 3: return double(c.layout.pp);
-        case 4: return double(c.layout.cp);
-        case 5: return double(c.layout.vpp);
-        case 6: return double(c.micro_batch);
-        case 7: return double(c.layout.zero);
-        case 8: return double(c.recompute);
-        case 9: return c.sp ? 1.0 : 0.0;
-        case 10: case 11: return c.device_bytes;
-        case 12: return -c.step.tokens_per_s_per_gpu;
-        case 13: return -c.step.mfu;
-        case 14: return c.step.bubble_fraction;
-        case 15: return double(c.layout.st_q);
-        default: return double(i);
+      switch (s.sort) {
+        case LayoutColumn::kDp: return double(c.layout.dp);
+        case LayoutColumn::kTp: return double(c.layout.tp);
+        case LayoutColumn::kPp: return double(c.layout.pp);
+        case LayoutColumn::kCp: return double(c.layout.cp);
+        case LayoutColumn::kVpp: return double(c.layout.vpp);
+        case LayoutColumn::kMicroBatch: return double(c.micro_batch);
+        case LayoutColumn::kZero: return double(c.layout.zero);
+        case LayoutColumn::kRecompute: return double(c.recompute);
+        case LayoutColumn::kSp: return c.sp ? 1.0 : 0.0;
+        case LayoutColumn::kDeviceBytes: case LayoutColumn::kCapacityShare: return c.device_bytes;
+        case LayoutColumn::kTokensPerSPerGpu: return -c.step.tokens_per_s_per_gpu;
+        case LayoutColumn::kMfu: return -c.step.mfu;
+        case LayoutColumn::kBubble: return c.step.bubble_fraction;
+        case LayoutColumn::kModelParallel: return double(c.layout.st_q);
+        case LayoutColumn::kRank: break;
       }
+      return double(i);
     };
     std::stable_sort(rows.begin(), rows.end(), [&](int a, int b) {
-      return spec.SortDirection == ImGuiSortDirection_Ascending ? key(a) < key(b) : key(a) > key(b);
+      return s.order == SortOrder::kAscending ? key(a) < key(b) : key(a) > key(b);
     });
   }
   for (size_t r = 0; r < rows.size(); ++r) {
     const int i = rows[r];
     const LayoutCandidate& c = top[size_t(i)];
+    const double share = c.device_bytes / capacity;
+    std::string layout_text, memory_text, speed_text;
+    float row_height = 0;
+    if (narrow) {
+      char text[200];
+      std::snprintf(text, sizeof text, "dp%lld tp%lld pp%lld cp%lld vpp%lld mb%lld zero%lld %s%s%s", (long long)c.layout.dp,
+                    (long long)c.layout.tp, (long long)c.layout.pp, (long long)c.layout.cp, (long long)c.layout.vpp,
+                    (long long)c.micro_batch, (long long)c.layout.zero, to_string(c.recompute),
+                    c.layout.tp > 1 ? (c.sp ? " sp" : " no-sp") : "", c.spatial_temporal() ? " ST*" : "");
+      layout_text = wrap_at_spaces(text, ImGui::GetFontSize(), layout_width);
+      std::snprintf(text, sizeof text, "%s\n%.0f%%", format_bytes(s, c.device_bytes, 1).c_str(), 100.0 * share);
+      memory_text = text;
+      std::snprintf(text, sizeof text, "%.0f\nMFU %.0f%%", c.step.tokens_per_s_per_gpu, 100.0 * c.step.mfu);
+      speed_text = text;
+      row_height = std::max(ImGui::CalcTextSize(layout_text.c_str()).y, 2.0f * ImGui::GetTextLineHeight());
+    }
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     char id[32];
     std::snprintf(id, sizeof id, "%d##row%d", i + 1, i);
-    if (ImGui::Selectable(id, i == s.selected_candidate, ImGuiSelectableFlags_SpanAllColumns)) {
+    if (ImGui::Selectable(id, i == s.selected_candidate, ImGuiSelectableFlags_SpanAllColumns, ImVec2(0, row_height))) {
       apply_candidate(s, c);
       changed = true;
     }
@@ -150,6 +191,17 @@ bool draw_layout_table(AppState& s) {
       }
       ImGui::EndPopup();
     }
+    if (narrow) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(layout_text.c_str());
+      ImGui::TableNextColumn();
+      if (share >= s.config.training.headroom) ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
+      ImGui::TextUnformatted(memory_text.c_str());
+      if (share >= s.config.training.headroom) ImGui::PopStyleColor();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(speed_text.c_str());
+      continue;
+    }
     const long long values[] = {c.layout.dp, c.layout.tp, c.layout.pp, c.layout.cp, c.layout.vpp, c.micro_batch, c.layout.zero};
     for (long long v : values) {
       ImGui::TableNextColumn();
@@ -162,7 +214,6 @@ bool draw_layout_table(AppState& s) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(format_bytes(s, c.device_bytes, 1).c_str());
     ImGui::TableNextColumn();
-    const double share = c.device_bytes / capacity;
     if (share >= s.config.training.headroom) ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));  // AA in both themes
     ImGui::Text("%.0f%%", 100.0 * share);
     if (share >= s.config.training.headroom) ImGui::PopStyleColor();
@@ -189,17 +240,29 @@ bool draw_scatter(AppState& s) {
   const std::vector<LayoutCandidate>& all = s.search.all;
   if (all.empty()) return false;
   const double capacity = s.config.gpu.memory_bytes;
+  // The scales cover every point drawn: the evaluated sample, the table's rows and the Pareto front
+  // (a search too large to keep every layout samples `all`; its best rows ran off the top of the plot).
   double max_x = capacity * 1.1, max_y = 1;
-  for (const LayoutCandidate& c : all) {
-    max_x = std::max(max_x, std::min(c.device_bytes, capacity * 2.0));
-    max_y = std::max(max_y, c.step.tokens_per_s_per_gpu);
-  }
+  int off_scale = 0;  // layouts past twice the capacity, drawn at the right edge
+  const SearchResult& search = s.search;
+  for (const std::vector<LayoutCandidate>* list : {&all, &search.top, &search.pareto})
+    for (const LayoutCandidate& c : *list) {
+      max_x = std::max(max_x, std::min(c.device_bytes, capacity * 2.0));
+      max_y = std::max(max_y, c.step.tokens_per_s_per_gpu);
+    }
+  for (const LayoutCandidate& c : all) off_scale += c.device_bytes > capacity * 2.0;
   max_x *= 1.02;
   max_y *= 1.08;
   const float em = s.em;
   const ImVec2 size(ImGui::GetContentRegionAvail().x, std::max(10.0f * em, ImGui::GetContentRegionAvail().y - 0.5f * em));
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 plot_min(origin.x + 4.0f * em, origin.y + 0.5f * em), plot_max(origin.x + size.x - 0.5f * em, origin.y + size.y - 2.6f * em);
+  // The x axis's caption, wrapped to the plot's width (a phone cut it at "red: capac").
+  std::string caption = std::string("peak device memory per GPU (") + unit_label(s) + "); red: capacity";
+  if (off_scale > 0) caption += "; " + std::to_string(off_scale) + " past 2x capacity, drawn at the right edge";
+  caption = wrap_at_spaces(caption, ImGui::GetFontSize(), size.x - 4.5f * em);
+  const float caption_height = ImGui::CalcTextSize(caption.c_str()).y;
+  const ImVec2 plot_min(origin.x + 4.0f * em, origin.y + 0.5f * em),
+      plot_max(origin.x + size.x - 0.5f * em, origin.y + size.y - 1.4f * em - caption_height);
   const auto to_screen = [&](double bytes, double speed) {
     return ImVec2(plot_min.x + float(std::min(bytes, max_x) / max_x) * (plot_max.x - plot_min.x),
                   plot_max.y - float(speed / max_y) * (plot_max.y - plot_min.y));
@@ -225,8 +288,8 @@ bool draw_scatter(AppState& s) {
     std::snprintf(label, sizeof label, "%g", tick);
     draw->AddText(ImVec2(plot_min.x - ImGui::CalcTextSize(label).x - 0.3f * em, y - 0.5f * em), dim, label);
   }
-  std::snprintf(label, sizeof label, "peak device memory per GPU (%s); red: capacity", unit_label(s));
-  draw->AddText(ImVec2(plot_min.x, plot_max.y + 1.2f * em), dim, label);
+  draw->AddText(ImVec2(plot_min.x, plot_max.y + 1.2f * em), dim, caption.c_str());
+  draw->PushClipRect(plot_min, plot_max, true);  // nothing drawn below runs outside the plot
   draw->AddText(ImVec2(plot_min.x + 0.3f * em, plot_min.y + 0.2f * em), dim, "tokens/s/GPU");
 
   const ImU32 feasible = IM_COL32(76, 140, 220, 200), infeasible = IM_COL32(220, 90, 90, 120);
@@ -250,6 +313,7 @@ bool draw_scatter(AppState& s) {
     const LayoutCandidate& c = s.search.top[size_t(s.selected_candidate)];
     draw->AddCircle(to_screen(c.device_bytes, c.step.tokens_per_s_per_gpu), 0.45f * em, ImGui::GetColorU32(ImGuiCol_Text), 0, 2.0f);
   }
+  draw->PopClipRect();
   ImGui::InvisibleButton("scatter", size);
   bool changed = false;
   if (hovered >= 0 && ImGui::IsItemHovered()) {

@@ -139,10 +139,14 @@ std::string encode_state(const Config& config) {
   const std::string& model_name = config.model.name;
   const std::string preset_id = model_name.substr(0, model_name.find('+'));
   if (auto preset = find_model_preset(preset_id)) reference.update(model_to_json(*preset));
+  // GPU: a preset name stands for its figures, as parse_config reads it; only the ones set apart
+  // from it are written (an RTX 4090 link carried all eleven).
   if (auto gpu = find_gpu_preset(config.gpu.id)) {
     Config with_gpu = default_config();
     with_gpu.gpu = *gpu;
-    reference["gpu_memory_gib"] = config_to_json(with_gpu)["gpu_memory_gib"];
+    const json preset = config_to_json(with_gpu);
+    for (const auto& [key, value] : preset.items())
+      if (key.rfind("gpu_", 0) == 0) reference[key] = value;
   }
   // Framework-dependent defaults: the profile's ZeRO stage.
   reference["zero"] = framework_profile(config.training.framework).default_zero;

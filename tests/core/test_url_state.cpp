@@ -18,6 +18,19 @@ TEST_CASE("the state carries only what differs from the defaults, in readable ke
   CHECK(encode_state(default_config()) == "v=1");
 }
 
+TEST_CASE("a GPU preset stands for its figures: the state names it and only the figures set apart") {
+  Config config = preset_config("llama3.1-8b", 1, 1, 1);
+  config.gpu = *find_gpu_preset("rtx4090");
+  CHECK(encode_state(config) == "v=1&model=llama3.1-8b&gpu=rtx4090&gpus=1&gbs=1024");  // it carried all eleven figures
+  config.gpu.sms = 100;
+  const std::string state = encode_state(config);
+  CHECK(state == "v=1&model=llama3.1-8b&gpu=rtx4090&gpu_sms=100&gpus=1&gbs=1024");
+  const ParsedConfig decoded = decode_state(state);
+  REQUIRE(decoded.issues.empty());
+  CHECK(decoded.config.gpu.sms == 100);
+  CHECK(decoded.config.gpu.bf16_flops == find_gpu_preset("rtx4090")->bf16_flops);
+}
+
 TEST_CASE("encode then decode gives the same estimate for presets, custom models and every option") {
   std::vector<Config> configs;
   Config a = preset_config("llama3.1-405b", 1024, 8, 16);

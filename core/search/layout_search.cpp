@@ -10,6 +10,7 @@
 #include <optional>
 #include <string_view>
 
+#include "memory/finetune.h"
 #include "spec/structure.h"
 #include "spec/validate.h"
 
@@ -141,9 +142,12 @@ class Search {
         profile_(framework_profile(base.training.framework)), capacity_(base.gpu.memory_bytes) {
     for (int64_t zero : zero_choices(base.training.framework))
       if (options.zero[size_t(zero)]) zero_options_.push_back(zero);
-    // Smallest-memory first, so that the first member of a subtree bounds the rest.
+    // Smallest-memory first, so that the first member of a subtree bounds the rest. A fine-tune's
+    // stack (Hugging Face gradient_checkpointing, torchtune, litgpt, Axolotl) checkpoints whole
+    // layers: no selective recompute, as the Methods view evaluates it (method_select.cpp).
     for (Recompute recompute : {Recompute::kFull, Recompute::kSelective, Recompute::kNone})
-      if (options.recompute[size_t(recompute)]) recompute_options_.push_back(recompute);
+      if (options.recompute[size_t(recompute)] && !(recompute == Recompute::kSelective && is_finetune(base.training)))
+        recompute_options_.push_back(recompute);
     micro_batches_ = divisors_in(base.training.global_batch, options.micro_batch);
     tps_ = divisors_in(base.cluster.gpus, options.tp);
   }
@@ -168,7 +172,7 @@ class Search {
     if (++mi_ >= micro_batches_.size()) {
       mi_ = 0;
       subtree_out_of_memory_.reset();
-      if (++zi_ >= zero_options_.size()) {
+      if (++zi_ >= zero_count_) {
         in_vpp_ = false;
         ++vi_;
       }
@@ -249,7 +253,10 @@ class Search {
     // A square's buffers can outweigh what it saves, so the first variant no longer bounds the rest.
     prune_subtrees_ = variants_.size() == sp_options.size();
     per_mb_ = int64_t(recompute_options_.size() * variants_.size());
-    per_vpp_ = int64_t(zero_options_.size()) * int64_t(micro_batches_.size()) * per_mb_;
+    // One data-parallel rank (dp x cp = 1) has nothing to shard: one ZeRO stage, the lowest offered
+    // (the Methods view's "one GPU: nothing to shard (same as DDP)").
+    zero_count_ = dp * cp == 1 ? std::min<size_t>(1, zero_options_.size()) : zero_options_.size();
+    per_vpp_ = int64_t(zero_count_) * int64_t(micro_batches_.size()) * per_mb_;
     const int64_t per_mesh = int64_t(vpps_.size()) * per_vpp_;
     if (per_mesh == 0) return false;
 
@@ -361,6 +368,7 @@ class Search {
   const FrameworkProfile& profile_;
   const double capacity_;
   std::vector<int64_t> zero_options_;
+  size_t zero_count_ = 0;  // of zero_options_, searched in the current mesh
   std::vector<Recompute> recompute_options_;
   std::vector<int64_t> micro_batches_;
   // The cursor: tps_[ti_], pps_[pi_], cps_[ci_] (the mesh), vpps_[vi_], zero_options_[zi_], micro_batches_[mi_].

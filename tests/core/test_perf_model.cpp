@@ -83,6 +83,26 @@ TEST_CASE("the breakdown adds up to the step time and MFU follows from tokens/s"
     }
 }
 
+TEST_CASE("LoRA's model FLOPs are the work it needs: a frozen base has no weight gradients") {
+  // Llama 3.2 3B, seq 4096, LoRA r16 on all linears. By hand: 6N_matmul = 6 x 3.21e9 = 19.3e9,
+  // attention 12*L*h*s = 12*28*3072*4096 = 4.23e9; LoRA: 4N_matmul = 12.8e9, adapters
+  // 3 x 28 x 2*16*(sum of in+out over q,k,v,o,gate,up,down = 54272) = 0.15e9: ratio 17.2/23.5 = 0.73.
+  Config full = preset_config("llama3.2-3b", 1);
+  full.training.finetune = FinetuneMethod::kFull;
+  full.training.global_batch = 1;
+  full.gpu.memory_bytes *= 10;
+  Config lora = full;
+  lora.training.finetune = FinetuneMethod::kLora;
+  lora.training.lora_rank = 16;
+  lora.training.lora_targets = "all-linear";
+  const StepReport a = predict(full), b = predict(lora);
+  const double ratio = b.model_flops_per_token / a.model_flops_per_token;
+  CAPTURE(ratio);
+  CHECK(ratio > 0.70);
+  CHECK(ratio < 0.76);
+  CHECK(b.mfu == doctest::Approx(b.model_flops_per_token * b.tokens_per_s_per_gpu / lora.gpu.bf16_flops));
+}
+
 TEST_CASE("time to train is the tokens to train over the cluster's tokens/s, and absent without them") {
   Config config = preset_config("llama3-70b", 256, 8, 4, 1);
   config.gpu.memory_bytes *= 10;

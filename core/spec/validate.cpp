@@ -118,6 +118,13 @@ struct Rules {
     if (t.precision == Precision::kFp8 && config.gpu.fp8_flops <= 0 && config.gpu.id != "custom")
       check.error(IssueCode::kPrecisionUnsupported, "precision",
                   "precision fp8 needs FP8 tensor cores; " + config.gpu.name + " has none.");
+    // Volta has no BF16 tensor cores (V100 datasheet): its runs train in fp16 mixed precision, whose
+    // memory is bf16 mixed's (2-byte weights and activations, fp32 master and moments) and whose GEMMs
+    // run at the catalog's FP16 tensor rate, so the estimate stands for fp16.
+    if (config.gpu.family == "volta" && t.precision != Precision::kFp8)
+      check.warning(IssueCode::kPrecisionUnsupported, "precision",
+                    config.gpu.name + " has no BF16 tensor cores: runs on it use fp16 mixed precision (with a loss scaler); "
+                    "the estimate stands for that (same bytes as bf16 mixed, GEMMs at the FP16 tensor rate).");
     // FSDP2 has no switch for it: each block's reduce-scatter is issued in the backward hook
     // (FRAMEWORK_NOTES §1.3-1.4), so the step time keeps it overlapped whatever the field says.
     if (t.framework == Framework::kFsdp && t.dp_comm_overlap == DpCommOverlap::kOff)

@@ -257,3 +257,8 @@ TEST_CASE("norm_kernel on a LayerNorm model or under torch.compile is a warning 
                              with(base(), {{"kernels", "compiled"}, {"norm_kernel", "fused"}})})
     for (const Issue& issue : issues_for(object)) CHECK(issue.field != "norm_kernel");
 }
+
+TEST_CASE("bf16 on a V100 is a warning naming the precision: its runs are fp16 mixed, which the estimate stands for") {
+  expect_issue(with(base(), {{"gpu", "v100"}}), IssueCode::kPrecisionUnsupported, "precision", {"no BF16", "fp16"});
+  for (const Issue& issue : issues_for(with(base(), {{"gpu", "a100-80gb"}}))) CHECK(issue.field != "precision");
+}

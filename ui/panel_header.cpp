@@ -26,6 +26,13 @@ void export_button(AppState& s, const char* label, const char* file_name, const 
 }  // namespace
 
 std::string verdict_text(const AppState& s) {
+  // A link whose only errors are keys meshfit does not know: nothing computed until they are dismissed.
+  const bool unknown_keys_only =
+      has_errors(s.issues) && std::all_of(s.issues.begin(), s.issues.end(), [](const Issue& i) {
+        return i.severity != Severity::kError || i.code == IssueCode::kUnknownField;
+      });
+  if (unknown_keys_only && !s.link_issues_dismissed)
+    return "LINK NOT USED  it names keys meshfit does not know (above): Dismiss to use the rest of it";
   if (!s.estimate.valid() || has_errors(s.issues)) return "INVALID INPUTS  see the messages next to the fields";
   const MemoryReport& report = s.estimate.memory;
   const RankMemory& worst = s.estimate.worst();
@@ -95,8 +102,13 @@ void draw_verdict_banner(AppState& s) {
       ImGui::PushStyleColor(ImGuiCol_Button, IM_COL32(255, 255, 255, 200));
       ImGui::PushStyleColor(ImGuiCol_ButtonHovered, IM_COL32(255, 255, 255, 255));
       if (inline_button(s, "Dismiss")) {
+        // Dismissed, the keys meshfit does not know are dropped and the rest of the link is used; a
+        // bad value of a known field stays an error beside its field.
         s.link_issues_dismissed = true;
-        s.dirty = true;  // the mirror says so
+        std::vector<Issue>& issues = s.input_issues;
+        issues.erase(std::remove_if(issues.begin(), issues.end(), [](const Issue& i) { return i.code == IssueCode::kUnknownField; }),
+                     issues.end());
+        recompute(s);
       }
       ImGui::PopStyleColor(2);
       record_rect(s, "dismiss_link_issues");

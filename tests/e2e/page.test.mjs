@@ -656,6 +656,20 @@ test('a link lists every key it could not use, in the CLI\'s words, in a banner 
   await context.close();
 });
 
+test('a link whose only problem is an unknown key says so in the banner, and Dismiss computes the rest of it', async () => {
+  const { context, page, errors } = await openPage('#v=1&model=llama3-8b&gpus=16&tp=2&foo=1');
+  let m = await mirror(page);
+  assert.match(m.banner.text, /^LINK NOT USED .*Dismiss/, 'not "see the messages next to the fields": no field has one');
+  await clickWidget(page, 'dismiss_link_issues', { changes: true });
+  m = await mirror(page);
+  assert.deepEqual(m.link_issues, []);
+  assert.equal(m.state, 'v=1&model=llama3-8b&gpus=16&tp=2');
+  assert.ok(['fits', 'tight'].includes(m.verdict), 'the rest of the link is computed');
+  assert.deepEqual(m.ranks, nativeRanks(m.state));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 // Screenshots for review at three window sizes in both themes (build-wasm/e2e-artifacts).
 test('screenshots at 1440x900, 1024x768 and 390x844 in both themes', async () => {
   for (const [width, height] of [[1440, 900], [1024, 768], [390, 844]]) {

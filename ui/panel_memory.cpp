@@ -290,7 +290,9 @@ void draw_step_breakdown(AppState& s) {
     ImGui::TextWrapped("Not predicted: the GPU has no compute or bandwidth figure (enter them under Hardware).");
     return;
   }
-  ImGui::Text("%.2f s per step; HFU %.1f%% (MFU counts model FLOPs, PaLM convention)", step.step_time_s, 100.0 * step.hfu);
+  // Wrapped (a phone cut it mid-word); HFU said as what it adds to MFU.
+  ImGui::TextWrapped("%.2f s per step; hardware FLOPs utilisation (HFU, recomputed FLOPs included) %.1f%%; MFU below counts "
+                     "model FLOPs only (PaLM convention)", step.step_time_s, 100.0 * step.hfu);
   ImGui::TextWrapped("%s", throughput_text(s).c_str());
   record_rect(s, "throughput");
   if (ImGui::IsItemHovered())

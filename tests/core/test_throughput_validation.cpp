@@ -107,7 +107,7 @@ TEST_CASE("an error band says on how many GPUs its runs were measured") {
   REQUIRE(one.runs > 0);
   CHECK(one.min_gpus == 1);
   CHECK(one.max_gpus == 1);
-  CHECK(error_band_text(one).find("of 1 GPU") != std::string::npos);
+  CHECK(error_band_text(one).find("each on 1 GPU") != std::string::npos);
   // Narayanan et al. and Korthikanti et al. ran Megatron-LM on 8 to 3072 A100s (layouts_measured.csv).
   const ErrorBand many = throughput_error_band(Framework::kMegatron, "ampere");
   REQUIRE(many.runs > 0);

@@ -501,8 +501,12 @@ bool draw(AppState& s) {
       ImGui::PushStyleColor(ImGuiCol_Button, style.Colors[open ? ImGuiCol_TabActive : ImGuiCol_Tab]);
       ImGui::PushStyleColor(ImGuiCol_ButtonHovered, style.Colors[ImGuiCol_TabHovered]);
       ImGui::PushStyleColor(ImGuiCol_ButtonActive, style.Colors[ImGuiCol_TabActive]);
+      // The open one also framed in the text colour: the two fills differ by 1.3:1 in the light theme.
+      ImGui::PushStyleColor(ImGuiCol_Border, style.Colors[ImGuiCol_Text]);
+      ImGui::PushStyleVar(ImGuiStyleVar_FrameBorderSize, open ? 2.0f : 0.0f);
       if (ImGui::Button(views[i].label, ImVec2(width, 0))) s.tab = views[i].which;
-      ImGui::PopStyleColor(3);
+      ImGui::PopStyleVar();
+      ImGui::PopStyleColor(4);
       record_rect(s, views[i].rect);
     }
     ImGui::Separator();

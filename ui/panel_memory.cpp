@@ -235,8 +235,16 @@ constexpr const char* kShortHeaders[kComponentCount] = {"Weights", "Grads", "Opt
 void draw_rank_table(const AppState& s) {
   const std::vector<RankMemory>& ranks = s.estimate.memory.ranks;
   const int columns = 1 + kComponentCount + 3;
-  const float row_height = ImGui::GetTextLineHeightWithSpacing() + 2.0f * ImGui::GetStyle().CellPadding.y;
-  const float table_height = std::min(float(ranks.size() + 1) * row_height + 0.3f * s.em, 14.0f * s.em);
+  // As tall as its rows (a row is a text line and the cell padding), and the horizontal scrollbar
+  // when the columns are wider than the window (a phone): every table ended in an empty row.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float row_height = ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y;
+  const float cell = 2.0f * style.CellPadding.x + 1.0f;  // padding and the border
+  float width = ImGui::CalcTextSize("middle 000").x + cell;
+  for (const char* header : kShortHeaders) width += std::max(ImGui::CalcTextSize(header).x, ImGui::CalcTextSize("0000.00").x) + cell;
+  for (const char* header : {"allocated", "reserved", "device"}) width += ImGui::CalcTextSize(header).x + cell;
+  const float scrollbar = width > ImGui::GetContentRegionAvail().x ? style.ScrollbarSize : 0.0f;
+  const float table_height = std::min(float(ranks.size() + 1) * row_height + scrollbar + 2.0f * style.CellPadding.y, 14.0f * s.em);
   if (!ImGui::BeginTable("ranks", columns, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
                                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,
                          ImVec2(0, table_height)))
@@ -470,8 +478,10 @@ bool draw_memory_view(AppState& s) {
   draw_fine_tuning_line(s);
   draw_legend(s);
   ImGui::Spacing();
-  const float chart_height = std::min(ImGui::GetContentRegionAvail().y * 0.55f,
-                                      (1.4f + 2.0f * float(report.ranks.size()) + 2.2f) * s.em);
+  // On a phone the view scrolls as a whole: the room left below the buttons and the legend gave the
+  // bars 101 px (2.5 of 4 ranks); there they may take 60% of the screen.
+  const float room = narrow_window(s) ? 0.6f * ImGui::GetMainViewport()->Size.y : ImGui::GetContentRegionAvail().y * 0.55f;
+  const float chart_height = std::min(room, (1.4f + 2.0f * float(report.ranks.size()) + 2.2f) * s.em);
   if (ImGui::BeginChild("bars", ImVec2(0, std::max(chart_height, 6.0f * s.em)), false)) draw_rank_bars(s);
   ImGui::EndChild();
   record_rect(s, "rank_bars");

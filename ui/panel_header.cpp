@@ -147,8 +147,18 @@ void draw_header(AppState& s) {
   flow("will it fit? per-rank training memory and the fastest layout");
   ImGui::TextDisabled("will it fit? per-rank training memory and the fastest layout");
   if (narrow) draw_verdict_banner(s);
-  for (const auto& run_text : run_texts(s.config))
-    ImGui::TextWrapped("%s: %s", run_text.first.c_str(), run_text.second.c_str());
+  // The run's name and notes; on a phone, where they stay on screen above every view, at most about
+  // two lines each (a 300-character name took seven), the whole text in the Inputs' fields.
+  for (const auto& run_text : run_texts(s.config)) {
+    std::string text = run_text.second;
+    constexpr size_t kPhoneChars = 80;
+    if (narrow && text.size() > kPhoneChars) {
+      size_t cut = kPhoneChars;
+      while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+      text = text.substr(0, cut) + "\xE2\x80\xA6";
+    }
+    ImGui::TextWrapped("%s: %s", run_text.first.c_str(), text.c_str());
+  }
   if (narrow) return;
   draw_header_buttons(s);
   draw_verdict_banner(s);

@@ -541,7 +541,7 @@ bool draw_finetune(AppState& s) {
     if (entry.label == nullptr) continue;
     // Two a line: four do not fit the inputs column (17 em).
     if (entry.value == FinetuneMethod::kFull || entry.value == FinetuneMethod::kQlora) ImGui::SameLine();
-    const char* label = entry.value == FinetuneMethod::kNone ? "pretraining" : entry.value == FinetuneMethod::kFull ? "full" : entry.value == FinetuneMethod::kLora ? "LoRA" : "QLoRA";
+    const char* label = entry.value == FinetuneMethod::kNone ? "pretraining" : entry.value == FinetuneMethod::kFull ? "full fine-tune" : entry.value == FinetuneMethod::kLora ? "LoRA" : "QLoRA";
     if (ImGui::RadioButton(label, t.finetune == entry.value)) t.finetune = entry.value;
     record_rect(s, (std::string("finetune_") + entry.key).c_str());
   }

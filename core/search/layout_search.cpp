@@ -142,6 +142,7 @@ class Search {
         profile_(framework_profile(base.training.framework)), capacity_(base.gpu.memory_bytes) {
     for (int64_t zero : zero_choices(base.training.framework))
       if (options.zero[size_t(zero)]) zero_options_.push_back(zero);
+    base_zero_ = base.layout.zero;
     // Smallest-memory first, so that the first member of a subtree bounds the rest. A fine-tune's
     // stack (Hugging Face gradient_checkpointing, torchtune, litgpt, Axolotl) checkpoints whole
     // layers: no selective recompute, as the Methods view evaluates it (method_select.cpp).
@@ -167,7 +168,7 @@ class Search {
       subtree_out_of_memory_.reset();
       return true;
     }
-    config_.layout.zero = zero_options_[zi_];
+    config_.layout.zero = single_zero_ >= 0 ? single_zero_ : zero_options_[zi_];
     micro_batch(micro_batches_[mi_]);
     if (++mi_ >= micro_batches_.size()) {
       mi_ = 0;
@@ -253,9 +254,16 @@ class Search {
     // A square's buffers can outweigh what it saves, so the first variant no longer bounds the rest.
     prune_subtrees_ = variants_.size() == sp_options.size();
     per_mb_ = int64_t(recompute_options_.size() * variants_.size());
-    // One data-parallel rank (dp x cp = 1) has nothing to shard: one ZeRO stage, the lowest offered
-    // (the Methods view's "one GPU: nothing to shard (same as DDP)").
-    zero_count_ = dp * cp == 1 ? std::min<size_t>(1, zero_options_.size()) : zero_options_.size();
+    // One data-parallel rank (dp x cp = 1) has nothing to shard: one ZeRO stage (the Methods view's
+    // "one GPU: nothing to shard (same as DDP)"), the config's own when offered, else the lowest (a
+    // suggestion then reads "tp 1 -> 8", not also "tp 1 -> 8, zero 1 -> 0" with the same figures).
+    zero_count_ = zero_options_.size();
+    single_zero_ = -1;
+    if (dp * cp == 1 && !zero_options_.empty()) {
+      const bool own = std::find(zero_options_.begin(), zero_options_.end(), base_zero_) != zero_options_.end();
+      single_zero_ = own ? base_zero_ : zero_options_.front();
+      zero_count_ = 1;
+    }
     per_vpp_ = int64_t(zero_count_) * int64_t(micro_batches_.size()) * per_mb_;
     const int64_t per_mesh = int64_t(vpps_.size()) * per_vpp_;
     if (per_mesh == 0) return false;
@@ -368,7 +376,9 @@ class Search {
   const FrameworkProfile& profile_;
   const double capacity_;
   std::vector<int64_t> zero_options_;
-  size_t zero_count_ = 0;  // of zero_options_, searched in the current mesh
+  size_t zero_count_ = 0;     // stages searched in the current mesh
+  int64_t base_zero_ = 0;     // the config's own stage
+  int64_t single_zero_ = -1;  // the one stage of a dp x cp = 1 mesh (-1: every option)
   std::vector<Recompute> recompute_options_;
   std::vector<int64_t> micro_batches_;
   // The cursor: tps_[ti_], pps_[pi_], cps_[ci_] (the mesh), vpps_[vi_], zero_options_[zi_], micro_batches_[mi_].

@@ -83,3 +83,21 @@ TEST_CASE("the largest sequence that fits fits, and one step more does not") {
   CHECK(estimate(config).memory.verdict != Verdict::kOutOfMemory);
   CHECK_FALSE(fit_advice(config).suggestions.empty());  // tight: what brings it under the threshold
 }
+
+TEST_CASE("no suggestion repeats another's figures with a ZeRO change that does nothing (one data-parallel rank)") {
+  // Llama 3.1 8B on 8 V100 32GB, Megatron-LM at ZeRO-1: "tp 1 -> 8" leaves dp = 1, where a ZeRO stage
+  // has nothing to shard; the list also read "tp 1 -> 8, zero 1 -> 0" with the same memory and speed.
+  Config config = preset_config("llama3.1-8b", 8);
+  config.gpu = *find_gpu_preset("v100");
+  REQUIRE(estimate(config).memory.verdict == Verdict::kOutOfMemory);
+  const FitAdvice advice = fit_advice(config, 20);
+  REQUIRE_FALSE(advice.suggestions.empty());
+  for (size_t i = 0; i < advice.suggestions.size(); ++i)
+    for (size_t j = i + 1; j < advice.suggestions.size(); ++j) {
+      const FitSuggestion& a = advice.suggestions[i];
+      const FitSuggestion& b = advice.suggestions[j];
+      CAPTURE(a.change);
+      CAPTURE(b.change);
+      CHECK_FALSE((a.device_bytes == b.device_bytes && a.tokens_per_s_per_gpu == b.tokens_per_s_per_gpu));
+    }
+}

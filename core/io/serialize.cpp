@@ -290,7 +290,10 @@ ParsedConfig parse_config(const json& object) {
     std::string missing;
     for (const ConfigField& row : config_fields())
       if (row.required_without_preset && !object.contains(row.key)) missing += (missing.empty() ? "" : ", ") + std::string(row.key);
-    if (!missing.empty() && !has_errors(issues))
+    // Said even beside other errors (a garbled link's listed only its bad pairs, and then "hidden must be
+    // positive, got 0" for fields it never named), unless the model field has its own problem already.
+    const bool model_issue = std::any_of(issues.begin(), issues.end(), [](const Issue& i) { return i.field == "model"; });
+    if (!missing.empty() && !model_issue)
       issues.push_back({IssueCode::kMissingModel, Severity::kError, "model",
                         "no model: give a preset (model) or every architecture field (missing: " + missing + ")."});
   } else {

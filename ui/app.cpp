@@ -75,6 +75,19 @@ PageView current_view(const AppState& s) {
 void set_state(AppState& s, const std::string& encoded) {
   PageView view;
   ParsedConfig decoded = decode_state(encoded, &view);
+  // A link of view keys only ("#tab=validation", as a docs page may write) opens the page's own
+  // configuration in that view, as an empty link does: it read "no model" and showed nothing.
+  std::vector<Issue> state_issues;
+  if (state_to_object(encoded, state_issues).empty() && !has_errors(state_issues)) {
+    init(s);
+    apply_view(s, view);
+    s.layout_note.clear();
+    s.defaults_note.clear();
+    s.link_issues_dismissed = false;
+    s.text_errors.clear();
+    recompute(s);
+    return;
+  }
   apply_view(s, view);
   s.config = decoded.config;  // every field of the link, pipeline split and flags included
   s.input_issues = std::move(decoded.issues);

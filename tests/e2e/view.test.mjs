@@ -171,6 +171,18 @@ test('the view (tab, units, sort, filter) is part of the link, round-trips, and 
   await context.close();
 });
 
+test('a link of view keys only opens the page\'s own configuration in that view, as an empty link does', async () => {
+  const { context, page, errors } = await openPage('#tab=validation&units=mib');
+  const m = await mirror(page);
+  assert.equal(m.view.tab, 'validation');
+  assert.equal(m.view.units, 'mib');
+  assert.equal(m.config.model, 'llama3.1-70b', 'the page\'s default, not "no model"');
+  assert.deepEqual(m.link_issues, []);
+  assert.match(await hash(page), /^#v=1&model=llama3\.1-70b.*&tab=validation&units=mib$/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a link with bad view values lists each in the CLI\'s words, as warnings that keep the result', async () => {
   const state = 'v=1&model=llama3-8b&gpus=16&tab=charts&units=MB&sort=speed&order=up';
   const { context, page, errors } = await openPage('#' + state);

@@ -20,6 +20,8 @@ namespace meshfit::ui {
 
 namespace {
 
+constexpr double kLargeMiss = 0.25;  // a memory error this large is marked in the warning colour
+
 
 // A row whose predicted verdict agrees with its fit/OOM label, or not, in the theme's readable colour.
 ImVec4 agreement_color(const AppState& s, bool agrees) {
@@ -131,7 +133,11 @@ void draw_report(AppState& s, const ValidationReport& v, const char* id) {
     if (run.expressible) ImGui::TextUnformatted(format_bytes(s, row.predicted_bytes).c_str());
     else ImGui::TextDisabled("not expressible");
     ImGui::TableNextColumn();
-    if (run.expressible && run.measured_bytes > 0) ImGui::TextUnformatted(signed_percent(row.signed_error).c_str());
+    // A large miss in the warning colour: beside a green "fits, agrees" a -51% read as a good row.
+    if (run.expressible && run.measured_bytes > 0)
+      ImGui::TextColored(std::fabs(row.signed_error) >= kLargeMiss ? ImGui::ColorConvertU32ToFloat4(warning_text_color(s))
+                                                                  : ImGui::GetStyleColorVec4(ImGuiCol_Text),
+                         "%s", signed_percent(row.signed_error).c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(run.oom ? "OOM" : "ran");
     ImGui::TableNextColumn();

@@ -265,7 +265,8 @@ bool draw_model(AppState& s) {
     s.hf_fetch.body.clear();
     refresh_mirror(s);
   }
-  const bool hf_open = ImGui::TreeNode("Paste config");
+  // A frame's height on a phone, a finger's target (16 px as a plain tree node).
+  const bool hf_open = ImGui::TreeNodeEx("Paste config", narrow_window(s) ? ImGuiTreeNodeFlags_Framed | ImGuiTreeNodeFlags_FramePadding : 0);
   record_rect(s, "hf_toggle");
   if (hf_open) {
     ImGui::PushTextWrapPos(0.0f);

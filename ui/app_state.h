@@ -86,6 +86,7 @@ struct AppState {
   bool show_rank_table = true;
   char layout_filter[64] = "";
   bool search_under_headroom = false;  // rank only layouts below the "tight" threshold
+  bool methods_under_headroom = false; // show only methods below the "tight" threshold
   bool search_spatial_temporal = false;  // also weigh spatial-temporal (PrimePar-style) layouts (modelled only)
   int selected_candidate = -1;         // index into search.top when it matches the config's layout
   std::string hf_text;                 // the paste-HF-config box

@@ -52,6 +52,11 @@ bool draw_methods_view(AppState& s) {
     ImGui::PopStyleColor();
   }
   ImGui::PopTextWrapPos();
+  // As the Layouts view offers: a method at 91% of capacity ranked first is one allocator spike from OOM.
+  char threshold[64];
+  std::snprintf(threshold, sizeof threshold, "only under the tight threshold (%.0f%%)", 100.0 * s.config.training.headroom);
+  ImGui::Checkbox(threshold, &s.methods_under_headroom);
+  record_rect(s, "methods_under_headroom");
   bool changed = false;
   // A phone-width window has no room for eight columns (the table showed the method and half the
   // strategy; the memory and step time were off to the right): each method is one row whose
@@ -74,6 +79,7 @@ bool draw_methods_view(AppState& s) {
       const MethodCandidate& c = ranking.ranked[i];
       const double share = c.device_bytes / s.config.gpu.memory_bytes;
       const bool tight = share >= s.config.training.headroom;  // the warning colour, as the Layouts view marks it
+      if (tight && s.methods_under_headroom) continue;
       char figures[160];
       std::snprintf(figures, sizeof figures, "%s (%.0f%%)%s%s, %.3f s per step%s", format_bytes(s, c.device_bytes, 1).c_str(),
                     100.0 * share, c.host_bytes > 0 ? " + host " : "", c.host_bytes > 0 ? format_bytes(s, c.host_bytes, 1).c_str() : "",

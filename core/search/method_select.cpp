@@ -80,9 +80,9 @@ MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& opt
                                                                      : base.training.loss;
       best.config = config;
       if (strategy.tensor_parallel && tp_max == 1) {
-        best.rejected = std::min(base.cluster.gpus, base.cluster.gpus_per_node) == 1
-                            ? "one GPU per node: nothing to split"
-                            : "no tensor-parallel degree above 1 divides the heads, KV heads, FFN and GPUs in a node";
+        best.rejected = base.cluster.gpus == 1            ? "one GPU: nothing to split"
+                        : base.cluster.gpus_per_node == 1 ? "one GPU per node: nothing to split (tensor parallelism stays in a node)"
+                                                          : "no tensor-parallel degree above 1 divides the heads, KV heads, FFN and GPUs in a node";
         ranking.rejected.push_back(best);
         continue;
       }

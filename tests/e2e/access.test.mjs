@@ -116,8 +116,13 @@ test('on a phone one tap switches tab, a drag scrolls the inputs, and a tap on a
   const after = (await rectOf(page, 'seq'))[1];
   assert.ok(before - after > 150, `the inputs scrolled with the finger: seq at y=${before}, then y=${after}`);
   await touchDrag(page, { x: 200, y: 460 }, { x: 200, y: 800 });
-  // A tap on a count field: a real, focused DOM text input asking for a number keyboard.
-  const field = await rectOf(page, 'gpus');
+  // A tap on a count field: a real, focused DOM text input asking for a number keyboard. The field
+  // is first dragged into view if the finger-sized buttons above it pushed it below the screen.
+  let field = await rectOf(page, 'gpus');
+  if (centre(field).y > 700) {
+    await touchDrag(page, { x: 200, y: 760 }, { x: 200, y: 760 - (centre(field).y - 500) });
+    field = await rectOf(page, 'gpus');
+  }
   await page.touchscreen.tap(centre(field).x, centre(field).y);
   await page.waitForFunction(() => document.activeElement && document.activeElement.id === 'ime', null, { timeout: 10000 });
   assert.equal(await page.evaluate(() => document.activeElement.inputMode), 'decimal');

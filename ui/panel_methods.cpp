@@ -38,7 +38,7 @@ bool draw_methods_view(AppState& s) {
   }
   ImGui::PushTextWrapPos(0.0f);
   // The base the methods were ranked from (methods_base_config): a pretraining config's batch is not theirs.
-  const Config base = methods_base_config(s.config);
+  const Config& base = ranking.base;
   ImGui::Text("Fine-tuning %s on %lld x %s at sequence %lld, micro-batch %lld, global batch %lld: %zu methods fit, "
               "fastest first; click a row to use it. Each is evaluated with and without gradient checkpointing (the "
               "faster that fits is shown).",

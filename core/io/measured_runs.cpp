@@ -23,17 +23,21 @@ namespace {
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 bool contains(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
 
+// A label's part: the column's value after its prefix ("dp" + "64"), or nothing when the source does
+// not state it ("z mb" read as a mangled label).
+std::string label_part(const CsvRow& row, const char* prefix, const char* column) {
+  const std::string& value = csv_field(row, column);
+  return value.empty() ? std::string() : prefix + value;
+}
+
 MeasuredRun run_from_row(const CsvRow& row) {
   MeasuredRun run;
   const auto field = [&row](const char* column) -> const std::string& { return csv_field(row, column); };
   run.source = field("source");
   run.notes = field("notes");
-  // Each part only when the source states it ("z mb" read as a mangled label).
-  const auto part = [&field](const char* prefix, const char* column) {
-    return field(column).empty() ? std::string() : prefix + field(column);
-  };
-  run.label = join_words({short_model_name(field("model")), part("dp", "dp"), part("tp", "tp"), part("pp", "pp"), part("cp", "cp"),
-                          part("z", "zero_stage"), field("recompute"), part("mb", "micro_batch")});
+  run.label = join_words({short_model_name(field("model")), label_part(row, "dp", "dp"), label_part(row, "tp", "tp"),
+                          label_part(row, "pp", "pp"), label_part(row, "cp", "cp"), label_part(row, "z", "zero_stage"),
+                          field("recompute"), label_part(row, "mb", "micro_batch")});
   run.oom = field("oom") == "yes";
   run.measured_bytes = gib_to_bytes(csv_number(field("measured_peak_gb")));  // sources print GiB (see notes)
   run.metric = enum_from_key<MeasuredMetric>(field("metric")).value_or(MeasuredMetric::kDevice);
@@ -113,11 +117,8 @@ MeasuredRun finetune_run_from_row(const CsvRow& row) {
   MeasuredRun run;
   const auto field = [&row](const char* column) -> const std::string& { return csv_field(row, column); };
   const std::string& model = field("model");
-  const auto part = [&field](const char* prefix, const char* column) {
-    return field(column).empty() ? std::string() : prefix + field(column);
-  };
-  run.label = join_words({short_model_name(model), field("method"), part("r", "lora_rank"), part("s", "seq_len"),
-                          part("b", "micro_batch"), part("x", "num_gpus"), field("zero_stage") == "3" ? field("framework") : "",
+  run.label = join_words({short_model_name(model), field("method"), label_part(row, "r", "lora_rank"), label_part(row, "s", "seq_len"),
+                          label_part(row, "b", "micro_batch"), label_part(row, "x", "num_gpus"), field("zero_stage") == "3" ? field("framework") : "",
                           field("offload") != "none" ? "+off" : ""});
   run.source = field("source");
   run.notes = field("notes");

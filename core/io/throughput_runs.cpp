@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <map>
 
 #include "io/gpu_runs.h"
@@ -271,69 +270,64 @@ const ThroughputValidation& throughput_validation() {
   return validation;
 }
 
+namespace {
+
+// The error bands of the validation rows grouped by `key`: median |error|, runs, the GPU counts and
+// the sources behind each. Initialised once in a static (guaranteed elision), so the basis strings
+// the bands point at stay where they are.
+struct BandTable {
+  std::map<std::string, std::string> bases;
+  std::map<std::string, ErrorBand> bands;
+};
+BandTable band_table(std::string (*key)(const ThroughputRow&)) {
+  BandTable table;
+  std::map<std::string, std::vector<double>> errors;
+  for (const ThroughputRow& row : throughput_validation().rows) {
+    const std::string k = key(row);
+    errors[k].push_back(std::fabs(row.signed_error));
+    std::string& basis = table.bases[k];
+    if (basis.find(row.run.source) == std::string::npos) basis += (basis.empty() ? "" : "; ") + row.run.source;
+    const int64_t gpus = row.run.config.cluster.gpus;
+    const auto [entry, fresh] = table.bands.try_emplace(k);
+    ErrorBand& band = entry->second;
+    band.min_gpus = fresh ? gpus : std::min(band.min_gpus, gpus);
+    band.max_gpus = std::max(band.max_gpus, gpus);
+  }
+  for (auto& [k, band] : table.bands) {
+    band.runs = int(errors[k].size());
+    band.median_abs_error = median_of(errors[k]);
+    band.basis = table.bases[k].c_str();
+  }
+  return table;
+}
+
+ErrorBand find_band(const BandTable& table, const std::string& key) {
+  const auto found = table.bands.find(key);
+  return found == table.bands.end() ? ErrorBand{} : found->second;
+}
+
+}  // namespace
+
 // Declared in perf/perf_model.h: the band is the validation error of the runs above for the
 // prediction's framework and GPU family, computed once from the compiled-in data (predictions made
 // while computing it carry none). Not thread-safe on first use; meshfit's front ends are single-threaded.
 ErrorBand throughput_error_band(Framework framework, const std::string& gpu_family) {
   if (g_computing_bands) return {};
-  static const std::vector<std::pair<std::string, ErrorBand>> bands = [] {
-    std::vector<std::pair<std::string, ErrorBand>> out;
-    static std::map<std::string, std::string> bases;  // the basis strings live as long as the bands
-    std::map<std::string, std::pair<int64_t, int64_t>> gpu_range;
-    const ThroughputValidation& v = throughput_validation();
-    for (const ThroughputRow& row : v.rows) {
-      const std::string key = std::string(to_string(row.run.config.training.framework)) + " " + row.run.config.gpu.family;
-      std::string& basis = bases[key];
-      if (basis.find(row.run.source) == std::string::npos) basis += (basis.empty() ? "" : "; ") + row.run.source;
-      const int64_t gpus = row.run.config.cluster.gpus;
-      auto range = gpu_range.emplace(key, std::make_pair(gpus, gpus)).first;
-      range->second.first = std::min(range->second.first, gpus);
-      range->second.second = std::max(range->second.second, gpus);
-    }
-    for (const ThroughputSummary& band : v.bands) {
-      ErrorBand b{band.median_abs_error, band.runs, bases[band.key].c_str()};
-      b.min_gpus = gpu_range[band.key].first;
-      b.max_gpus = gpu_range[band.key].second;
-      out.push_back({band.key, b});
-    }
-    return out;
-  }();
-  const std::string key = std::string(to_string(framework)) + " " + gpu_family;
-  for (const auto& entry : bands)
-    if (entry.first == key) return entry.second;
-  return {};
+  static const BandTable table = band_table([](const ThroughputRow& row) {
+    return std::string(to_string(row.run.config.training.framework)) + " " + row.run.config.gpu.family;
+  });
+  return find_band(table, std::string(to_string(framework)) + " " + gpu_family);
 }
 
 ErrorBand prediction_error_band(Framework framework, const std::string& gpu_family) {
   const ErrorBand exact = throughput_error_band(framework, gpu_family);
   if (exact.runs == 0 || exact.runs >= kMinBandRuns) return exact;
-  // The framework's runs on every GPU family, computed once per framework (the layout search asks
-  // for a band with every candidate it predicts), with the sources they come from.
-  struct Wide {
-    std::string basis;
-    ErrorBand band;
-  };
-  static std::map<Framework, Wide> cache;
-  auto found = cache.find(framework);
-  if (found == cache.end()) {
-    Wide wide;
-    std::vector<double> errors;
-    wide.band.min_gpus = std::numeric_limits<int64_t>::max();
-    for (const ThroughputRow& row : throughput_validation().rows) {
-      if (row.run.config.training.framework != framework) continue;
-      errors.push_back(std::fabs(row.signed_error));
-      wide.band.min_gpus = std::min(wide.band.min_gpus, row.run.config.cluster.gpus);
-      wide.band.max_gpus = std::max(wide.band.max_gpus, row.run.config.cluster.gpus);
-      if (wide.basis.find(row.run.source) == std::string::npos)
-        wide.basis += (wide.basis.empty() ? "" : "; ") + row.run.source;
-    }
-    wide.band.runs = int(errors.size());
-    wide.band.median_abs_error = errors.empty() ? 0.0 : median_of(errors);
-    found = cache.emplace(framework, std::move(wide)).first;
-    found->second.band.basis = found->second.basis.c_str();  // the string's final home
-  }
-  if (found->second.band.runs <= exact.runs) return exact;
-  ErrorBand wide = found->second.band;
+  // The framework's runs on every GPU family, built once (the layout search asks for a band with
+  // every candidate it predicts).
+  static const BandTable table =
+      band_table([](const ThroughputRow& row) { return std::string(to_string(row.run.config.training.framework)); });
+  ErrorBand wide = find_band(table, to_string(framework));
+  if (wide.runs <= exact.runs) return exact;
   wide.exact_runs = exact.runs;
   return wide;
 }

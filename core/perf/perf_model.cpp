@@ -830,11 +830,18 @@ double loss_s_per_logit(const GpuSpec& gpu, const FrameworkPerf& perf) {
 double kernel_launch_floor_s() { return kKernelLaunchFloorS; }
 double eager_host_op_s() { return kEagerHostOpS; }
 
+namespace {
+
+// The parameters every token multiplies through: the layers' linears and the LM head.
+double linear_parameters(const ModelSpec& model) {
+  return double(model.layers) * matmul_parameters_per_layer(model) + double(model.vocab) * double(model.hidden);
+}
+
+}  // namespace
+
 double model_flops_per_token(const ModelSpec& model, int64_t seq) {
-  const double l = double(model.layers);
-  const double h = double(model.hidden);
   // Attention scores and values: 12 * L * s * a*d per token (a*d == h unless head_dim is set apart).
-  return 6.0 * (l * matmul_parameters_per_layer(model) + double(model.vocab) * h) + 12.0 * l * query_width(model) * double(seq);
+  return 6.0 * linear_parameters(model) + 12.0 * double(model.layers) * query_width(model) * double(seq);
 }
 
 // [SECTION] Step time
@@ -1170,8 +1177,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
     // forward; attention as trained. Counted at 6N an RTX 4090 LoRA read "MFU 66%".
     Config unsplit = config;
     unsplit.layout.tp = 1;
-    report.model_flops_per_token -= 2.0 * (double(config.model.layers) * matmul_parameters_per_layer(config.model) +
-                                           double(config.model.vocab) * double(config.model.hidden));
+    report.model_flops_per_token -= 2.0 * linear_parameters(config.model);
     report.model_flops_per_token += 3.0 * double(config.model.layers) * finetune_work(unsplit, 1.0).adapter_flops_fwd;
   }
   report.tflops_per_gpu = report.model_flops_per_token * report.tokens_per_s_per_gpu / 1e12;

@@ -91,7 +91,8 @@ ErrorBand throughput_error_band(Framework framework, const std::string& gpu_fami
 // (exact_runs says how many were its own); none stays "not validated".
 constexpr int kMinBandRuns = 10;
 ErrorBand prediction_error_band(Framework framework, const std::string& gpu_family);
-// "±6% on 30 measured runs of 8-512 GPUs" (or "of 1 GPU"), or "not validated ..."
+// "±6% on 30 measured runs of 8-512 GPUs" (or "each on 1 GPU"; a widened band names its family's
+// runs), or "not validated ..."
 std::string error_band_text(const ErrorBand& band);
 
 struct StepReport {

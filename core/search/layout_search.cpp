@@ -173,13 +173,16 @@ class Search {
     if (++mi_ >= micro_batches_.size()) {
       mi_ = 0;
       subtree_out_of_memory_.reset();
-      if (++zi_ >= zero_count_) {
+      if (++zi_ >= zero_count()) {
         in_vpp_ = false;
         ++vi_;
       }
     }
     return true;
   }
+
+  // ZeRO stages searched in the current mesh.
+  size_t zero_count() const { return single_zero_ >= 0 ? 1 : zero_options_.size(); }
 
   // Fraction of the (tp, pp, cp) meshes visited.
   double mesh_fraction() const {
@@ -257,14 +260,12 @@ class Search {
     // One data-parallel rank (dp x cp = 1) has nothing to shard: one ZeRO stage (the Methods view's
     // "one GPU: nothing to shard (same as DDP)"), the config's own when offered, else the lowest (a
     // suggestion then reads "tp 1 -> 8", not also "tp 1 -> 8, zero 1 -> 0" with the same figures).
-    zero_count_ = zero_options_.size();
     single_zero_ = -1;
     if (dp * cp == 1 && !zero_options_.empty()) {
       const bool own = std::find(zero_options_.begin(), zero_options_.end(), base_zero_) != zero_options_.end();
       single_zero_ = own ? base_zero_ : zero_options_.front();
-      zero_count_ = 1;
     }
-    per_vpp_ = int64_t(zero_count_) * int64_t(micro_batches_.size()) * per_mb_;
+    per_vpp_ = int64_t(zero_count()) * int64_t(micro_batches_.size()) * per_mb_;
     const int64_t per_mesh = int64_t(vpps_.size()) * per_vpp_;
     if (per_mesh == 0) return false;
 
@@ -376,7 +377,6 @@ class Search {
   const FrameworkProfile& profile_;
   const double capacity_;
   std::vector<int64_t> zero_options_;
-  size_t zero_count_ = 0;     // stages searched in the current mesh
   int64_t base_zero_ = 0;     // the config's own stage
   int64_t single_zero_ = -1;  // the one stage of a dp x cp = 1 mesh (-1: every option)
   std::vector<Recompute> recompute_options_;

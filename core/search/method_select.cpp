@@ -56,6 +56,7 @@ std::string gib_text(double bytes) {
 
 MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& options) {
   MethodRanking ranking;
+  ranking.base = base;
   ranking.issues = validate(base);
   if (has_errors(ranking.issues)) return ranking;
   const FinetuneMethod methods[] = {FinetuneMethod::kFull, FinetuneMethod::kLora, FinetuneMethod::kQlora};

@@ -30,6 +30,7 @@ struct MethodOptions {
 };
 
 struct MethodRanking {
+  Config base;                             // the config the methods were ranked from
   std::vector<Issue> issues;               // problems with the base config (errors: nothing evaluated)
   std::vector<MethodCandidate> ranked;     // fits, fastest first
   std::vector<MethodCandidate> rejected;   // with reasons

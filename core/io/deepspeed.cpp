@@ -71,6 +71,69 @@ std::optional<int64_t> batch_count(const json& config, const char* key, FieldWri
   return w.count(config[key], key);
 }
 
+// ZeRO-Offload / ZeRO-Infinity (FRAMEWORK_NOTES §3.4; zero/config.py and offload_config.py):
+// offload_optimizer {device: cpu|nvme} (stages 1-3) moves the fp32 master, the moments and the fp32
+// gradient partition off the GPU and steps there = offload=optimizer; offload_param (stage 3 only)
+// also moves the 16-bit parameter partitions = offload=params. The deprecated booleans cpu_offload and
+// cpu_offload_params mean the same with device cpu. Every case meshfit cannot express is counted
+// without that offload, so the GPU memory shown errs high, never low, and says so.
+std::string offload_device(const json& zero, const char* key, const char* old_key, FieldWriter& w) {
+  if (zero.contains(key) && !zero[key].is_null()) {
+    const json& section = zero[key];
+    if (!section.is_object()) {
+      w.error(IssueCode::kMalformedInput, std::string("zero_optimization.") + key, std::string(key) + " must be an object such as {\"device\": \"cpu\"}.");
+      return "none";
+    }
+    if (!section.contains("device")) return "none";  // DeepSpeed's OffloadDeviceEnum default
+    if (!section["device"].is_string() || (section["device"] != "none" && section["device"] != "cpu" && section["device"] != "nvme")) {
+      w.error(IssueCode::kUnknownValue, std::string("zero_optimization.") + key + ".device",
+              std::string(key) + ".device must be \"none\", \"cpu\" or \"nvme\", got " + quote_text(section["device"].dump()) + ".");
+      return "none";
+    }
+    return section["device"].get<std::string>();
+  }
+  if (zero.contains(old_key) && zero[old_key] == true) return "cpu";
+  return "none";
+}
+
+void read_offload(const json& zero, FieldWriter& w) {
+  const std::string optimizer = offload_device(zero, "offload_optimizer", "cpu_offload", w);
+  const std::string param = offload_device(zero, "offload_param", "cpu_offload_params", w);
+  if ((optimizer == "none" && param == "none") || !w.has("zero")) return;
+  const int64_t stage = w.result().fields.value("zero", int64_t(0));
+  const std::string optimizer_key = zero.contains("offload_optimizer") ? "zero_optimization.offload_optimizer" : "zero_optimization.cpu_offload";
+  const std::string param_key = zero.contains("offload_param") ? "zero_optimization.offload_param" : "zero_optimization.cpu_offload_params";
+  if (optimizer != "none" && stage == 0) {
+    w.warn(IssueCode::kConflictingSettings, optimizer_key,
+           "optimizer offload is part of ZeRO (stages 1-3): at stage 0 it is counted without offload.");
+    return;
+  }
+  bool params = param != "none";
+  if (params && stage != 3) {
+    w.warn(IssueCode::kUnsupportedSetting, param_key, "parameter offload works at ZeRO stage 3 only; DeepSpeed ignores it at stage " +
+                                                          std::to_string(stage) + ".");
+    params = false;
+  }
+  if (params && optimizer == "none") {
+    w.warn(IssueCode::kUnsupportedSetting, param_key,
+           "parameter offload without optimizer offload is not modelled: counted without offload, so the GPU memory shown "
+           "is high by the 16-bit parameter partition (2 B per parameter / dp).");
+    return;
+  }
+  if (optimizer == "none") return;
+  if (zero.contains("offload_optimizer") && zero["offload_optimizer"].is_object() && zero["offload_optimizer"].contains("ratio") &&
+      !(zero["offload_optimizer"]["ratio"].is_number() && zero["offload_optimizer"]["ratio"].get<double>() >= 1.0)) {
+    w.warn(IssueCode::kUnsupportedSetting, "zero_optimization.offload_optimizer.ratio",
+           "a partial optimizer offload (ratio below 1) is not modelled: counted without offload, so the GPU memory shown is high.");
+    return;
+  }
+  w.set("offload", params ? "params" : "optimizer", params ? param_key : optimizer_key);
+  if (optimizer == "nvme" || (params && param == "nvme"))
+    w.warn(IssueCode::kUnsupportedSetting, optimizer == "nvme" ? optimizer_key : param_key,
+           "NVMe offload (ZeRO-Infinity) frees the same GPU memory as CPU offload; the step time counts CPU offload's "
+           "transfers, not the NVMe's.");
+}
+
 void read_zero(const json& config, FieldWriter& w) {
   if (!config.contains("zero_optimization")) {
     w.set("zero", 0, "no zero_optimization (stage 0)");
@@ -98,17 +161,7 @@ void read_zero(const json& config, FieldWriter& w) {
       w.error(IssueCode::kUnknownValue, "zero_optimization.overlap_comm",
               "zero_optimization.overlap_comm must be true or false, got " + quote_text(zero["overlap_comm"].dump()) + ".");
   }
-  for (const char* offload : {"offload_optimizer", "offload_param"}) {
-    if (!zero.contains(offload) || zero[offload].is_null()) continue;
-    const json& section = zero[offload];
-    const std::string device = section.is_object() && section.contains("device") && section["device"].is_string()
-                                   ? section["device"].get<std::string>() : "cpu";
-    if (device != "none")
-      w.warn(IssueCode::kUnsupportedSetting, std::string("zero_optimization.") + offload,
-             std::string(offload) + " to " + quote_text(device) + " is not modelled: the GPU memory shown is without offload (an overestimate).");
-  }
-  if (zero.contains("cpu_offload") && zero["cpu_offload"] == true)
-    w.warn(IssueCode::kUnsupportedSetting, "zero_optimization.cpu_offload", "cpu_offload is not modelled (GPU memory overestimated).");
+  read_offload(zero, w);
   for (const auto& [key, value] : zero.items()) {
     bool knob = false;
     for (const ZeroKnob& k : kZeroKnobs) {
@@ -118,7 +171,8 @@ void read_zero(const json& config, FieldWriter& w) {
         w.warn(IssueCode::kUnsupportedSetting, "zero_optimization." + key,
                key + "=" + quote_text(value.dump()) + ": meshfit counts DeepSpeed's default " + json(k.default_value).dump() + ".");
     }
-    if (!knob && !listed(std::begin(kZeroIgnored), std::end(kZeroIgnored), key) && key != "cpu_offload")
+    if (!knob && !listed(std::begin(kZeroIgnored), std::end(kZeroIgnored), key) && key != "cpu_offload" &&
+        key != "cpu_offload_params")
       w.warn(IssueCode::kUnsupportedSetting, "zero_optimization." + key,
              "zero_optimization." + quote_text(key) + " is not modelled; ignored.");
   }

@@ -310,8 +310,16 @@ void read_parallelism(const TomlReader& r, FieldWriter& w, LaunchImport& out) {
 
 void read_training(const TomlReader& r, FieldWriter& w) {
   w.set("seq", r.count("training", "seq_len").value_or(2048), "[training] seq_len");
-  if (r.flag("training", "enable_cpu_offload"))
-    w.warn(IssueCode::kUnsupportedSetting, "training.enable_cpu_offload", "FSDP CPU offload is not modelled (GPU memory overestimated).");
+  // enable_cpu_offload hands fully_shard a CPUOffloadPolicy (parallelize.py apply_fsdp): the sharded
+  // parameters, their gradients and the optimizer states live on the CPU and the step runs there =
+  // offload=params. Only fully_shard takes it: a DDP-only mesh (apply_ddp) ignores it.
+  if (r.flag("training", "enable_cpu_offload")) {
+    if (w.result().fields.value("zero", int64_t(3)) == 0)
+      w.warn(IssueCode::kConflictingSettings, "training.enable_cpu_offload",
+             "enable_cpu_offload applies to FSDP (data_parallel_shard_degree > 1); torchtitan's DDP ignores it.");
+    else
+      w.set("offload", enum_key(Offload::kParams), "[training] enable_cpu_offload");
+  }
   if (const auto param = r.text("training", "mixed_precision_param"); param && *param != "bfloat16")
     w.warn(IssueCode::kUnsupportedSetting, "training.mixed_precision_param", "mixed_precision_param " + quote_text(*param) + ": meshfit counts bfloat16.");
   const std::string mode = r.text("activation_checkpoint", "mode").value_or("selective");
@@ -338,8 +346,16 @@ void read_training(const TomlReader& r, FieldWriter& w) {
     if (*name == "AdamW" || *name == "Adam") w.set("optimizer", enum_key(Optimizer::kAdamW), "[optimizer] name");
     else w.warn(IssueCode::kUnsupportedSetting, "optimizer.name", "optimizer " + quote_text(*name) + " is counted as AdamW.");
   }
-  if (r.flag("optimizer", "early_step_in_backward"))
-    w.warn(IssueCode::kUnsupportedSetting, "optimizer.early_step_in_backward", "optimizer-in-backward is not modelled (gradients counted whole).");
+  // early_step_in_backward steps each parameter in its post-accumulate-grad hook and frees its
+  // gradient (components/optimizer.py OptimizersInBackwardContainer); build_optimizers refuses it
+  // under pipeline parallelism.
+  if (r.flag("optimizer", "early_step_in_backward")) {
+    if (w.result().fields.value("pp", int64_t(1)) > 1)
+      w.error(IssueCode::kConflictingSettings, "optimizer.early_step_in_backward",
+              "torchtitan does not run the optimizer in backward with pipeline parallelism (pipeline_parallel_degree > 1).");
+    else
+      w.set("optimizer_in_backward", true, "[optimizer] early_step_in_backward");
+  }
   if (r.get("float8", "enable_fsdp_float8_all_gather") && w.result().fields.value("precision", "") != enum_key(Precision::kFp8) &&
       r.flag("float8", "enable_fsdp_float8_all_gather"))
     w.warn(IssueCode::kConflictingSettings, "float8.enable_fsdp_float8_all_gather",
@@ -452,6 +468,11 @@ LaunchExport export_torchtitan(const Config& c) {
   if (l.pp_first_stage_layers > 0 || l.pp_last_stage_layers > 0)
     warn("pp_first_stage_layers", "torchtitan chooses the pipeline split itself (embedding and output weigh one layer each).");
 
+  if (t.offload == Offload::kParams && !ddp) training.insert("enable_cpu_offload", true);
+  else if (t.offload == Offload::kParams) warn("offload", "torchtitan offloads with FSDP only; its DDP (zero=0) has no CPU offload.");
+  if (t.offload == Offload::kOptimizer)
+    warn("offload", "FSDP2's CPUOffloadPolicy moves the parameters with the optimizer states (offload=params), not the optimizer alone.");
+
   toml::table checkpoint;
   checkpoint.insert("mode", enum_key(t.recompute));
   if (t.recompute == Recompute::kSelective) checkpoint.insert("selective_ac_option", "op");
@@ -484,6 +505,13 @@ LaunchExport export_torchtitan(const Config& c) {
     float8.insert("enable_fsdp_float8_all_gather", !ddp && dp > 1);
     float8.insert("precompute_float8_dynamic_scale_for_fsdp", !ddp && dp > 1);
     root.insert("float8", std::move(float8));
+  }
+  if (t.optimizer_in_backward && l.pp == 1) {
+    toml::table optimizer;
+    optimizer.insert("early_step_in_backward", true);
+    root.insert("optimizer", std::move(optimizer));
+  } else if (t.optimizer_in_backward) {
+    warn("optimizer_in_backward", "torchtitan does not run the optimizer in backward with pipeline parallelism: left out.");
   }
   if (t.optimizer != Optimizer::kAdamW)
     warn("optimizer", std::string("torchtitan's optimizer section takes torch.optim names; ") + enum_label(t.optimizer) + " left out.");

@@ -14,6 +14,7 @@
 #include "fixtures.h"
 #include "io/launch_config.h"
 #include "io/serialize.h"
+#include "memory/memory_model.h"
 #include "io/text.h"
 #include "spec/validate.h"
 
@@ -472,10 +473,76 @@ TEST_CASE("the HF Trainer's ZeRO-3 DeepSpeed config: stage 3, offload and auto v
   CHECK(import.fields["zero"] == 3);
   CHECK(import.fields["framework"] == "deepspeed");
   CHECK(import.fields["dp_comm_overlap"] == "on");  // the file's "overlap_comm": true
-  CHECK(has_issue(import.issues, IssueCode::kUnsupportedSetting, "zero_optimization.offload_optimizer"));
-  CHECK(has_issue(import.issues, IssueCode::kUnsupportedSetting, "zero_optimization.offload_param"));
+  // offload_optimizer and offload_param to the CPU at stage 3 (FRAMEWORK_NOTES §3.4) = offload=params.
+  CHECK(import.fields["offload"] == "params");
+  CHECK_FALSE(has_issue(import.issues, IssueCode::kUnsupportedSetting, "zero_optimization.offload_optimizer"));
+  CHECK_FALSE(has_issue(import.issues, IssueCode::kUnsupportedSetting, "zero_optimization.offload_param"));
   CHECK(has_issue(import.issues, IssueCode::kMissingModel, "train_micro_batch_size_per_gpu"));
   CHECK_FALSE(has_issue(import.issues, IssueCode::kUnknownField));
+}
+
+TEST_CASE("DeepSpeed offload: each section read as DeepSpeed applies it, and what meshfit cannot express errs high") {
+  const auto offload_of = [](const std::string& zero) {
+    const LaunchImport import = import_deepspeed_json(R"({"bf16": {"enabled": true}, "zero_optimization": )" + zero + "}");
+    INFO(zero);
+    INFO(issues_text(import.issues));
+    CHECK(import.ok());
+    return std::make_pair(import.fields.value("offload", std::string("none")), import.issues);
+  };
+  CHECK(offload_of(R"({"stage": 2, "offload_optimizer": {"device": "cpu"}})").first == "optimizer");
+  CHECK(offload_of(R"({"stage": 1, "cpu_offload": true})").first == "optimizer");  // the deprecated spelling
+  CHECK(offload_of(R"({"stage": 3, "cpu_offload": true, "cpu_offload_params": true})").first == "params");
+  CHECK(offload_of(R"({"stage": 3, "offload_optimizer": {"device": "none"}, "offload_param": {"device": "none"}})").first == "none");
+  // NVMe frees the same GPU memory; the note says the step time is CPU offload's.
+  const auto nvme = offload_of(R"({"stage": 3, "offload_optimizer": {"device": "nvme"}, "offload_param": {"device": "nvme"}})");
+  CHECK(nvme.first == "params");
+  CHECK(has_issue(nvme.second, IssueCode::kUnsupportedSetting, "zero_optimization.offload_optimizer"));
+  // offload_param below stage 3 is ignored by DeepSpeed: the optimizer offload alone stays.
+  const auto stage2 = offload_of(R"({"stage": 2, "offload_optimizer": {"device": "cpu"}, "offload_param": {"device": "cpu"}})");
+  CHECK(stage2.first == "optimizer");
+  CHECK(has_issue(stage2.second, IssueCode::kUnsupportedSetting, "zero_optimization.offload_param"));
+  // Not expressible here: parameters alone, or a partial optimizer offload. Counted without, and said.
+  const auto params_only = offload_of(R"({"stage": 3, "offload_param": {"device": "cpu"}})");
+  CHECK(params_only.first == "none");
+  CHECK(has_issue(params_only.second, IssueCode::kUnsupportedSetting, "zero_optimization.offload_param"));
+  const auto partial = offload_of(R"({"stage": 3, "offload_optimizer": {"device": "cpu", "ratio": 0.3}})");
+  CHECK(partial.first == "none");
+  CHECK(has_issue(partial.second, IssueCode::kUnsupportedSetting, "zero_optimization.offload_optimizer.ratio"));
+  const auto stage0 = offload_of(R"({"stage": 0, "offload_optimizer": {"device": "cpu"}})");
+  CHECK(stage0.first == "none");
+  CHECK(has_issue(stage0.second, IssueCode::kConflictingSettings, "zero_optimization.offload_optimizer"));
+  // A device DeepSpeed does not know is an error naming the key.
+  const LaunchImport bad = import_deepspeed_json(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "gpu"}}})");
+  CHECK_FALSE(bad.ok());
+  CHECK(has_issue(bad.issues, IssueCode::kUnknownValue, "zero_optimization.offload_optimizer.device"));
+  // The offloaded estimate is the smaller one: what the import is for.
+  const Config with = imported_config(import_deepspeed_json(R"({"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 1,
+    "gradient_accumulation_steps": 1, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}})"),
+                                      {{"model", "llama3-8b"}, {"gpus", 8}});
+  Config without = with;
+  without.training.offload = Offload::kNone;
+  CHECK(with.training.offload == Offload::kOptimizer);
+  const MemoryReport offloaded = estimate_memory(with), kept = estimate_memory(without);
+  REQUIRE(offloaded.valid());
+  REQUIRE(kept.valid());
+  CHECK(offloaded.worst().peak_reserved_bytes < kept.worst().peak_reserved_bytes);
+}
+
+TEST_CASE("torchtitan: enable_cpu_offload and early_step_in_backward are read, refused where torchtitan refuses them") {
+  const LaunchImport fsdp = import_torchtitan_toml(
+      "[training]\nenable_cpu_offload = true\n[optimizer]\nearly_step_in_backward = true\n[parallelism]\ndata_parallel_shard_degree = 8\n");
+  INFO(issues_text(fsdp.issues));
+  REQUIRE(fsdp.ok());
+  CHECK(fsdp.fields["offload"] == "params");
+  CHECK(fsdp.fields["optimizer_in_backward"] == true);
+  const LaunchImport ddp = import_torchtitan_toml(
+      "[training]\nenable_cpu_offload = true\n[parallelism]\ndata_parallel_replicate_degree = 8\ndata_parallel_shard_degree = 1\n");
+  CHECK_FALSE(ddp.fields.contains("offload"));
+  CHECK(has_issue(ddp.issues, IssueCode::kConflictingSettings, "training.enable_cpu_offload"));
+  const LaunchImport pp = import_torchtitan_toml(
+      "[optimizer]\nearly_step_in_backward = true\n[parallelism]\npipeline_parallel_degree = 2\ndata_parallel_shard_degree = 4\n");
+  CHECK_FALSE(pp.ok());
+  CHECK(has_issue(pp.issues, IssueCode::kConflictingSettings, "optimizer.early_step_in_backward"));
 }
 
 TEST_CASE("DeepSpeed: global batch from micro x accumulation x dp, a mismatch is a warning, fp16 with bf16 an error") {
@@ -591,6 +658,17 @@ TEST_CASE("round trips are stable: config -> launch config -> config -> launch c
     c.training.micro_batch = 4;
     c.training.fp32_grad_buffer = false;
     add("deepspeed zero2", c, LaunchFormat::kDeepSpeed);
+    c.training.offload = Offload::kOptimizer;
+    add("deepspeed zero2, optimizer offload", c, LaunchFormat::kDeepSpeed);
+    c.layout.zero = 3;
+    c.training.offload = Offload::kParams;
+    add("deepspeed zero3, parameter offload", c, LaunchFormat::kDeepSpeed);
+  }
+  {
+    Config c = layout_config("llama3.1-8b", 64, 1, 1, 1, Framework::kFsdp);
+    c.training.offload = Offload::kParams;
+    c.training.optimizer_in_backward = true;
+    add("torchtitan 8B CPU offload, optimizer in backward", c, LaunchFormat::kTorchtitan);
   }
   for (const Case& test : cases) {
     CAPTURE(test.name);
@@ -613,7 +691,9 @@ TEST_CASE("round trips are stable: config -> launch config -> config -> launch c
     CHECK(again.layout.zero == test.config.layout.zero);
     CHECK(again.training.micro_batch == test.config.training.micro_batch);
     CHECK(again.training.global_batch == test.config.training.global_batch);
+    CHECK(again.training.offload == test.config.training.offload);
     if (test.format != LaunchFormat::kDeepSpeed) {
+      CHECK(again.training.optimizer_in_backward == test.config.training.optimizer_in_backward);
       CHECK(again.layout.vpp == test.config.layout.vpp);
       CHECK(again.layout.pp_first_stage_layers == test.config.layout.pp_first_stage_layers);
       CHECK(again.layout.pp_last_stage_layers == test.config.layout.pp_last_stage_layers);

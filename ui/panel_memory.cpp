@@ -232,7 +232,62 @@ void draw_rank_bars(AppState& s) {
 constexpr const char* kShortHeaders[kComponentCount] = {"Weights", "Grads", "Optimizer", "Activ.",  "Logits", "Comm",
                                                        "Workspace", "Frag.", "NCCL",      "Context", "Paged"};
 
-void draw_rank_table(const AppState& s) {
+void rank_table_note(const AppState& s);
+
+// A row per component (the legend's names) and the three peaks, a column per rank, headed by its
+// name ("middle 1") or, when those are too wide, its stage number. False (nothing drawn) when even
+// that is wider than the window.
+bool draw_rank_table_turned(AppState& s) {
+  const std::vector<RankMemory>& ranks = s.estimate.memory.ranks;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float cell = 2.0f * style.CellPadding.x + 1.0f;
+  const char* const kPeaks[] = {"peak allocated", "peak reserved", "device"};
+  float label = 0, value = 0, named = 0, numbered = 0;
+  for (const char* peak : kPeaks) label = std::max(label, ImGui::CalcTextSize(peak).x);
+  for (int i = 0; i < kComponentCount; ++i) label = std::max(label, ImGui::CalcTextSize(component_label(Component(i))).x);
+  char text[32];
+  for (const RankMemory& rank : ranks) {
+    for (int i = 0; i < kComponentCount; ++i) {
+      std::snprintf(text, sizeof text, "%.2f", unit_value(s, rank.bytes(Component(i))));
+      value = std::max(value, ImGui::CalcTextSize(text).x);
+    }
+    std::snprintf(text, sizeof text, "%.2f", unit_value(s, rank.device_bytes));  // the largest peak
+    value = std::max(value, ImGui::CalcTextSize(text).x);
+    named += std::max(value, ImGui::CalcTextSize(rank_name(rank, ranks.size()).c_str()).x) + cell;
+    numbered += std::max(value, ImGui::CalcTextSize(std::to_string(rank.pp_stage).c_str()).x) + cell;
+  }
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float corner = std::max(label, ImGui::CalcTextSize("stage").x) + cell;
+  const bool names = corner + named <= avail;
+  if (!names && corner + numbered > avail) return false;
+  if (!ImGui::BeginTable("ranks turned", 1 + int(ranks.size()),
+                         ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit))
+    return true;
+  ImGui::TableSetupColumn(names ? unit_label(s) : "stage");
+  for (const RankMemory& rank : ranks)
+    ImGui::TableSetupColumn(names ? rank_name(rank, ranks.size()).c_str() : std::to_string(rank.pp_stage).c_str());
+  ImGui::TableHeadersRow();
+  const auto row = [&](const char* name, auto bytes_of) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(name);
+    for (const RankMemory& rank : ranks) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%.2f", unit_value(s, bytes_of(rank)));
+    }
+  };
+  for (int i = 0; i < kComponentCount; ++i)
+    row(component_label(Component(i)), [i](const RankMemory& rank) { return rank.bytes(Component(i)); });
+  row(kPeaks[0], [](const RankMemory& rank) { return rank.peak_allocated_bytes; });
+  row(kPeaks[1], [](const RankMemory& rank) { return rank.peak_reserved_bytes; });
+  row(kPeaks[2], [](const RankMemory& rank) { return rank.device_bytes; });
+  ImGui::EndTable();
+  record_rect(s, "rank_table_turned");
+  rank_table_note(s);
+  return true;
+}
+
+void draw_rank_table(AppState& s) {
   const std::vector<RankMemory>& ranks = s.estimate.memory.ranks;
   const int columns = 1 + kComponentCount + 3;
   // As tall as its rows (a row is a text line and the cell padding), and the horizontal scrollbar
@@ -243,6 +298,9 @@ void draw_rank_table(const AppState& s) {
   float width = ImGui::CalcTextSize("middle 000").x + cell;
   for (const char* header : kShortHeaders) width += std::max(ImGui::CalcTextSize(header).x, ImGui::CalcTextSize("0000.00").x) + cell;
   for (const char* header : {"allocated", "reserved", "device"}) width += ImGui::CalcTextSize(header).x + cell;
+  // Wider than the window (a phone): the same numbers turned, a row per component and a column per
+  // rank, when that fits (the chart shows at most a few ranks): nothing hides behind a sideways scroll.
+  if (width > ImGui::GetContentRegionAvail().x && draw_rank_table_turned(s)) return;
   const float scrollbar = width > ImGui::GetContentRegionAvail().x ? style.ScrollbarSize : 0.0f;
   const float table_height = std::min(float(ranks.size() + 1) * row_height + scrollbar + 2.0f * style.CellPadding.y, 14.0f * s.em);
   if (!ImGui::BeginTable("ranks", columns, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
@@ -277,6 +335,11 @@ void draw_rank_table(const AppState& s) {
     }
   }
   ImGui::EndTable();
+  record_rect(s, "rank_table");
+  rank_table_note(s);
+}
+
+void rank_table_note(const AppState& s) {
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("all figures in %s, each rank at its peak moment (gradients freed after the last step are 0 at a "
                       "forward-time peak); allocated ~ torch.cuda.max_memory_allocated, reserved ~ max_memory_reserved, "

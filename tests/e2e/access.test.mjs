@@ -102,6 +102,22 @@ test('a phone (390x844, touch) opens on the verdict and the per-rank chart, in o
   await context.close();
 });
 
+test('the per-rank table turns on a phone (a row per component), so no column hides behind a sideways scroll', async () => {
+  const hash = '#v=1&model=llama3.1-70b&gpus=64&tp=8&pp=4';
+  const onPhone = await openPage(hash, phone);
+  const turned = await rectOf(onPhone.page, 'rank_table_turned');
+  assert.ok(turned[0] >= 0 && turned[0] + turned[2] <= 390, `the turned table fits the 390 px width: ${turned}`);
+  assert.equal((await widgets(onPhone.page)).rank_table, undefined, 'the wide, scrolling table is not drawn');
+  assert.deepEqual(onPhone.errors, []);
+  await onPhone.context.close();
+  // A desktop window keeps a row per rank.
+  const onDesktop = await openPage(hash);
+  assert.ok(await rectOf(onDesktop.page, 'rank_table'));
+  assert.equal((await widgets(onDesktop.page)).rank_table_turned, undefined);
+  assert.deepEqual(onDesktop.errors, []);
+  await onDesktop.context.close();
+});
+
 test('on a phone one tap switches tab, a drag scrolls the inputs, and a tap on a number field focuses a text input', async () => {
   const { context, page, errors } = await openPage('', phone);
   // One tap on a tab opens it: Layouts (its filter field is drawn), then Inputs.

@@ -36,27 +36,59 @@ void draw_named_constants(AppState& s) {
   char header[160];
   std::snprintf(header, sizeof header, "Named constants in the memory predictions (%d, %d of them assumed)",
                 int(std::size(kMemoryConstants)), assumed);
-  ImGui::TextUnformatted(header);
+  ImGui::TextWrapped("%s", header);  // a phone cut it at "(18, 0 of them a"
   record_rect(s, "named_constants");
-  if (!ImGui::BeginTable("constants", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
-                                             ImGuiTableFlags_ScrollX))
+  const auto value_text = [](const NamedConstant& k) {
+    char text[64];
+    if (std::string(k.unit) == "bytes") std::snprintf(text, sizeof text, "%.6g MiB", bytes_to_mib(k.value));  // binary label
+    else std::snprintf(text, sizeof text, "%.6g %s", k.value, k.unit);
+    return std::string(text);
+  };
+  const auto basis = [&s](const NamedConstant& k) {
+    if (k.basis == ConstantBasis::kAssumed) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_text_color(s)), "assumed");
+    else ImGui::TextUnformatted(enum_label(k.basis));
+  };
+  if (narrow_window(s)) {
+    // A phone's width: one column, each constant as its name, value and basis, then what it stands for
+    // and its source wrapped at spaces: the five columns showed the name and a sliver of the value.
+    if (!ImGui::BeginTable("constants", 1, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
+    for (const NamedConstant& k : kMemoryConstants) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      const float width = ImGui::GetContentRegionAvail().x;
+      ImGui::TextUnformatted(k.name);
+      ImGui::Text("%s, ", value_text(k).c_str());
+      ImGui::SameLine(0.0f, 0.0f);
+      basis(k);
+      ImGui::TextUnformatted(wrap_at_spaces(k.meaning, ImGui::GetFontSize(), width).c_str());
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      ImGui::TextUnformatted(wrap_at_spaces(k.source, ImGui::GetFontSize(), width).c_str());
+      ImGui::PopStyleColor();
+    }
+    ImGui::EndTable();
+    record_rect(s, "constants_narrow");
     return;
-  for (const char* column : {"constant", "value", "basis", "stands for", "source"}) ImGui::TableSetupColumn(column);
+  }
+  // What each stands for and its source wrap in the width left (they ran hundreds of pixels past a
+  // 1440 px window, behind a sideways scroll).
+  if (!ImGui::BeginTable("constants", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit))
+    return;
+  for (const char* column : {"constant", "value", "basis"}) ImGui::TableSetupColumn(column);
+  ImGui::TableSetupColumn("stands for", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("source", ImGuiTableColumnFlags_WidthStretch, 1.2f);
   ImGui::TableHeadersRow();
   for (const NamedConstant& k : kMemoryConstants) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(k.name);
     ImGui::TableNextColumn();
-    if (std::string(k.unit) == "bytes") ImGui::Text("%.6g MiB", bytes_to_mib(k.value));  // binary label
-    else ImGui::Text("%.6g %s", k.value, k.unit);
+    ImGui::TextUnformatted(value_text(k).c_str());
     ImGui::TableNextColumn();
-    if (k.basis == ConstantBasis::kAssumed) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_text_color(s)), "assumed");
-    else ImGui::TextUnformatted(enum_label(k.basis));
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(k.meaning);
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(k.source);
+    basis(k);
+    for (const char* text : {k.meaning, k.source}) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(wrap_at_spaces(text, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x).c_str());
+    }
   }
   ImGui::EndTable();
 }

@@ -71,6 +71,7 @@ constexpr CountField kCountFields[] = {
     {"seq", "sequence length", kMaxSeq},
     {"global_batch", "global batch (sequences)", kMaxBatch},
     {"micro_batch", "micro-batch", kMaxBatch},
+    {"recompute_layers", "recomputed layers per stage (0 = all)", kMaxLayers},
     {"lora_rank", "LoRA rank r", kMaxHidden},
 };
 const CountField* find_count_field(const std::string& field) {
@@ -426,6 +427,10 @@ bool draw_training(AppState& s) {
   ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##recompute", t.recompute);
   record_rect(s, "recompute");
+  // Megatron's block method: full recompute on the first N layers of each stage, the rest saved whole.
+  if (t.recompute == Recompute::kFull) {
+    changed |= input_count(s, "recompute_layers", t.recompute_layers);
+  }
   // One combo a line: two side by side cut "bf16 mixed (fp32 master)" to "bf16 mixed (f" in the
   // 17 em panel, and a phone's column is no wider.
   ImGui::TextUnformatted("precision");
@@ -844,6 +849,7 @@ std::string describe_form(const AppState& s) {
   const TrainingSpec& t = c.training;
   form.push_back(enum_entry_json(s, "framework", "framework", t.framework));
   form.push_back(enum_entry_json(s, "recompute", "recompute", t.recompute));
+  if (t.recompute == Recompute::kFull) form.push_back(count_entry(s, "recompute_layers"));
   form.push_back(enum_entry_json(s, "precision", "precision", t.precision));
   form.push_back(enum_entry_json(s, "optimizer", "optimizer", t.optimizer));
   form.push_back(enum_entry_json(s, "loss", "cross-entropy", t.loss));

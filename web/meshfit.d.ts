@@ -17,7 +17,7 @@ export interface Config {
   gpu_sms?: number;
   seq?: number; global_batch?: number; micro_batch?: number; precision?: 'bf16' | 'fp8' | 'pure_bf16' | 'bf16-true';
   optimizer?: 'adamw' | 'adam' | 'sgd' | 'adam8bit' | 'paged_adamw' | 'paged_adamw8bit' | 'adafactor' | 'adamw_8bit' |
-    'paged_adamw_32bit' | 'paged_adamw_8bit'; recompute?: Recompute; flash?: boolean; sp?: boolean;
+    'paged_adamw_32bit' | 'paged_adamw_8bit'; recompute?: Recompute; recompute_layers?: number; flash?: boolean; sp?: boolean;
   framework?: Framework; fp32_grad_buffer?: boolean; headroom?: number;
   /** Tokens the run trains on, for the time to train (0 = not given). */
   tokens_to_train?: number;

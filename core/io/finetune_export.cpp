@@ -210,6 +210,9 @@ LaunchExport export_torchtune(const Config& c) {
   if (t.loss != LossKind::kChunked && t.loss != LossKind::kEager && t.loss != LossKind::kAuto)
     warn("loss", std::string("loss=") + enum_key(t.loss) + " is not a torchtune loss; torch.nn.CrossEntropyLoss written.");
   config["enable_activation_checkpointing"] = t.recompute != Recompute::kNone;
+  if (t.recompute == Recompute::kFull && t.recompute_layers > 0)
+    warn("recompute_layers", "torchtune checkpoints every layer: the file recomputes all of them, not " +
+                                 std::to_string(t.recompute_layers) + ".");
   config["enable_activation_offloading"] = false;
   config["compile"] = t.kernels == Kernels::kCompiled;
   if (t.precision == Precision::kBf16)
@@ -305,6 +308,9 @@ LaunchExport export_hf_trainer(const Config& c) {
     case Optimizer::kAdafactor: optim = "adafactor"; break;
   }
   if (t.optimizer_in_backward) warn("optimizer_in_backward", "the HF Trainer has no optimizer step inside backward.");
+  if (t.recompute == Recompute::kFull && t.recompute_layers > 0)
+    warn("recompute_layers", "gradient_checkpointing checkpoints every layer: the file recomputes all of them, not " +
+                                 std::to_string(t.recompute_layers) + ".");
   std::vector<PyArg> args = {{"output_dir", "out"},
                              {"per_device_train_batch_size", t.micro_batch},
                              {"gradient_accumulation_steps", accumulation_steps(c)},

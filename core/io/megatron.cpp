@@ -485,10 +485,10 @@ void read_training(const MegatronReader& r, FieldWriter& w, LaunchImport& out) {
   if (recompute == Recompute::kFull) {
     const std::string method = r.has("--recompute-method") ? r.text("--recompute-method") : "";
     const int64_t count = r.count("--recompute-num-layers").value_or(1);
+    // block: the first N layers of each stage's chunk recompute, the others keep every activation
+    // (transformer_block.py _checkpointed_forward) = recompute_layers N.
     if (method == "block")
-      w.warn(IssueCode::kUnsupportedSetting, "--recompute-method",
-             "--recompute-method block recomputes only " + std::to_string(count) +
-                 " layers per stage; meshfit counts every layer recomputed (memory underestimated).");
+      w.set("recompute_layers", count, "--recompute-method block --recompute-num-layers");
     else if (count > 1)
       w.warn(IssueCode::kUnsupportedSetting, "--recompute-num-layers",
              "uniform recompute of " + std::to_string(count) + "-layer groups is counted as per-layer full recompute.");
@@ -707,8 +707,9 @@ LaunchExport export_megatron(const Config& c) {
   value("--global-batch-size", t.global_batch);
   if (t.recompute != Recompute::kNone) word("--recompute-granularity", enum_key(t.recompute));
   if (t.recompute == Recompute::kFull) {
-    word("--recompute-method", "uniform");
-    value("--recompute-num-layers", 1);
+    // Every layer: uniform groups of one; the first N of each chunk: block N (transformer_block.py).
+    word("--recompute-method", t.recompute_layers > 0 ? "block" : "uniform");
+    value("--recompute-num-layers", t.recompute_layers > 0 ? t.recompute_layers : 1);
   }
   flag("--bf16");
   if (t.precision == Precision::kFp8) word("--fp8-format", "hybrid");

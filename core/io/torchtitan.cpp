@@ -8,6 +8,7 @@
 #define TOML_ENABLE_FORMATTERS 1
 #include <toml++/toml.h>
 
+#include <charconv>
 #include <sstream>
 
 #include "io/import_common.h"
@@ -308,6 +309,40 @@ void read_parallelism(const TomlReader& r, FieldWriter& w, LaunchImport& out) {
             "local_batch_size " + std::to_string(local) + " is not a multiple of pipeline_parallel_microbatch_size " + std::to_string(micro) + ".");
 }
 
+// Layer-level SAC, selective_ac_option = "<n>" (TT25 _apply_layer_sac): a module-global counter
+// over the blocks a process builds checkpoints blocks n, 2n, ... (full AC), and the others save
+// everything: floor(blocks / n) of them. With the model's layers known, that is recompute=full on
+// recompute_layers of them, per virtual chunk as meshfit counts it; without, full recompute on every
+// layer (memory underestimated), said.
+void read_layer_sac(const std::string& option, FieldWriter& w, Recompute& recompute) {
+  const std::string field = "activation_checkpoint.selective_ac_option";
+  int64_t every = 0;
+  const auto parsed = std::from_chars(option.data(), option.data() + option.size(), every);
+  if (parsed.ec != std::errc() || parsed.ptr != option.data() + option.size() || every < 1) {
+    w.error(IssueCode::kUnknownValue, field, "selective_ac_option must be \"op\" or a positive layer count, got " + quote_text(option) + ".");
+    return;
+  }
+  const auto preset = find_model_preset(w.result().fields.value("model", std::string()));
+  if (!preset) {
+    w.warn(IssueCode::kUnsupportedSetting, field,
+           "layer-level AC every " + quote_text(option) + " layers needs the model's layer count (no known [model] flavor): counted "
+           "as full recompute on every layer (memory underestimated).");
+    return;
+  }
+  const int64_t chunks = w.result().fields.value("pp", int64_t(1)) * w.result().fields.value("vpp", int64_t(1));
+  const int64_t per_chunk = preset->layers / std::max<int64_t>(chunks, 1);
+  const int64_t checkpointed = per_chunk / every;
+  if (checkpointed == 0) {
+    recompute = Recompute::kNone;  // n beyond a chunk's blocks: none is checkpointed
+  } else {
+    w.set("recompute_layers", checkpointed, "[activation_checkpoint] selective_ac_option");
+    if (chunks > 1 && (preset->layers % chunks != 0 || per_chunk % every != 0))
+      w.warn(IssueCode::kUnsupportedSetting, field,
+             "layer-level AC every " + option + " layers over " + std::to_string(chunks) + " pipeline chunks: counted as " +
+                 std::to_string(checkpointed) + " checkpointed layers per chunk (the counter runs across a rank's chunks).");
+  }
+}
+
 void read_training(const TomlReader& r, FieldWriter& w) {
   w.set("seq", r.count("training", "seq_len").value_or(2048), "[training] seq_len");
   // enable_cpu_offload hands fully_shard a CPUOffloadPolicy (parallelize.py apply_fsdp): the sharded
@@ -335,10 +370,8 @@ void read_training(const TomlReader& r, FieldWriter& w) {
     if (option == "1") {
       recompute = Recompute::kFull;  // every layer checkpointed
     } else if (option != "op") {
-      w.warn(IssueCode::kUnsupportedSetting, "activation_checkpoint.selective_ac_option",
-             "layer-level AC every " + quote_text(option) + " layers is counted as full recompute (memory underestimated); "
-             "meshfit's selective is the op-level option \"op\".");
       recompute = Recompute::kFull;
+      read_layer_sac(option, w, recompute);
     }
   }
   w.set("recompute", enum_key(recompute), "[activation_checkpoint] mode");
@@ -474,8 +507,19 @@ LaunchExport export_torchtitan(const Config& c) {
     warn("offload", "FSDP2's CPUOffloadPolicy moves the parameters with the optimizer states (offload=params), not the optimizer alone.");
 
   toml::table checkpoint;
-  checkpoint.insert("mode", enum_key(t.recompute));
-  if (t.recompute == Recompute::kSelective) checkpoint.insert("selective_ac_option", "op");
+  // Full recompute on N of a chunk's layers: torchtitan's layer-level SAC every n-th block, n = layers / N.
+  const int64_t chunk_layers = c.model.layers / std::max<int64_t>(l.pp * l.vpp, 1);
+  const bool some_layers = t.recompute == Recompute::kFull && t.recompute_layers > 0 && t.recompute_layers < chunk_layers;
+  if (some_layers && chunk_layers % t.recompute_layers == 0) {
+    checkpoint.insert("mode", "selective");
+    checkpoint.insert("selective_ac_option", std::to_string(chunk_layers / t.recompute_layers));
+  } else {
+    checkpoint.insert("mode", enum_key(t.recompute));
+    if (t.recompute == Recompute::kSelective) checkpoint.insert("selective_ac_option", "op");
+    if (some_layers)
+      warn("recompute_layers", "torchtitan checkpoints every n-th block; no n gives " + std::to_string(t.recompute_layers) + " of " +
+                                   std::to_string(chunk_layers) + " layers: the file asks for full recompute on every layer.");
+  }
 
   toml::table root;
   root.insert("model", std::move(model));

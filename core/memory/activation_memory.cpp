@@ -85,6 +85,12 @@ int64_t in_flight_microbatches(int64_t stage, int64_t pp, int64_t vpp, int64_t n
   return std::min(num_microbatches * vpp, warmup + 1);
 }
 
+double recomputed_layers(Recompute recompute, int64_t recompute_layers, double stage_layers, int64_t vpp) {
+  if (recompute != Recompute::kFull) return 0.0;
+  if (recompute_layers <= 0) return stage_layers;
+  return std::min(double(recompute_layers) * double(std::max<int64_t>(vpp, 1)), stage_layers);
+}
+
 StageActivations stage_activations(const ModelSpec& model, const ActivationSettings& settings,
                                    const StagePlacement& stage, int64_t pp, int64_t vpp,
                                    int64_t num_microbatches) {
@@ -98,7 +104,15 @@ StageActivations stage_activations(const ModelSpec& model, const ActivationSetti
   out.in_flight = in_flight_microbatches(stage.stage, pp, vpp, num_microbatches);
   out.layers_per_in_flight = double(stage.layers) / double(vpp);
   out.layer_bytes = layer.stored;
-  out.layers_bytes = double(out.in_flight) * out.layers_per_in_flight * layer.stored;
+  // Full recompute on the first N layers of each chunk only (Megatron --recompute-method block): the
+  // other layers of every in-flight micro-batch keep all their activations.
+  double per_in_flight = out.layers_per_in_flight * layer.stored;
+  const double recomputed = double(settings.recompute_layers);
+  if (settings.recompute == Recompute::kFull && recomputed > 0 && recomputed < out.layers_per_in_flight) {
+    per_in_flight = recomputed * layer.stored + (out.layers_per_in_flight - recomputed) * layer.no_recompute;
+    out.layer_bytes = per_in_flight / out.layers_per_in_flight;
+  }
+  out.layers_bytes = double(out.in_flight) * per_in_flight;
   if (settings.recompute == Recompute::kFull && stage.layers > 0)
     out.recompute_working_bytes = layer.no_recompute;  // one layer rebuilt at a time in backward
   if (stage.has_embedding) {

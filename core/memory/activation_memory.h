@@ -25,6 +25,7 @@ struct ActivationSettings {
   bool sp = true;              // only effective at tp > 1
   bool flash = true;
   Recompute recompute = Recompute::kNone;
+  int64_t recompute_layers = 0;  // full: layers per virtual chunk recomputed, the rest saved whole (0 = all)
   SelectiveKind selective = SelectiveKind::kAttentionCore;  // what "selective" means (per framework)
   // torchtitan's eager attention saves K and V after repeat_kv (full-head size) and, without a
   // fused kernel, a contiguous copy of the SDPA output (FRAMEWORK_NOTES §1.7, TT25 model/model.py
@@ -74,7 +75,7 @@ int64_t in_flight_microbatches(int64_t stage, int64_t pp, int64_t vpp, int64_t n
 struct StageActivations {
   int64_t in_flight = 0;            // (chunk-)micro-batches live at the peak
   double layers_per_in_flight = 0;  // average layers per in-flight unit on this stage
-  double layer_bytes = 0;           // LayerActivations::stored
+  double layer_bytes = 0;           // LayerActivations::stored (averaged over the chunk's layers when only some recompute)
   double layers_bytes = 0;          // in_flight * layers_per_in_flight * layer_bytes
   double recompute_working_bytes = 0;  // full recompute: one layer's activations rebuilt in backward
   double embedding_bytes = 0;       // first stage: token ids (int64) + embedding dropout mask
@@ -82,6 +83,10 @@ struct StageActivations {
   double autocast_weight_bytes = 0; // fp32 weights under autocast: the bf16 casts autograd saves (memory_model.cpp)
   double total = 0;
 };
+
+// Layers of a stage (spread over vpp chunks) that recompute=full rebuilds in backward: all of them,
+// or recompute_layers per chunk (Megatron block method). 0 without full recompute.
+double recomputed_layers(Recompute recompute, int64_t recompute_layers, double stage_layers, int64_t vpp);
 
 StageActivations stage_activations(const ModelSpec& model, const ActivationSettings& settings,
                                    const StagePlacement& stage, int64_t pp, int64_t vpp,

@@ -472,6 +472,7 @@ MemoryPlan plan_memory(const Config& config) {
   settings.sp = training.sp || spatial_temporal(layout);
   settings.flash = training.flash;
   settings.recompute = training.recompute;
+  settings.recompute_layers = training.recompute_layers;
   settings.selective = plan.profile.selective;
   settings.eager_attention_copies = plan.profile.eager_attention_copies;
   settings.fp32_math_attention = plan.profile.fp32_math_attention;
@@ -554,7 +555,7 @@ void describe_stage(const Config& config, const MemoryPlan& plan, const StageSha
     // the LM head's (tied: the embedding matrix). Full recompute drops the layers' copies with their
     // saved tensors (the autocast cache dies when the forward's autocast context exits). Measured
     // by tests/gpu on H100 (DDP rows: 1B step transient 15.48 GiB against 12.2 without this).
-    const double saved_layers = training.recompute == Recompute::kFull ? 0.0 : double(stage.layers);
+    const double saved_layers = double(stage.layers) - recomputed_layers(training.recompute, training.recompute_layers, double(stage.layers), layout.vpp);
     const double head = stage.has_lm_head ? plan.vocab_parameters : 0.0;
     in.activations.autocast_weight_bytes = 2.0 * (saved_layers * plan.layer_parameters + head);
     in.activations.total += in.activations.autocast_weight_bytes;

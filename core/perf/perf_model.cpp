@@ -664,6 +664,15 @@ struct LayerCompute {
 // kernel, the memory-bound kernels, launch floors, and the host's dispatch of the layer's ops.
 // (~85 lines: the kernels in the order the layer runs them, each one term with its source; split,
 // the dozen shape terms would travel between the parts.)
+// The share of a stage's layers that recompute=full rebuilds in backward: 1, or recompute_layers
+// per chunk over the chunk's layers (Megatron's block method), on the average stage; 0 otherwise.
+double full_recompute_share(const Config& config) {
+  const double stage_layers = double(config.model.layers) / double(std::max<int64_t>(config.layout.pp, 1));
+  if (!(stage_layers > 0)) return 0.0;
+  const TrainingSpec& t = config.training;
+  return recomputed_layers(t.recompute, t.recompute_layers, stage_layers, config.layout.vpp) / stage_layers;
+}
+
 LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const FrameworkPerf& perf) {
   const ModelSpec& model = config.model;
   const TrainingSpec& training = config.training;
@@ -776,10 +785,12 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
 
   switch (training.recompute) {
     case Recompute::kNone: break;
-    case Recompute::kFull:
-      out.recompute_s = out.forward_s;
-      out.recompute_flops = out.matmul_fwd_flops + out.attention_fwd_flops;
+    case Recompute::kFull: {
+      const double share = full_recompute_share(config);  // < 1 under the block method
+      out.recompute_s = share * out.forward_s;
+      out.recompute_flops = share * (out.matmul_fwd_flops + out.attention_fwd_flops);
       break;
+    }
     case Recompute::kSelective:
       if (plan.activation_settings.selective == SelectiveKind::kAttentionCore) {
         out.recompute_s = out.attention_fwd_s;
@@ -912,7 +923,8 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   // TP: 2 all-reduce equivalents forward, 2 backward, 2 more in a full-recompute forward (with SP:
   // all-gather + reduce-scatter pairs, the same volume). Overlapped with the GEMMs only with
   // Megatron --tp-comm-overlap / torchtitan AsyncTP (hidden up to the GEMM time it splits).
-  const double tp_collectives = 4.0 + (training.recompute == Recompute::kFull ? 2.0 : 0.0);
+  const double recompute_share = full_recompute_share(config);
+  const double tp_collectives = 4.0 + 2.0 * recompute_share;
   const double tp_message = tokens * h * 2.0;
   terms.tp_layer_s = sequence_parallel ? tp_collectives * 2.0 * gather_or_scatter_s(tp_link, layout.tp, tp_message)
                                        : tp_collectives * all_reduce_s(tp_link, layout.tp, tp_message);
@@ -921,7 +933,7 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   // never exposes more of it.
   const double host_wait = terms.layer.host_wait_s;
   if (training.tp_comm_overlap && layout.tp > 1)
-    terms.tp_layer_s = std::max(0.0, terms.tp_layer_s - 0.9 * (3.0 + (training.recompute == Recompute::kFull ? 1.0 : 0.0)) *
+    terms.tp_layer_s = std::max(0.0, terms.tp_layer_s - 0.9 * (3.0 + recompute_share) *
                                                             terms.layer.matmul_fwd_s - host_wait);
   if (spatial_temporal(layout)) {
     // Exposed point-to-point time of the square (forward, backward, and the forward again under full
@@ -931,14 +943,14 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
     double exposed = 0;
     for (const StLinear& linear : st_linears(config)) {
       const StPhaseTimes times = st_linear_time(config, linear, rate, gemm_bytes);
-      exposed += times.exposed_fwd_s * (training.recompute == Recompute::kFull ? 2.0 : 1.0) + times.exposed_bwd_s;
+      exposed += times.exposed_fwd_s * (1.0 + recompute_share) + times.exposed_bwd_s;
     }
     const int64_t square = st_q_of(config) * st_q_of(config);
     const int64_t conventional = st_conventional(config);
     const Link conventional_link = link_for_group(config, square, conventional);
     double collectives = tp_collectives * all_reduce_s(conventional_link, conventional, tp_message / double(square));
     if (training.tp_comm_overlap && conventional > 1)
-      collectives = std::max(0.0, collectives - 0.9 * (3.0 + (training.recompute == Recompute::kFull ? 1.0 : 0.0)) * terms.layer.matmul_fwd_s - host_wait);
+      collectives = std::max(0.0, collectives - 0.9 * (3.0 + recompute_share) * terms.layer.matmul_fwd_s - host_wait);
     terms.tp_layer_s = exposed + collectives;
     terms.tp_crosses_nodes = conventional > 1 && conventional_link.crosses_nodes;
   }
@@ -1015,7 +1027,7 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
     const double head = stage.has_lm_head ? double(plan.padded_vocab) * h / t : 0.0;
     const double cast_s = (layers * matmul_parameters_per_layer(config.model) / t + head) * 6.0 / rate.hbm_stream;
     st.forward += cast_s;
-    if (training.recompute == Recompute::kFull) st.backward += cast_s;
+    st.backward += full_recompute_share(config) * cast_s;
   }
   if (plan.profile.ddp_bucket_copy && layout.zero == 0 && plan.dp * layout.cp > 1)
     st.backward += ddp_bucket_copy_s(config, shape.parameters * terms.work.trainable_fraction);

@@ -143,6 +143,7 @@ class Search {
     for (int64_t zero : zero_choices(base.training.framework))
       if (options.zero[size_t(zero)]) zero_options_.push_back(zero);
     base_zero_ = base.layout.zero;
+    base_recompute_layers_ = base.training.recompute_layers;
     // Smallest-memory first, so that the first member of a subtree bounds the rest. A fine-tune's
     // stack (Hugging Face gradient_checkpointing, torchtune, litgpt, Axolotl) checkpoints whole
     // layers: no selective recompute, as the Methods view evaluates it (method_select.cpp).
@@ -320,15 +321,18 @@ class Search {
     config_.training.micro_batch = micro_batch;
     for (size_t r = 0; r < recompute_options_.size() && !subtree_out_of_memory_; ++r) {
       config_.training.recompute = recompute_options_[r];
+      // recompute_layers belongs to full recompute (the user's block count); the others leave it 0.
+      config_.training.recompute_layers = recompute_options_[r] == Recompute::kFull ? base_recompute_layers_ : 0;
       for (size_t s = 0; s < variants_.size(); ++s) {
         config_.training.sp = variants_[s].sp;
         config_.layout.st_q = variants_[s].st_q;
         const LayoutCandidate candidate = evaluate();
         if (candidate.verdict == Verdict::kOutOfMemory) {
           const RejectReason reason = oom_reason(candidate.worst_role);
-          if (r == 0 && s == 0 && prune_subtrees_) {
+          if (r == 0 && s == 0 && prune_subtrees_ && base_recompute_layers_ == 0) {
             // The smallest-memory member of this micro-batch: everything from here on (this
-            // micro-batch's other variants, larger micro-batches) is out of memory too.
+            // micro-batch's other variants, larger micro-batches) is out of memory too. Not so when
+            // full recompute covers only some layers (selective may then be smaller).
             subtree_out_of_memory_ = reason;
             collect_.reject(reason, per_mb_);
             collect_.keep_rejected(candidate);
@@ -394,6 +398,7 @@ class Search {
   bool prune_subtrees_ = true;     // the first variant is the smallest-memory one
   int64_t per_mb_ = 0;            // candidates under one micro-batch of the current mesh
   int64_t per_vpp_ = 0;           // candidates under one vpp of the current mesh
+  int64_t base_recompute_layers_ = 0;  // recompute_layers of the user's config, for the full-recompute members
   std::optional<RejectReason> subtree_out_of_memory_;  // a smaller micro-batch of this (vpp, ZeRO) was out of memory
 };
 

@@ -97,6 +97,7 @@ MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& opt
       for (Recompute recompute : {Recompute::kNone, Recompute::kFull}) {
         Config trial = config;
         trial.training.recompute = recompute;
+        if (recompute != Recompute::kFull) trial.training.recompute_layers = 0;
         MethodCandidate candidate = best;
         candidate.config = trial;
         const MemoryReport memory = estimate_memory(trial);

@@ -210,6 +210,10 @@ std::vector<ConfigField> make_fields() {
       word<&C::training, &TrainingSpec::precision>("precision", G::kTraining, "GEMM precision"),
       word<&C::training, &TrainingSpec::optimizer>("optimizer", G::kTraining, "optimizer"),
       word<&C::training, &TrainingSpec::recompute>("recompute", G::kTraining, "activation recomputation"),
+      integer<&C::training, &TrainingSpec::recompute_layers>(
+          "recompute_layers", "rcl", G::kTraining,
+          "recompute=full on only this many layers of each pipeline stage (each virtual chunk), the rest keeping every "
+          "activation (Megatron-LM --recompute-method block --recompute-num-layers); 0 = every layer"),
       boolean<&C::training, &TrainingSpec::flash>("flash", G::kTraining, "FlashAttention / SDPA"),
       boolean<&C::training, &TrainingSpec::sp>("sp", G::kTraining, "sequence parallelism"),
       word<&C::training, &TrainingSpec::framework>("framework", G::kTraining, "framework memory layout"),

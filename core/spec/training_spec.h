@@ -170,6 +170,10 @@ struct TrainingSpec {
   Precision precision = Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdamW;
   Recompute recompute = Recompute::kNone;
+  // recompute=full on only this many layers of each pipeline stage (each virtual chunk); the others
+  // keep every activation. 0 = all. Megatron-LM --recompute-method block --recompute-num-layers N
+  // (transformer_block.py _checkpointed_forward: "the first N layers of the block").
+  int64_t recompute_layers = 0;
   bool flash = true;                       // FlashAttention / SDPA: no s^2 score tensor is stored
   bool sp = true;                          // Megatron sequence parallelism (only meaningful at tp > 1)
   Framework framework = Framework::kMegatron;

@@ -112,6 +112,13 @@ struct Rules {
     ok.seq = check.count("seq", t.seq, kMaxSeq);
     ok.gbs = check.count("global_batch", t.global_batch, kMaxBatch);
     ok.mbs = check.count("micro_batch", t.micro_batch, kMaxBatch);
+    if (t.recompute_layers < 0 || t.recompute_layers > kMaxLayers)
+      check.error(IssueCode::kOutOfRange, "recompute_layers",
+                  "recompute_layers must be 0 (every layer) to " + to_string(kMaxLayers) + ", got " + to_string(t.recompute_layers) + ".");
+    else if (t.recompute_layers > 0 && t.recompute != Recompute::kFull)
+      check.warning(IssueCode::kConflictingSettings, "recompute_layers",
+                    "recompute_layers applies to recompute=full (the layers of each stage that recompute); with recompute=" +
+                        std::string(enum_key(t.recompute)) + " it has no effect.");
     if (!(t.headroom > 0.0 && t.headroom <= 1.0))
       check.error(IssueCode::kThresholdOutOfRange, "headroom",
                   "headroom must be a fraction in (0, 1], got " + to_string(t.headroom) + ".");

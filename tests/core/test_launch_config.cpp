@@ -157,6 +157,37 @@ TEST_CASE("Megatron-LM's GPT-3 175B example imports as the gpt3-175b preset on 1
   CHECK_FALSE(has_issue(import.issues, IssueCode::kUnknownField));  // every flag of the example is known
 }
 
+TEST_CASE("recompute block N is recompute_layers N both ways, and torchtitan's layer SAC every n is floor(layers / n) of them") {
+  const std::string model = "--num-layers 80 --hidden-size 8192 --num-attention-heads 64 --group-query-attention --num-query-groups 8 "
+                            "--swiglu --normalization RMSNorm --vocab-size 128256 --bf16 --tensor-model-parallel-size 8 "
+                            "--pipeline-model-parallel-size 4 --micro-batch-size 1 --global-batch-size 512 --seq-length 8192 ";
+  const LaunchImport block = import_megatron_args(model + "--recompute-granularity full --recompute-method block --recompute-num-layers 5");
+  INFO(issues_text(block.issues));
+  REQUIRE(block.ok());
+  CHECK(block.fields["recompute"] == "full");
+  CHECK(block.fields["recompute_layers"] == 5);
+  CHECK_FALSE(has_issue(block.issues, IssueCode::kUnsupportedSetting, "--recompute-method"));
+  const Config c = imported_config(block, {{"gpus", 64}});
+  const std::string flags = export_launch_config(c, LaunchFormat::kMegatron).text;
+  CHECK(flags.find("--recompute-method block") != std::string::npos);
+  CHECK(flags.find("--recompute-num-layers 5") != std::string::npos);
+  // uniform groups stay every layer recomputed (and said when the groups are wider than one layer).
+  const LaunchImport uniform = import_megatron_args(model + "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
+  CHECK_FALSE(uniform.fields.contains("recompute_layers"));
+  // torchtitan: every 2nd of the 8B's 32 blocks checkpointed (TT25 _apply_layer_sac) = 16 of them.
+  const std::string toml = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 8\n"
+                           "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"";
+  const LaunchImport every2 = import_torchtitan_toml(toml + "2\"\n");
+  INFO(issues_text(every2.issues));
+  REQUIRE(every2.ok());
+  CHECK(every2.fields["recompute"] == "full");
+  CHECK(every2.fields["recompute_layers"] == 16);
+  CHECK(export_launch_config(imported_config(every2, {}), LaunchFormat::kTorchtitan).text.find("selective_ac_option = '2'") !=
+        std::string::npos);
+  CHECK(import_torchtitan_toml(toml + "64\"\n").fields["recompute"] == "none");  // n beyond the blocks: none checkpointed
+  CHECK(has_issue(import_torchtitan_toml(toml + "two\"\n").issues, IssueCode::kUnknownValue, "activation_checkpoint.selective_ac_option"));
+}
+
 TEST_CASE("Megatron-LM layers per virtual stage become vpp chunks, and SwiGLU's default ffn is 8h/3 in 64s") {
   const LaunchImport import = import_megatron_args(
       "--num-layers 80 --hidden-size 8192 --num-attention-heads 64 --group-query-attention --num-query-groups 8 "
@@ -622,6 +653,16 @@ TEST_CASE("round trips are stable: config -> launch config -> config -> launch c
     add("megatron 70B fp8 cp2", c, LaunchFormat::kMegatron);
   }
   {
+    Config c = layout_config("llama3.1-70b", 64, 8, 4, 1, Framework::kMegatron);
+    c.training.recompute = Recompute::kFull;
+    c.training.recompute_layers = 5;
+    add("megatron 70B block recompute of 5 layers", c, LaunchFormat::kMegatron);
+    Config tt = layout_config("llama3.1-8b", 64, 1, 1, 1, Framework::kFsdp);
+    tt.training.recompute = Recompute::kFull;
+    tt.training.recompute_layers = 8;
+    add("torchtitan 8B layer SAC every 4th block", tt, LaunchFormat::kTorchtitan);
+  }
+  {
     Config c = layout_config("gpt3-175b", 1024, 8, 16, 1, Framework::kMegatron);
     c.layout.zero = 0;
     c.training.sp = false;
@@ -699,6 +740,7 @@ TEST_CASE("round trips are stable: config -> launch config -> config -> launch c
       CHECK(again.layout.pp_last_stage_layers == test.config.layout.pp_last_stage_layers);
       CHECK(again.training.seq == test.config.training.seq);
       CHECK(again.training.recompute == test.config.training.recompute);
+      CHECK(again.training.recompute_layers == test.config.training.recompute_layers);
       CHECK(again.training.precision == test.config.training.precision);
       CHECK(runs_compiled(again.training) == runs_compiled(test.config.training));
       CHECK(again.training.async_tp == test.config.training.async_tp);

@@ -9,6 +9,7 @@
 #include "fixtures.h"
 #include "memory/memory_model.h"
 #include "memory/overheads.h"
+#include "spec/validate.h"
 #include "units.h"
 
 using namespace meshfit;
@@ -582,4 +583,55 @@ TEST_CASE("DeepSpeed ZeRO-1/2 with overlap on hold a second 1e9-byte IPG bucket,
     CHECK(rank_on.bytes(Component::kCommBuffers) - rank_off.bytes(Component::kCommBuffers) == doctest::Approx(second_bucket));
     CHECK(rank_on.peak_allocated_bytes - rank_off.peak_allocated_bytes == doctest::Approx(second_bucket));
   }
+}
+
+TEST_CASE("recompute_layers (Megatron's block method): N layers of a chunk recomputed, the rest saved whole") {
+  // Llama 3.1 70B, tp8 pp4 (20 layers a stage), seq 8192: stage 0 holds 4 in-flight micro-batches.
+  Config config = preset_config("llama3.1-70b", 64, 8, 4);
+  config.training.seq = 8192;
+  config.training.recompute = Recompute::kFull;
+  const MemoryReport all = estimate_memory(config);
+  config.training.recompute = Recompute::kNone;
+  const MemoryReport none = estimate_memory(config);
+  config.training.recompute = Recompute::kFull;
+  REQUIRE(all.valid());
+  const StageActivations& full_act = all.ranks[0].intermediates.activations;
+  const StageActivations& none_act = none.ranks[0].intermediates.activations;
+  REQUIRE(full_act.layers_per_in_flight == doctest::Approx(20.0));
+  double previous = full_act.layers_bytes;
+  for (int64_t n : {19, 10, 5, 1}) {
+    CAPTURE(n);
+    config.training.recompute_layers = n;
+    const MemoryReport some = estimate_memory(config);
+    REQUIRE(some.valid());
+    const StageActivations& act = some.ranks[0].intermediates.activations;
+    // in_flight x (N layers keeping their input + 20 - N layers keeping everything).
+    const double per_layer_full = full_act.layer_bytes, per_layer_none = none_act.layer_bytes;
+    CHECK(act.layers_bytes == doctest::Approx(double(act.in_flight) * (double(n) * per_layer_full + double(20 - n) * per_layer_none)));
+    CHECK(act.layers_bytes > previous);  // fewer layers recomputed, more memory
+    CHECK(act.layers_bytes < none_act.layers_bytes);
+    CHECK(act.recompute_working_bytes == full_act.recompute_working_bytes);  // one layer rebuilt at a time
+    previous = act.layers_bytes;
+  }
+  // N at or beyond the chunk's layers is every layer: the same bytes as recompute_layers 0.
+  config.training.recompute_layers = 20;
+  CHECK(estimate_memory(config).ranks[0].peak_reserved_bytes == all.ranks[0].peak_reserved_bytes);
+  config.training.recompute_layers = 400;
+  CHECK(estimate_memory(config).ranks[0].peak_reserved_bytes == all.ranks[0].peak_reserved_bytes);
+}
+
+TEST_CASE("recompute_layers is checked: a negative count is an error, a count without full recompute a warning") {
+  const auto has_issue = [](const std::vector<Issue>& issues, IssueCode code, const std::string& field) {
+    return std::any_of(issues.begin(), issues.end(), [&](const Issue& i) { return i.code == code && i.field == field; });
+  };
+  Config config = preset_config("llama3.1-8b", 8, 1, 1);
+  config.training.recompute = Recompute::kFull;
+  config.training.recompute_layers = -1;
+  CHECK(has_issue(validate(config), IssueCode::kOutOfRange, "recompute_layers"));
+  CHECK_FALSE(estimate_memory(config).valid());
+  config.training.recompute_layers = 4;
+  config.training.recompute = Recompute::kSelective;
+  const std::vector<Issue> issues = validate(config);
+  CHECK(has_issue(issues, IssueCode::kConflictingSettings, "recompute_layers"));
+  CHECK_FALSE(has_errors(issues));
 }

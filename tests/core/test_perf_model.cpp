@@ -443,3 +443,25 @@ TEST_CASE("physics: a faster GPU never predicts a slower step, where the host's 
     }
   }
 }
+
+TEST_CASE("recompute_layers: the step recomputes only those layers, between full recompute and none") {
+  Config config = preset_config("llama3.1-70b", 64, 8, 4, 1);
+  config.training.seq = 8192;
+  config.training.recompute = Recompute::kNone;
+  const double none = predict(config).step_time_s;
+  config.training.recompute = Recompute::kFull;
+  const double full = predict(config).step_time_s;
+  REQUIRE(full > none);
+  double previous = full;
+  for (int64_t n : {15, 10, 5}) {  // of 20 layers a stage
+    CAPTURE(n);
+    config.training.recompute_layers = n;
+    const double some = predict(config).step_time_s;
+    CHECK(some < previous);
+    CHECK(some > none);
+    previous = some;
+  }
+  // The recompute forward is the share of the layers: half of them, about half of the extra time.
+  config.training.recompute_layers = 10;
+  CHECK(predict(config).step_time_s - none == doctest::Approx(0.5 * (full - none)).epsilon(0.05));
+}

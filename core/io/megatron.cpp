@@ -317,11 +317,21 @@ class MegatronReader {
 };
 
 void read_model(const MegatronReader& r, FieldWriter& w) {
+  // Megatron-LM needs --num-layers, --hidden-size and --num-attention-heads (arguments.py). A command
+  // line with none of them (a snippet of parallelism and batch flags) leaves the model to the preset
+  // the user picks: Megatron's own defaults for the flags it omits (GeLU, LayerNorm, tied embeddings,
+  // biases, dropout) would quietly turn that preset into another model. Only what is written is read.
+  const bool architecture = r.has("--num-layers") || r.has("--hidden-size") || r.has("--num-attention-heads");
+  if (!architecture)
+    w.warn(IssueCode::kMissingModel, "model",
+           "the command line has no model flags (--num-layers, --hidden-size, --num-attention-heads): the model is the "
+           "preset chosen (--model or the page's), with only the architecture flags written here applied to it.");
   r.count_into("--num-layers", "layers");
   const auto hidden = r.count_into("--hidden-size", "hidden");
   const auto heads = r.count_into("--num-attention-heads", "heads");
   const bool swiglu = r.has("--swiglu");
-  w.set("mlp", enum_key(swiglu ? MlpKind::kSwiGlu : MlpKind::kGelu), swiglu ? "--swiglu" : "no --swiglu (GeLU)");
+  if (architecture || swiglu)
+    w.set("mlp", enum_key(swiglu ? MlpKind::kSwiGlu : MlpKind::kGelu), swiglu ? "--swiglu" : "no --swiglu (GeLU)");
   if (r.has("--squared-relu"))
     w.warn(IssueCode::kUnsupportedSetting, "mlp", "--squared-relu is counted as the 2-matrix GeLU MLP.");
   if (!r.count_into("--ffn-hidden-size", "ffn") && hidden) {
@@ -342,7 +352,7 @@ void read_model(const MegatronReader& r, FieldWriter& w) {
   if (const auto channels = r.count("--kv-channels");
       channels && !(hidden && heads && checked_mul(*channels, *heads) == std::optional<int64_t>(*hidden)))
     w.set("head_dim", *channels, "--kv-channels");
-  if (!r.count_into("--vocab-size", "vocab")) {
+  if (!r.count_into("--vocab-size", "vocab") && architecture) {
     if (r.has("--tokenizer-type") && r.text("--tokenizer-type") == "GPT2BPETokenizer") {
       w.set("vocab", 50257, "--tokenizer-type GPT2BPETokenizer (GPT-2 BPE: 50257 tokens)");
     } else {
@@ -360,20 +370,23 @@ void read_model(const MegatronReader& r, FieldWriter& w) {
     if (const auto norm = enum_from_key<NormKind>(word)) w.set("norm", enum_key(*norm), "--normalization");
     else w.error(IssueCode::kUnknownValue, "--normalization",
                  "--normalization " + quote_text(r.text("--normalization")) + " is not LayerNorm or RMSNorm.");
-  } else {
+  } else if (architecture) {
     w.set("norm", enum_key(NormKind::kLayerNorm), "Megatron's default --normalization LayerNorm");
   }
-  w.set("tied_embeddings", !r.has("--untie-embeddings-and-output-weights"), "--untie-embeddings-and-output-weights");
-  w.set("linear_bias", !r.has("--disable-bias-linear"), "--disable-bias-linear");
+  if (architecture || r.has("--untie-embeddings-and-output-weights"))
+    w.set("tied_embeddings", !r.has("--untie-embeddings-and-output-weights"), "--untie-embeddings-and-output-weights");
+  if (architecture || r.has("--disable-bias-linear"))
+    w.set("linear_bias", !r.has("--disable-bias-linear"), "--disable-bias-linear");
   if (r.has("--add-qkv-bias"))
     w.warn(IssueCode::kUnsupportedSetting, "--add-qkv-bias", "biases on Q, K and V only are not counted (under 0.01% of parameters).");
   // Megatron's dropout defaults are 0.1 for both.
   const double hidden_dropout = r.real("--hidden-dropout").value_or(0.1);
   const double attention_dropout = r.real("--attention-dropout").value_or(0.1);
-  w.set("dropout", hidden_dropout > 0 || attention_dropout > 0, "--hidden-dropout/--attention-dropout");
+  if (architecture || r.has("--hidden-dropout") || r.has("--attention-dropout"))
+    w.set("dropout", hidden_dropout > 0 || attention_dropout > 0, "--hidden-dropout/--attention-dropout");
   const bool rope = r.has("--use-rotary-position-embeddings") ||
                     (r.has("--position-embedding-type") && r.text("--position-embedding-type") != "learned_absolute");
-  if (!rope)
+  if (!rope && (architecture || r.has("--position-embedding-type")))
     w.warn(IssueCode::kUnsupportedSetting, "--position-embedding-type",
            "learned absolute position embeddings (Megatron's default) add max_position_embeddings × hidden parameters that "
            "meshfit does not count; pass --position-embedding-type rope for Llama-style models.");

@@ -236,7 +236,14 @@ ParsedConfig parse_config(const json& object) {
   bool have_model_preset = false;
   if (object.contains("model")) {
     const json& value = object["model"];
-    const std::string id = value.is_string() ? value.get<std::string>() : "";
+    std::string id = value.is_string() ? value.get<std::string>() : "";
+    // "<preset>+custom" is what this writes for a preset with overridden dimensions (below): read
+    // back as that preset under the dimension fields written beside it.
+    constexpr const char kCustomSuffix[] = "+custom";
+    const size_t suffix = sizeof kCustomSuffix - 1;
+    if (id.size() > suffix && id.compare(id.size() - suffix, suffix, kCustomSuffix) == 0 &&
+        find_model_preset(id.substr(0, id.size() - suffix)))
+      id.resize(id.size() - suffix);
     if (auto spec = value.is_string() ? find_model_preset(id) : std::nullopt) {
       c.model = *spec;
       have_model_preset = true;
@@ -297,8 +304,13 @@ ParsedConfig parse_config(const json& object) {
       issues.push_back({IssueCode::kMissingModel, Severity::kError, "model",
                         "no model: give a preset (model) or every architecture field (missing: " + missing + ")."});
   } else {
+    // Overridden = a dimension given with another value than the preset's (the same value, as an
+    // import or an export writes it, keeps the preset's name).
+    Config preset = c;
+    preset.model = *find_model_preset(c.model.name);
     bool overridden = false;
-    for (const ConfigField& row : config_fields()) overridden |= row.dimension && object.contains(row.key);
+    for (const ConfigField& row : config_fields())
+      overridden |= row.dimension && object.contains(row.key) && row.get(c) != row.get(preset);
     if (overridden) c.model.name += "+custom";  // a preset with overridden dimensions is no longer that preset
   }
   if (c.gpu.id == "custom" && c.gpu.memory_bytes <= 0 && !object.contains("gpu_memory_gib"))

@@ -167,10 +167,21 @@ TEST_CASE("config_to_json round-trips every field through parse_config, and the 
   const json resolved = config_to_json(config);
   const ParsedConfig parsed = parse_config(resolved);
   REQUIRE(parsed.issues.empty());
-  json again = config_to_json(parsed.config);
-  CHECK(again["model"] == "gpt3-175b+custom");  // dimensions written out override the preset's (same values)
-  again["model"] = resolved["model"];
-  CHECK(again == resolved);
+  // Dimensions written out with the preset's own values keep the preset's name: the round trip is exact.
+  CHECK(config_to_json(parsed.config) == resolved);
+  // One dimension changed: "<preset>+custom", which reads back as itself (it was refused as no preset).
+  json changed = resolved;
+  changed["vocab"] = 50304;
+  const ParsedConfig custom = parse_config(changed);
+  REQUIRE(custom.issues.empty());
+  const json written = config_to_json(custom.config);
+  CHECK(written["model"] == "gpt3-175b+custom");
+  const ParsedConfig back = parse_config(written);
+  REQUIRE(back.issues.empty());
+  CHECK(config_to_json(back.config) == written);
+  json unknown = written;
+  unknown["model"] = "gpt9-custom+custom";
+  CHECK_FALSE(parse_config(unknown).issues.empty());
 
   const ParsedConfig decoded = decode_state(encode_state(config));
   REQUIRE(decoded.issues.empty());

@@ -157,6 +157,29 @@ TEST_CASE("Megatron-LM's GPT-3 175B example imports as the gpt3-175b preset on 1
   CHECK_FALSE(has_issue(import.issues, IssueCode::kUnknownField));  // every flag of the example is known
 }
 
+TEST_CASE("a Megatron-LM command line without model flags leaves the preset whole: Megatron's defaults are not applied to it") {
+  const LaunchImport snippet = import_megatron_args(
+      "torchrun --nproc_per_node 8 --nnodes 8 pretrain_gpt.py --tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 "
+      "--sequence-parallel --use-distributed-optimizer --seq-length 8192 --micro-batch-size 1 --global-batch-size 512 "
+      "--recompute-granularity selective --bf16 --position-embedding-type rope");
+  INFO(issues_text(snippet.issues));
+  REQUIRE(snippet.ok());
+  for (const char* key : {"mlp", "norm", "tied_embeddings", "linear_bias", "dropout", "ffn", "vocab"}) {
+    CAPTURE(key);
+    CHECK_FALSE(snippet.fields.contains(key));
+  }
+  CHECK(has_issue(snippet.issues, IssueCode::kMissingModel, "model"));
+  const Config c = imported_config(snippet, {{"model", "llama3.1-70b"}});
+  const Config preset = meshfit_test::preset_config("llama3.1-70b", 64, 8, 4);
+  CHECK(same_model(c.model, preset.model));
+  CHECK(c.model.name == "llama3.1-70b");
+  // An architecture flag that is written still applies (and the model is then no longer the preset).
+  const LaunchImport untied = import_megatron_args("--tensor-model-parallel-size 8 --untie-embeddings-and-output-weights --disable-bias-linear");
+  CHECK(untied.fields["tied_embeddings"] == false);
+  CHECK(untied.fields["linear_bias"] == false);
+  CHECK_FALSE(untied.fields.contains("mlp"));
+}
+
 TEST_CASE("recompute block N is recompute_layers N both ways, and torchtitan's layer SAC every n is floor(layers / n) of them") {
   const std::string model = "--num-layers 80 --hidden-size 8192 --num-attention-heads 64 --group-query-attention --num-query-groups 8 "
                             "--swiglu --normalization RMSNorm --vocab-size 128256 --bf16 --tensor-model-parallel-size 8 "

@@ -124,6 +124,91 @@ class TomlReader {
   FieldWriter& w_;
 };
 
+// torchtitan's 2024 job configs (train_configs/*.toml before the [parallelism] section, Sept-Dec
+// 2024) kept the data and tensor degrees in [training], pipeline and context parallelism and Async TP
+// in [experimental], the pipeline's micro-batch count (default: the pipeline degree) rather than its
+// size, and float8 as [float8] enable_float8_linear. Each is moved to its current key (said as a
+// renamed key) unless the current key is there too, before anything is read.
+struct MovedKey {
+  const char* from_section;
+  const char* from_key;
+  const char* to_section;
+  const char* to_key;
+};
+constexpr MovedKey kLayout2024[] = {
+    {"training", "data_parallel_replicate_degree", "parallelism", "data_parallel_replicate_degree"},
+    {"training", "data_parallel_shard_degree", "parallelism", "data_parallel_shard_degree"},
+    {"training", "data_parallel_degree", "parallelism", "data_parallel_shard_degree"},
+    {"training", "tensor_parallel_degree", "parallelism", "tensor_parallel_degree"},
+    {"training", "enable_async_tensor_parallel", "parallelism", "enable_async_tensor_parallel"},
+    {"experimental", "pipeline_parallel_degree", "parallelism", "pipeline_parallel_degree"},
+    {"experimental", "pipeline_parallel_schedule", "parallelism", "pipeline_parallel_schedule"},
+    {"experimental", "pipeline_parallel_split_points", "parallelism", "pipeline_parallel_split_points"},
+    {"experimental", "context_parallel_degree", "parallelism", "context_parallel_degree"},
+    {"experimental", "enable_async_tensor_parallel", "parallelism", "enable_async_tensor_parallel"},
+};
+
+toml::table& section_of(toml::table& root, const char* section) {
+  if (!root[section].is_table()) root.insert_or_assign(section, toml::table{});
+  return *root[section].as_table();
+}
+
+void upgrade_2024_layout(toml::table& root, FieldWriter& w) {
+  const auto renamed = [&w](const std::string& from, const std::string& to) {
+    w.warn(IssueCode::kRenamedField, from, quote_text(from) + " (torchtitan's 2024 layout) is read as " + quote_text(to) + ".");
+  };
+  bool old_pipeline = false;
+  for (const MovedKey& moved : kLayout2024) {
+    toml::table* from = root[moved.from_section].as_table();
+    const toml::node* value = from ? from->get(moved.from_key) : nullptr;
+    if (!value) continue;
+    const std::string from_name = std::string(moved.from_section) + "." + moved.from_key;
+    const std::string to_name = std::string(moved.to_section) + "." + moved.to_key;
+    toml::table& to = section_of(root, moved.to_section);
+    if (to.contains(moved.to_key)) {
+      w.warn(IssueCode::kConflictingSettings, from_name, quote_text(from_name) + " is ignored: " + quote_text(to_name) + " is given too.");
+    } else {
+      value->visit([&](const auto& node) { to.insert_or_assign(moved.to_key, node); });
+      renamed(from_name, to_name);
+      old_pipeline |= std::string(moved.to_key) == "pipeline_parallel_degree";
+    }
+    from = root[moved.from_section].as_table();  // section_of may have moved the tables
+    from->erase(moved.from_key);
+  }
+  // The 2024 pipeline cut the local batch into pipeline_parallel_microbatches (default: the degree).
+  toml::table* experimental = root["experimental"].as_table();
+  const toml::node* count = experimental ? experimental->get("pipeline_parallel_microbatches") : nullptr;
+  toml::table& parallelism = section_of(root, "parallelism");
+  if ((old_pipeline || count) && !parallelism.contains("pipeline_parallel_microbatch_size")) {
+    const std::optional<int64_t> local = root["training"]["local_batch_size"].value<int64_t>()
+                                             ? root["training"]["local_batch_size"].value<int64_t>()
+                                             : root["training"]["batch_size"].value<int64_t>();
+    const std::optional<int64_t> degree = parallelism["pipeline_parallel_degree"].value<int64_t>();
+    const std::optional<int64_t> microbatches = count ? count->value<int64_t>() : degree;
+    if (local && microbatches && *microbatches > 0 && *local % *microbatches == 0 && *local / *microbatches >= 1) {
+      parallelism.insert_or_assign("pipeline_parallel_microbatch_size", *local / *microbatches);
+      w.warn(IssueCode::kRenamedField, "experimental.pipeline_parallel_microbatches",
+             std::string("the 2024 pipeline cut the local batch ") + std::to_string(*local) + " into " + std::to_string(*microbatches) +
+                 " micro-batches" + (count ? "" : " (its default: the pipeline degree)") + ": read as pipeline_parallel_microbatch_size " +
+                 std::to_string(*local / *microbatches) + ".");
+    } else if (local && microbatches && *microbatches > 0) {
+      w.error(IssueCode::kBatchNotDivisible, "experimental.pipeline_parallel_microbatches",
+              "the local batch " + std::to_string(*local) + " does not divide into " + std::to_string(*microbatches) + " micro-batches.");
+    }
+  }
+  if (experimental) experimental->erase("pipeline_parallel_microbatches");
+  // [float8] enable_float8_linear = true: the float8 converter of the 2025 configs.
+  if (toml::table* float8 = root["float8"].as_table(); float8 && float8->contains("enable_float8_linear")) {
+    const bool on = (*float8)["enable_float8_linear"].value_or(false);
+    float8->erase("enable_float8_linear");
+    toml::table& model = section_of(root, "model");
+    if (on && !model.contains("converters")) {
+      model.insert_or_assign("converters", toml::array{"float8"});
+      renamed("float8.enable_float8_linear", "model.converters = [\"float8\"]");
+    }
+  }
+}
+
 void check_keys(const toml::table& root, FieldWriter& w) {
   for (const auto& [section_key, node] : root) {
     const std::string section(section_key.str());
@@ -207,6 +292,8 @@ void read_compile(const TomlReader& r, FieldWriter& w) {
     source = "[training] compile";
   }
   if (model) w.set("kernels", enum_key(Kernels::kCompiled), source);
+  // Inductor fuses the norm whatever [model] norm_type says (validate: norm_kernel has no effect).
+  if (model) w.result().fields.erase("norm_kernel");
   if (model && loss) w.set("loss", enum_key(LossKind::kCompiled), source);
   else if (model) w.set("loss", enum_key(LossKind::kEager), source);  // train step: F.cross_entropy(pred.float())
   else if (loss) w.set("loss", enum_key(LossKind::kCompiled), source);
@@ -422,8 +509,9 @@ LaunchImport import_torchtitan_toml(const std::string& text) {
                               std::to_string(error.source().begin.column) + ": " + description + "."});
     return out;
   }
-  const toml::table& root = parsed.table();
+  toml::table& root = parsed.table();
   FieldWriter w(out);
+  upgrade_2024_layout(root, w);
   check_keys(root, w);
   const TomlReader reader(root, w);
   read_model(reader, w);

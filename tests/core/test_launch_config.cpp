@@ -454,7 +454,10 @@ TEST_CASE("torchtitan: [compile] components, the 2024 [training] compile and nor
     CHECK_FALSE(has_issue(import.issues, IssueCode::kUnknownField));
     const Config c = config(import);
     CHECK(c.training.kernels == Kernels::kCompiled);
-    CHECK(c.training.norm_kernel == NormKernel::kEager);
+    // Compiled, Inductor fuses the norm whatever norm_type says: left to auto (no "has no effect" warning).
+    CHECK(c.training.norm_kernel == NormKernel::kAuto);
+    CHECK_FALSE(has_issue(import.issues, IssueCode::kUnsupportedSetting, "norm_kernel"));
+    CHECK(config(imported("[model]\nnorm_type = \"rmsnorm\"\n")).training.norm_kernel == NormKernel::kEager);
     CHECK(config(imported("[model]\nnorm_type = \"fused_rmsnorm\"\n")).training.norm_kernel == NormKernel::kFused);
     CHECK(has_issue(imported("[model]\nnorm_type = \"np_layernorm\"\n").issues, IssueCode::kUnsupportedSetting, "model.norm_type"));
   }
@@ -512,10 +515,45 @@ mode = "full"
   const LaunchImport unknown = import_torchtitan_toml("[training]\nseq_len = 4096\nturbo = true\n[warp_drive]\nx = 1\n");
   CHECK(has_issue(unknown.issues, IssueCode::kUnknownField, "training.turbo"));
   CHECK(has_issue(unknown.issues, IssueCode::kUnknownField, "warp_drive"));
-  // A 2024 config's [experimental] pipeline degree is named, not dropped with the section.
+  // A 2024 config's [experimental] pipeline degree is read (as its current key, and said), not dropped with the section.
   const LaunchImport experimental = import_torchtitan_toml("[experimental]\npipeline_parallel_degree = 4\ncustom_model_path = \"x\"\n");
-  CHECK(has_issue(experimental.issues, IssueCode::kUnsupportedSetting, "experimental.pipeline_parallel_degree"));
+  CHECK(has_issue(experimental.issues, IssueCode::kRenamedField, "experimental.pipeline_parallel_degree"));
+  CHECK(experimental.fields["pp"] == 4);
   CHECK_FALSE(has_issue(experimental.issues, IssueCode::kUnsupportedSetting, "experimental.custom_model_path"));
+}
+
+TEST_CASE("torchtitan's 2024 layout keys ([training] degrees, [experimental] pipeline, enable_float8_linear) are read as today's") {
+  const std::string text =
+      "[model]\nname = \"llama3\"\nflavor = \"70B\"\n[training]\nbatch_size = 8\nseq_len = 8192\n"
+      "data_parallel_replicate_degree = 1\ndata_parallel_shard_degree = -1\ntensor_parallel_degree = 8\ncompile = true\n"
+      "[experimental]\npipeline_parallel_degree = 4\npipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+      "pipeline_parallel_microbatches = 4\nenable_async_tensor_parallel = true\n[activation_checkpoint]\nmode = 'full'\n"
+      "[float8]\nenable_float8_linear = true\nenable_fsdp_float8_all_gather = true\n";
+  const LaunchImport import = import_torchtitan_toml(text);
+  INFO(issues_text(import.issues));
+  REQUIRE(import.ok());
+  CHECK(import.fields["tp"] == 8);
+  CHECK(import.fields["pp"] == 4);
+  CHECK(import.fields["vpp"] == 2);
+  CHECK(import.fields["micro_batch"] == 2);  // the local batch 8 cut into 4 micro-batches
+  CHECK(import.fields["precision"] == "fp8");
+  CHECK(import.fields["async_tp"] == true);
+  CHECK(import.fields["kernels"] == "compiled");
+  CHECK_FALSE(import.fields.contains("norm_kernel"));
+  for (const char* key : {"training.tensor_parallel_degree", "experimental.pipeline_parallel_degree", "float8.enable_float8_linear",
+                          "experimental.pipeline_parallel_microbatches"})
+    CHECK(has_issue(import.issues, IssueCode::kRenamedField, key));
+  CHECK_FALSE(has_issue(import.issues, IssueCode::kUnknownField));
+  const Config c = imported_config(import, {{"gpus", 128}});
+  CHECK(effective_dp(c) == 4);
+  CHECK(c.training.global_batch == 32);  // batch_size per DP rank
+  // Without a micro-batch count the 2024 pipeline used the degree; a current key wins over an old one.
+  CHECK(import_torchtitan_toml("[training]\nbatch_size = 8\n[experimental]\npipeline_parallel_degree = 4\n").fields["micro_batch"] == 2);
+  const LaunchImport both = import_torchtitan_toml("[training]\ntensor_parallel_degree = 4\n[parallelism]\ntensor_parallel_degree = 2\n");
+  CHECK(both.fields["tp"] == 2);
+  CHECK(has_issue(both.issues, IssueCode::kConflictingSettings, "training.tensor_parallel_degree"));
+  CHECK(has_issue(import_torchtitan_toml("[training]\nbatch_size = 6\n[experimental]\npipeline_parallel_degree = 4\n").issues,
+                  IssueCode::kBatchNotDivisible, "experimental.pipeline_parallel_microbatches"));
 }
 
 TEST_CASE("the HF Trainer's ZeRO-3 DeepSpeed config: stage 3, offload and auto values are reported") {

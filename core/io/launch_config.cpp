@@ -2,6 +2,7 @@
 // (megatron.cpp, torchtitan.cpp, deepspeed.cpp; the HF reader is import_export.cpp), the merge
 // with other inputs, and the Hugging Face export.
 #include "io/launch_config.h"
+#include "memory/memory_model.h"
 
 #include "spec/config_schema.h"
 #include "io/import_export.h"
@@ -210,6 +211,44 @@ bool is_searched_field(const std::string& key) {
   return field && (field->group == FieldGroup::kLayout || key == "micro_batch" || key == "recompute" || key == "sp");
 }
 
+namespace {
+
+// A launch config is checked by reading it back: a training or layout field that the file, run as
+// written (the framework's defaults for everything it leaves out), would not give is named in one
+// warning, so that no setting the estimate used drops out of an export unsaid. The model, the
+// hardware and the run's name and headroom are not launch settings.
+void note_uncarried(const Config& config, LaunchExport& out) {
+  const LaunchImport back = import_launch_config(out.format, out.text);
+  if (!back.ok()) return;
+  Config plain;  // what the file does not set falls to the defaults, as the framework would
+  plain.model = config.model;
+  plain.gpu = config.gpu;
+  plain.cluster = config.cluster;
+  std::vector<Issue> ignored;
+  const Config again = apply_import(plain, back, ignored);
+  std::string missing;
+  for (const ConfigField& row : config_fields()) {
+    if (row.group != FieldGroup::kTraining && row.group != FieldGroup::kLayout) continue;
+    const std::string key = row.key;
+    if (key == "headroom" || key == "tokens_to_train") continue;
+    const bool said = std::any_of(out.issues.begin(), out.issues.end(), [&](const Issue& i) { return i.field == key; });
+    const json wanted = row.get(config), written = row.get(again);
+    if (said || wanted == written) continue;
+    // auto is the framework's default: the same run when it resolves alike.
+    if (key == "dp_comm_overlap" &&
+        dp_comm_overlapped(config.training, config.layout.zero) == dp_comm_overlapped(again.training, again.layout.zero))
+      continue;
+    missing += (missing.empty() ? "" : ", ") + key + "=" + (wanted.is_string() ? wanted.get<std::string>() : wanted.dump()) +
+               " (the file: " + (written.is_string() ? written.get<std::string>() : written.dump()) + ")";
+  }
+  if (!missing.empty())
+    out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "export",
+                          std::string("not carried by this ") + enum_label(out.format) +
+                              " file, so set where the run is launched: " + missing + "."});
+}
+
+}  // namespace
+
 LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
   if (spatial_temporal(config.layout)) {
     // PrimePar has no public implementation (PrimePar paper §4; no code released): nothing could run it.
@@ -223,9 +262,15 @@ LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
     return refused;
   }
   switch (format) {
-    case LaunchFormat::kMegatron: return detail::export_megatron(config);
-    case LaunchFormat::kTorchtitan: return detail::export_torchtitan(config);
-    case LaunchFormat::kDeepSpeed: return detail::export_deepspeed(config);
+    case LaunchFormat::kMegatron:
+    case LaunchFormat::kTorchtitan:
+    case LaunchFormat::kDeepSpeed: {
+      LaunchExport out = format == LaunchFormat::kMegatron     ? detail::export_megatron(config)
+                         : format == LaunchFormat::kTorchtitan ? detail::export_torchtitan(config)
+                                                               : detail::export_deepspeed(config);
+      note_uncarried(config, out);
+      return out;
+    }
     case LaunchFormat::kTorchtune: return detail::export_torchtune(config);
     case LaunchFormat::kHfTrainer: return detail::export_hf_trainer(config);
     case LaunchFormat::kHfConfig: break;

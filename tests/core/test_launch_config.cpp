@@ -694,6 +694,35 @@ TEST_CASE("exports of fixed layouts match the golden files") {
   CHECK(parsed["gradient_accumulation_steps"] == 512 / (32 * 4));  // global / (dp x micro)
 }
 
+TEST_CASE("an export names every setting its file does not carry (read back as the framework would run it)") {
+  Config c = layout_config("llama3.1-70b", 64, 8, 1, 1, Framework::kMegatron);
+  REQUIRE(validate(c).empty());
+  for (LaunchFormat format : {LaunchFormat::kMegatron}) {
+    const LaunchExport plain = export_launch_config(c, format);
+    INFO(issues_text(plain.issues));
+    CHECK_FALSE(has_issue(plain.issues, IssueCode::kUnsupportedSetting, "export"));  // everything it needs is in the file
+  }
+  Config fsdp = layout_config("llama3.1-8b", 64, 2, 1, 1, Framework::kFsdp);
+  CHECK_FALSE(has_issue(export_launch_config(fsdp, LaunchFormat::kTorchtitan).issues, IssueCode::kUnsupportedSetting, "export"));
+  c.training.optimizer_in_backward = true;
+  c.training.kernels = Kernels::kCompiled;
+  c.training.loss = LossKind::kChunked;
+  c.training.async_tp = true;
+  const LaunchExport dropped = export_launch_config(c, LaunchFormat::kMegatron);
+  const auto note = std::find_if(dropped.issues.begin(), dropped.issues.end(), [](const Issue& i) { return i.field == "export"; });
+  REQUIRE(note != dropped.issues.end());
+  for (const char* setting : {"optimizer_in_backward=true", "kernels=compiled", "loss=chunked", "async_tp=true"}) {
+    CAPTURE(setting);
+    CHECK(note->message.find(setting) != std::string::npos);
+  }
+  CHECK(note->message.find("dp_comm_overlap") == std::string::npos);  // auto = on for Megatron: the same run
+  // A DeepSpeed JSON has no sequence length: said, with what the file would leave it at.
+  Config ds = layout_config("llama2-13b", 32, 1, 1, 1, Framework::kDeepSpeed);
+  ds.layout.zero = 2;
+  const LaunchExport json_out = export_launch_config(ds, LaunchFormat::kDeepSpeed);
+  CHECK(has_issue(json_out.issues, IssueCode::kUnsupportedSetting, "export"));
+}
+
 TEST_CASE("round trips are stable: config -> launch config -> config -> launch config") {
   struct Case {
     const char* name;

@@ -41,6 +41,17 @@ void FieldWriter::set(const char* key, const json& value, const std::string& sou
   source_of_[key] = source;
 }
 
+namespace {
+
+// JSON writes a NaN or an infinity as null; a TOML nan/inf (or a JS NaN) is shown as itself.
+std::string shown(const json& value) {
+  if (value.is_number_float() && !std::isfinite(value.get<double>()))
+    return std::isnan(value.get<double>()) ? "nan" : value.get<double>() > 0 ? "inf" : "-inf";
+  return value.dump();
+}
+
+}  // namespace
+
 std::optional<int64_t> FieldWriter::count(const json& value, const std::string& source, bool allow_zero) {
   double number = 0;
   if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(kMaxImportCount)) {
@@ -51,15 +62,16 @@ std::optional<int64_t> FieldWriter::count(const json& value, const std::string& 
              value.get<double>() == std::floor(value.get<double>())) {
     number = value.get<double>();
   } else {
-    error(IssueCode::kNotInteger, source, source + " must be an integer, got " + quote_text(value.dump()) + ".");
+    error(IssueCode::kNotInteger, source, source + " must be an integer, got " + quote_text(shown(value)) + ".");
     return std::nullopt;
   }
   if (number > double(kMaxImportCount)) {
-    error(IssueCode::kOutOfRange, source, source + "=" + quote_text(value.dump()) + " is beyond any real run (limit 2^40).");
+    error(IssueCode::kOutOfRange, source, source + "=" + quote_text(shown(value)) + " is beyond any real run (limit 2^40).");
     return std::nullopt;
   }
   if (number < 0 || (number == 0 && !allow_zero)) {
-    error(IssueCode::kNotPositive, source, source + " must be positive, got " + quote_text(value.dump()) + ".");
+    error(IssueCode::kNotPositive, source,
+          source + (allow_zero ? " must be 0 or more" : " must be positive") + ", got " + quote_text(shown(value)) + ".");
     return std::nullopt;
   }
   return int64_t(number);

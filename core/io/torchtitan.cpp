@@ -13,6 +13,7 @@
 
 #include "io/import_common.h"
 #include "spec/model_spec.h"
+#include "spec/validate.h"
 
 namespace meshfit {
 
@@ -106,6 +107,12 @@ class TomlReader {
     if (allow_minus_one && *value == -1) return -1;
     return w_.count(*value, std::string("[") + section + "] " + key);
   }
+  // A count where 0 is a value torchtitan takes (the *_less_layers keys).
+  std::optional<int64_t> count_or_zero(const char* section, const char* key) const {
+    const auto value = get(section, key);
+    if (!value) return std::nullopt;
+    return w_.count(*value, std::string("[") + section + "] " + key, /*allow_zero=*/true);
+  }
   std::optional<std::string> text(const char* section, const char* key) const {
     const auto value = get(section, key);
     if (!value) return std::nullopt;
@@ -114,8 +121,13 @@ class TomlReader {
              std::string("[") + section + "] " + key + " must be a string, got " + quote_text(value->dump()) + ".");
     return std::nullopt;
   }
+  // A boolean key: true or false; anything else (a string "true", 1) is an error naming the key,
+  // as torchtitan's config manager would refuse it, and reads as false.
   bool flag(const char* section, const char* key) const {
     const auto value = get(section, key);
+    if (value && !value->is_boolean())
+      w_.error(IssueCode::kUnknownValue, std::string(section) + "." + key,
+               std::string("[") + section + "] " + key + " must be true or false, got " + quote_text(value->dump()) + ".");
     return value && value->is_boolean() && value->get<bool>();
   }
 
@@ -248,6 +260,9 @@ void read_model(const TomlReader& r, FieldWriter& w) {
     w.warn(IssueCode::kMissingModel, "model",
            "torchtitan model " + quote_text(name + " " + flavor) + " has no meshfit preset: give the dimensions (--model or --hidden ...).");
   bool fp8 = false;
+  if (const auto converters = r.get("model", "converters"); converters && !converters->is_array())
+    w.error(IssueCode::kUnknownValue, "model.converters",
+            "[model] converters must be a list such as [\"float8\"], got " + quote_text(converters->dump()) + ".");
   if (const auto converters = r.get("model", "converters"); converters && converters->is_array())
     for (const json& converter : *converters) {
       if (converter == "float8") fp8 = true;
@@ -358,10 +373,19 @@ void read_parallelism(const TomlReader& r, FieldWriter& w, LaunchImport& out) {
       if (!layers) {
         w.warn(IssueCode::kMissingModel, "vpp", "pipeline_parallel_layers_per_stage needs the model's layer count; vpp=2 assumed.");
       } else {
-        const int64_t first = r.count("parallelism", "pipeline_parallel_first_stage_less_layers").value_or(1);
-        const int64_t last = r.count("parallelism", "pipeline_parallel_last_stage_less_layers").value_or(1);
-        const int64_t stages = (layers->layers + first + last + *per_stage - 1) / *per_stage;
-        if (stages % pp != 0)
+        // Each read once, below (a bad value is reported there); torchtitan's default is 1.
+        const auto less = [&r](const char* key) -> std::optional<int64_t> {
+          const auto value = r.get("parallelism", key);
+          if (!value) return 1;
+          if (value->is_number_integer() && value->get<int64_t>() >= 0 && value->get<int64_t>() <= kMaxLayers) return value->get<int64_t>();
+          return std::nullopt;  // reported below, once
+        };
+        const auto first = less("pipeline_parallel_first_stage_less_layers");
+        const auto last = less("pipeline_parallel_last_stage_less_layers");
+        const int64_t stages = first && last ? (layers->layers + *first + *last + *per_stage - 1) / *per_stage : 0;
+        if (!first || !last) {
+          // the bad value's own error says it
+        } else if (stages % pp != 0)
           w.error(IssueCode::kVppNotDivideLayers, "parallelism.pipeline_parallel_layers_per_stage",
                   std::to_string(stages) + " virtual stages do not divide over pipeline_parallel_degree " + std::to_string(pp) + ".");
         else vpp = stages / pp;
@@ -381,7 +405,7 @@ void read_parallelism(const TomlReader& r, FieldWriter& w, LaunchImport& out) {
     if (r.get("parallelism", key))
       w.warn(IssueCode::kUnsupportedSetting, std::string("parallelism.") + key, std::string(key) + ": a hand-made split is counted as the default split.");
   for (const char* key : {"pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers"})
-    if (const auto less = r.count("parallelism", key, false); less && *less != 1)
+    if (const auto less = r.count_or_zero("parallelism", key); less && *less != 1)
       w.warn(IssueCode::kUnsupportedSetting, std::string("parallelism.") + key, std::string(key) + " other than 1 is not modelled.");
   // Batches: without PP a micro-batch is the local batch; with PP it is pipeline_parallel_microbatch_size.
   const char* local_key = r.get("training", "local_batch_size") ? "local_batch_size" : "batch_size";

@@ -522,6 +522,32 @@ mode = "full"
   CHECK_FALSE(has_issue(experimental.issues, IssueCode::kUnsupportedSetting, "experimental.custom_model_path"));
 }
 
+TEST_CASE("torchtitan: a zero less_layers is torchtitan's own value, and wrong types are errors naming the key, each once") {
+  const std::string pipeline = "[model]\nname = \"llama3\"\nflavor = \"70B\"\n[parallelism]\ndata_parallel_shard_degree = 4\n"
+                               "tensor_parallel_degree = 8\npipeline_parallel_degree = 4\npipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+                               "pipeline_parallel_layers_per_stage = 5\n";
+  // (80 + 0 + 0) / 5 = 16 virtual stages over 4 ranks (pipeline_parallel.py).
+  const LaunchImport zero = import_torchtitan_toml(pipeline + "pipeline_parallel_first_stage_less_layers = 0\npipeline_parallel_last_stage_less_layers = 0\n");
+  INFO(issues_text(zero.issues));
+  REQUIRE(zero.ok());
+  CHECK(zero.fields["vpp"] == 4);
+  const LaunchImport negative = import_torchtitan_toml(pipeline + "pipeline_parallel_first_stage_less_layers = -3\n");
+  const auto errors_on = [](const LaunchImport& import, const std::string& needle) {
+    return std::count_if(import.issues.begin(), import.issues.end(),
+                         [&](const Issue& i) { return i.severity == Severity::kError && i.field.find(needle) != std::string::npos; });
+  };
+  CHECK(errors_on(negative, "first_stage_less_layers") == 1);
+  CHECK(errors_on(negative, "layers_per_stage") == 0);  // no cascade from the bad value
+  const LaunchImport types = import_torchtitan_toml(
+      "[model]\nconverters = \"float8\"\n[training]\nenable_cpu_offload = \"true\"\nseq_len = nan\n[compile]\nenable = 1\n");
+  CHECK(has_issue(types.issues, IssueCode::kUnknownValue, "model.converters"));
+  CHECK(has_issue(types.issues, IssueCode::kUnknownValue, "training.enable_cpu_offload"));
+  CHECK(has_issue(types.issues, IssueCode::kUnknownValue, "compile.enable"));
+  const auto seq = std::find_if(types.issues.begin(), types.issues.end(), [](const Issue& i) { return i.field.find("seq_len") != std::string::npos; });
+  REQUIRE(seq != types.issues.end());
+  CHECK(seq->message.find("\"nan\"") != std::string::npos);  // not JSON's "null"
+}
+
 TEST_CASE("torchtitan's 2024 layout keys ([training] degrees, [experimental] pipeline, enable_float8_linear) are read as today's") {
   const std::string text =
       "[model]\nname = \"llama3\"\nflavor = \"70B\"\n[training]\nbatch_size = 8\nseq_len = 8192\n"

@@ -43,8 +43,18 @@ bool import_into(AppState& s, const LaunchImport& imported, const std::string& s
   s.config = apply_import(s.config, imported, issues);
   const bool applied = imported.ok() && !has_errors(issues);
   s.hf_message = std::string(applied ? "Imported as " : "Not imported (") + source + (applied ? "." : "):");
-  for (const Issue& issue : issues)
+  for (const Issue& issue : issues) {
+    // "give --gpus" is the CLI's answer; here the field is on the page and keeps its value.
+    const ConfigField* field = find_config_field(issue.field);
+    if (issue.code == IssueCode::kMissingModel && issue.severity == Severity::kWarning && field &&
+        !imported.fields.contains(issue.field) && issue.message.find("give --") != std::string::npos) {
+      const nlohmann::json kept = field->get(s.config);
+      s.hf_message += "\nnote: " + issue.message.substr(0, issue.message.find("give --")) + "the page's " + issue.field + " (" +
+                      (kept.is_string() ? kept.get<std::string>() : kept.dump()) + ") is kept.";
+      continue;
+    }
     s.hf_message += std::string("\n") + (issue.severity == Severity::kError ? "error: " : "note: ") + issue.message;
+  }
   if (!applied) s.config = before;
   return applied;
 }

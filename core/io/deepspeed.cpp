@@ -199,9 +199,10 @@ LaunchImport import_deepspeed_json(const std::string& text) {
   if (train) w.set("global_batch", *train, "train_batch_size");
   if (micro && __builtin_mul_overflow(*micro, accumulation.value_or(train ? 0 : 1), &out.batch_per_dp_rank))
     w.error(IssueCode::kOutOfRange, "gradient_accumulation_steps", "train_micro_batch_size_per_gpu × gradient_accumulation_steps overflows.");
-  if (train && accumulation && !micro)
-    w.warn(IssueCode::kMissingModel, "micro_batch",
-           "train_micro_batch_size_per_gpu is derived from train_batch_size / (gradient_accumulation_steps × dp): give --micro-batch.");
+  if (train && accumulation && !micro) out.accumulation_steps = *accumulation;  // micro = train / (accumulation × dp)
+  // What a DeepSpeed JSON never holds: the launcher's world size and the model script's sequence.
+  w.warn(IssueCode::kMissingModel, "gpus", "a DeepSpeed config has no world size (the launcher's --num_gpus × --num_nodes): give --gpus.");
+  w.warn(IssueCode::kMissingModel, "seq", "a DeepSpeed config has no sequence length (the training script's): give --seq.");
   // Precision.
   const auto fp16 = enabled(c, "fp16", w);
   auto bf16 = enabled(c, "bf16", w);

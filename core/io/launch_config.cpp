@@ -164,9 +164,35 @@ LaunchImport import_launch_config(LaunchFormat format, const std::string& text) 
   return out;
 }
 
+namespace {
+
+// DeepSpeed's third batch figure (runtime/config.py _set_batch_related_parameters): micro = train /
+// (gradient_accumulation_steps × dp), at the resolved dp; said either way, as it is not in the file.
+void derive_micro_batch(const LaunchImport& import, json& merged, std::vector<Issue>& issues) {
+  if (import.accumulation_steps <= 0 || merged.contains("micro_batch") || !merged.contains("global_batch")) return;
+  const ParsedConfig parsed = parse_config(merged);
+  const int64_t dp = effective_dp(parsed.config), global = parsed.config.training.global_batch;
+  int64_t per_micro = 0;
+  if (dp <= 0 || __builtin_mul_overflow(import.accumulation_steps, dp, &per_micro)) return;  // validation reports it
+  if (global % per_micro == 0 && global / per_micro >= 1) {
+    merged["micro_batch"] = global / per_micro;
+    issues.push_back({IssueCode::kMissingModel, Severity::kWarning, "micro_batch",
+                      "micro_batch " + std::to_string(global / per_micro) + " = train_batch_size " + std::to_string(global) +
+                          " / (gradient_accumulation_steps " + std::to_string(import.accumulation_steps) + " × dp " +
+                          std::to_string(dp) + "), as DeepSpeed derives it."});
+  } else {
+    issues.push_back({IssueCode::kBatchNotDivisible, Severity::kError, "micro_batch",
+                      "train_batch_size " + std::to_string(global) + " is not a multiple of gradient_accumulation_steps " +
+                          std::to_string(import.accumulation_steps) + " × dp " + std::to_string(dp) + ": DeepSpeed refuses it."});
+  }
+}
+
+}  // namespace
+
 json resolve_import(const LaunchImport& import, const json& overrides, std::vector<Issue>& issues) {
   json merged = import.fields;
   if (overrides.is_object()) merged.update(overrides);
+  derive_micro_batch(import, merged, issues);
   if (import.batch_per_dp_rank <= 0) return merged;
   const ParsedConfig parsed = parse_config(merged);
   const int64_t dp = effective_dp(parsed.config);
@@ -197,11 +223,21 @@ Config apply_import(const Config& base, const LaunchImport& import, std::vector<
         (std::string(derived) != "zero" || given.contains("framework")))
       object.erase(derived);
   object.update(given);
+  if (import.accumulation_steps > 0 && !given.contains("micro_batch")) {  // DeepSpeed's derived micro-batch
+    object.erase("micro_batch");
+    derive_micro_batch(import, object, issues);
+  }
   ParsedConfig parsed = parse_config(object);
   int64_t global = 0;
-  if (import.batch_per_dp_rank > 0 && !given.contains("global_batch") &&
-      !__builtin_mul_overflow(import.batch_per_dp_rank, effective_dp(parsed.config), &global) && global > 0)
-    parsed.config.training.global_batch = global;
+  if (import.batch_per_dp_rank > 0 &&
+      !__builtin_mul_overflow(import.batch_per_dp_rank, effective_dp(parsed.config), &global) && global > 0) {
+    if (!given.contains("global_batch")) parsed.config.training.global_batch = global;
+    else if (parsed.config.training.global_batch != global)  // as resolve_import says it for the CLI and the API
+      issues.push_back({IssueCode::kConflictingSettings, Severity::kWarning, "global_batch",
+                        "the imported global batch " + std::to_string(parsed.config.training.global_batch) +
+                            " is not the imported " + std::to_string(import.batch_per_dp_rank) + " sequences per DP rank × dp=" +
+                            std::to_string(effective_dp(parsed.config)) + " = " + std::to_string(global) + "."});
+  }
   issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
   return has_errors(parsed.issues) ? base : parsed.config;
 }

@@ -42,6 +42,9 @@ struct LaunchImport {
   // (DeepSpeed micro × gradient_accumulation_steps; Megatron without --global-batch-size; torchtitan
   // global_batch_size = -1): global_batch = this × dp once dp is known (resolve_import).
   int64_t batch_per_dp_rank = 0;
+  // DeepSpeed's train_batch_size and gradient_accumulation_steps without the micro-batch:
+  // micro_batch = global / (this × dp) once dp is known (resolve_import, apply_import).
+  int64_t accumulation_steps = 0;
   std::vector<Issue> issues;  // every unknown, unsupported or conflicting flag or key; errors: unusable
   bool ok() const { return !has_errors(issues); }
 };

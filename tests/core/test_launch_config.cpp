@@ -599,6 +599,35 @@ TEST_CASE("the HF Trainer's ZeRO-3 DeepSpeed config: stage 3, offload and auto v
   CHECK_FALSE(has_issue(import.issues, IssueCode::kUnknownField));
 }
 
+TEST_CASE("DeepSpeed: the micro-batch follows from train_batch_size and accumulation at the resolved dp, said, in the CLI and the page alike") {
+  const LaunchImport import = import_deepspeed_json(R"({"train_batch_size": 512, "gradient_accumulation_steps": 4,
+    "bf16": {"enabled": true}, "zero_optimization": {"stage": 2}})");
+  INFO(issues_text(import.issues));
+  REQUIRE(import.ok());
+  CHECK(has_issue(import.issues, IssueCode::kMissingModel, "gpus"));  // a DeepSpeed JSON has no world size
+  CHECK(has_issue(import.issues, IssueCode::kMissingModel, "seq"));   // nor a sequence length
+  std::vector<Issue> issues;
+  const json merged = resolve_import(import, {{"model", "llama3-8b"}, {"gpus", 64}}, issues);
+  CHECK(merged["micro_batch"] == 2);  // 512 / (4 x 64)
+  CHECK(has_issue(issues, IssueCode::kMissingModel, "micro_batch"));
+  Config page = meshfit_test::preset_config("llama3-8b", 64, 1, 1);
+  page.training.micro_batch = 7;
+  std::vector<Issue> page_issues;
+  const Config applied = apply_import(page, import, page_issues);
+  CHECK(applied.training.micro_batch == 2);
+  CHECK(applied.training.global_batch == 512);
+  // Not a multiple: DeepSpeed refuses it, and so does the import.
+  std::vector<Issue> refused;
+  resolve_import(import, {{"model", "llama3-8b"}, {"gpus", 48}}, refused);
+  CHECK(has_issue(refused, IssueCode::kBatchNotDivisible, "micro_batch"));
+  // micro x accumulation per DP rank against an explicit train_batch_size: the page says the mismatch as the CLI does.
+  const LaunchImport both = import_deepspeed_json(R"({"train_batch_size": 1024, "train_micro_batch_size_per_gpu": 4,
+    "gradient_accumulation_steps": 4, "bf16": {"enabled": true}})");
+  std::vector<Issue> page_mismatch;
+  apply_import(meshfit_test::preset_config("llama3-8b", 32, 1, 1), both, page_mismatch);
+  CHECK(has_issue(page_mismatch, IssueCode::kConflictingSettings, "global_batch"));
+}
+
 TEST_CASE("DeepSpeed offload: each section read as DeepSpeed applies it, and what meshfit cannot express errs high") {
   const auto offload_of = [](const std::string& zero) {
     const LaunchImport import = import_deepspeed_json(R"({"bf16": {"enabled": true}, "zero_optimization": )" + zero + "}");

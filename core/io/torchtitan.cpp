@@ -418,6 +418,14 @@ void read_parallelism(const TomlReader& r, FieldWriter& w, LaunchImport& out) {
   if (pp > 1 && local % micro != 0)
     w.error(IssueCode::kBatchNotDivisible, "training.local_batch_size",
             "local_batch_size " + std::to_string(local) + " is not a multiple of pipeline_parallel_microbatch_size " + std::to_string(micro) + ".");
+  // With PP, global_batch_size above local × dp means gradient accumulation: one pipeline schedule of
+  // local / micro micro-batches per accumulation step (train.py), each with its own fill and drain.
+  if (pp > 1 && global && *global > 0 && dp > 0 && micro > 0 && *global > local * dp)
+    w.warn(IssueCode::kUnsupportedSetting, "training.global_batch_size",
+           "global_batch_size " + std::to_string(*global) + " over local_batch_size " + std::to_string(local) + " × dp " +
+               std::to_string(dp) + " is " + std::to_string(*global / (local * dp)) + " accumulation steps, each a pipeline schedule of " +
+               std::to_string(local / micro) + " micro-batches; meshfit times one schedule of all " +
+               std::to_string(*global / (dp * micro)) + " (the pipeline bubble is understated; memory is the same).");
 }
 
 // Layer-level SAC, selective_ac_option = "<n>" (TT25 _apply_layer_sac): a module-global counter

@@ -548,6 +548,13 @@ TEST_CASE("torchtitan: a zero less_layers is torchtitan's own value, and wrong t
   CHECK(seq->message.find("\"nan\"") != std::string::npos);  // not JSON's "null"
 }
 
+TEST_CASE("torchtitan with PP: gradient accumulation over pipeline schedules is said (the bubble is timed for one schedule)") {
+  const std::string base = "[parallelism]\ndata_parallel_shard_degree = 4\npipeline_parallel_degree = 4\n"
+                           "pipeline_parallel_microbatch_size = 1\n[training]\nlocal_batch_size = 8\nglobal_batch_size = ";
+  CHECK(has_issue(import_torchtitan_toml(base + "256\n").issues, IssueCode::kUnsupportedSetting, "training.global_batch_size"));
+  CHECK_FALSE(has_issue(import_torchtitan_toml(base + "32\n").issues, IssueCode::kUnsupportedSetting, "training.global_batch_size"));
+}
+
 TEST_CASE("torchtitan's 2024 layout keys ([training] degrees, [experimental] pipeline, enable_float8_linear) are read as today's") {
   const std::string text =
       "[model]\nname = \"llama3\"\nflavor = \"70B\"\n[training]\nbatch_size = 8\nseq_len = 8192\n"

@@ -155,7 +155,7 @@ constexpr MegatronFlag kMegatronFlags[] = {
     {"--tensorboard-dir", Arity::kValue, Use::kIgnored}, {"--wandb-project", Arity::kValue, Use::kIgnored},
     {"--wandb-exp-name", Arity::kValue, Use::kIgnored}, {"--distributed-backend", Arity::kValue, Use::kIgnored},
     {"--distributed-timeout-minutes", Arity::kValue, Use::kIgnored},
-    {"--transformer-impl", Arity::kValue, Use::kIgnored}, {"--use-mcore-models", Arity::kSwitch, Use::kIgnored},
+    {"--transformer-impl", Arity::kValue, Use::kRead}, {"--use-mcore-models", Arity::kSwitch, Use::kIgnored},
     {"--ckpt-format", Arity::kValue, Use::kIgnored}, {"--overlap-grad-reduce", Arity::kSwitch, Use::kRead},
     {"--overlap-param-gather", Arity::kSwitch, Use::kRead}, {"--tp-comm-overlap", Arity::kSwitch, Use::kRead},
     {"--no-masked-softmax-fusion", Arity::kSwitch, Use::kIgnored},
@@ -420,7 +420,11 @@ void read_layout(const MegatronReader& r, FieldWriter& w, const LaunchImport& so
       w.error(IssueCode::kConflictingSettings, "--num-layers-per-virtual-pipeline-stage",
               "with an uneven split Megatron-LM wants --num-virtual-stages-per-pipeline-rank, not "
               "--num-layers-per-virtual-pipeline-stage.");
-    } else if (layers > 0) {
+    } else if (layers <= 0) {
+      w.warn(IssueCode::kMissingModel, "vpp",
+             "--num-layers-per-virtual-pipeline-stage needs --num-layers to give the virtual stages: vpp=1 is read; give --vpp "
+             "(or --num-virtual-stages-per-pipeline-rank).");
+    } else {
       // arguments.py: vpp = (num_layers [+1 embedding] [+1 loss]) / pp / layers_per_virtual_stage.
       const int64_t split_layers = layers + embedding_split + loss_split;
       if (split_layers % pp != 0 || (split_layers / pp) % *per_stage != 0)
@@ -473,6 +477,15 @@ void read_layout(const MegatronReader& r, FieldWriter& w, const LaunchImport& so
 }
 
 void read_training(const MegatronReader& r, FieldWriter& w, LaunchImport& out) {
+  // --transformer-impl local: Megatron's own PyTorch layers without Transformer Engine = kernels eager
+  // (the step time's Megatron eager profile); transformer_engine (the default) keeps the fused one.
+  if (r.has("--transformer-impl")) {
+    const std::string impl = r.text("--transformer-impl");
+    if (impl == "local") w.set("kernels", enum_key(Kernels::kEager), "--transformer-impl local");
+    else if (impl != "transformer_engine" && impl != "inference_optimized")
+      w.error(IssueCode::kUnknownValue, "--transformer-impl",
+              "--transformer-impl " + quote_text(impl) + " is not local or transformer_engine.");
+  }
   r.count_into("--seq-length", "seq");
   const auto micro = r.count_into("--micro-batch-size", "micro_batch");
   if (!micro) w.set("micro_batch", 1, "Megatron's default --micro-batch-size 1");
@@ -552,7 +565,12 @@ void read_training(const MegatronReader& r, FieldWriter& w, LaunchImport& out) {
 }
 
 void read_world_size(const ParsedArgs& args, FieldWriter& w) {
-  if (!args.nproc_per_node.empty()) {
+  // torchrun's --nproc-per-node gpu/cpu/auto: every device of the node, a count only the node knows.
+  const bool per_node_word = args.nproc_per_node == "gpu" || args.nproc_per_node == "auto" || args.nproc_per_node == "cpu";
+  if (per_node_word)
+    w.warn(IssueCode::kMissingModel, "gpus",
+           "--nproc-per-node " + args.nproc_per_node + " starts one process per device of the node: give --gpus and --gpus-per-node.");
+  if (!args.nproc_per_node.empty() && !per_node_word) {
     const auto per_node = w.count_text(args.nproc_per_node, "--nproc-per-node");
     std::optional<int64_t> nodes = int64_t(1);
     if (!args.nnodes.empty()) {

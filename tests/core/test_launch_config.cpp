@@ -180,6 +180,21 @@ TEST_CASE("a Megatron-LM command line without model flags leaves the preset whol
   CHECK_FALSE(untied.fields.contains("mlp"));
 }
 
+TEST_CASE("Megatron-LM: --transformer-impl local is the eager profile, torchrun --nproc_per_node=gpu asks for the count, a vpp without layers is said") {
+  const std::string model = "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --vocab-size 32000 --bf16 ";
+  const LaunchImport local = import_megatron_args(model + "--transformer-impl local");
+  INFO(issues_text(local.issues));
+  REQUIRE(local.ok());
+  CHECK(local.fields["kernels"] == "eager");
+  CHECK_FALSE(import_megatron_args(model + "--transformer-impl transformer_engine").fields.contains("kernels"));
+  CHECK_FALSE(import_megatron_args(model + "--transformer-impl tensorflow").ok());
+  const LaunchImport device_count = import_megatron_args("torchrun --nproc_per_node=gpu pretrain_gpt.py " + model);
+  CHECK(device_count.ok());  // valid torchrun: not an error
+  CHECK(has_issue(device_count.issues, IssueCode::kMissingModel, "gpus"));
+  const LaunchImport no_layers = import_megatron_args("--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 4");
+  CHECK(has_issue(no_layers.issues, IssueCode::kMissingModel, "vpp"));
+}
+
 TEST_CASE("recompute block N is recompute_layers N both ways, and torchtitan's layer SAC every n is floor(layers / n) of them") {
   const std::string model = "--num-layers 80 --hidden-size 8192 --num-attention-heads 64 --group-query-attention --num-query-groups 8 "
                             "--swiglu --normalization RMSNorm --vocab-size 128256 --bf16 --tensor-model-parallel-size 8 "

@@ -118,6 +118,10 @@ constexpr MegatronFlag kMegatronFlags[] = {
     {"--account-for-embedding-in-pipeline-split", Arity::kSwitch, Use::kRead},
     {"--account-for-loss-in-pipeline-split", Arity::kSwitch, Use::kRead},
     {"--sequence-parallel", Arity::kSwitch, Use::kRead}, {"--use-distributed-optimizer", Arity::kSwitch, Use::kRead},
+    // Megatron-DeepSpeed (deepspeedai/Megatron-DeepSpeed megatron/arguments.py _add_deepspeed_args via deepspeed.add_config_arguments).
+    {"--deepspeed", Arity::kSwitch, Use::kRead}, {"--deepspeed_config", Arity::kValue, Use::kRead},
+    {"--deepspeed-config", Arity::kValue, Use::kRead}, {"--zero-stage", Arity::kValue, Use::kRead},
+    {"--deepspeed-activation-checkpointing", Arity::kSwitch, Use::kIgnored},
     {"--use-torch-fsdp2", Arity::kSwitch, Use::kRead}, {"--use-custom-fsdp", Arity::kSwitch, Use::kRead},
     {"--use-megatron-fsdp", Arity::kSwitch, Use::kRead},
     // Training (read).
@@ -190,7 +194,8 @@ constexpr const char* kLauncherValueFlags[] = {"--nproc-per-node", "--nproc_per_
                                                "--node_rank", "--master-addr", "--master_addr", "--master-port",
                                                "--master_port", "--rdzv-backend", "--rdzv_backend", "--rdzv-endpoint",
                                                "--rdzv_endpoint", "--rdzv-id", "--rdzv_id", "--max-restarts",
-                                               "--max_restarts", "--log-dir", "--log_dir", "--redirects", "--tee"};
+                                               "--max_restarts", "--log-dir", "--log_dir", "--redirects", "--tee",
+                                               "--num_gpus", "--num_nodes", "--hostfile", "--include", "--exclude"};
 
 // [SECTION] Import
 
@@ -222,8 +227,9 @@ void parse_launcher(const std::vector<std::string>& words, size_t end, ParsedArg
     } else if (takes_value && i + 1 < end) {
       value = words[++i];
     }
-    if (name == "--nproc-per-node" || name == "--nproc_per_node") args.nproc_per_node = value;
-    else if (name == "--nnodes") args.nnodes = value;
+    // The deepspeed launcher's --num_gpus / --num_nodes are torchrun's --nproc-per-node / --nnodes.
+    if (name == "--nproc-per-node" || name == "--nproc_per_node" || name == "--num_gpus") args.nproc_per_node = value;
+    else if (name == "--nnodes" || name == "--num_nodes") args.nnodes = value;
     else if (!takes_value) w.warn(IssueCode::kUnknownField, name, "launcher flag " + quote_text(name) + " is not known to meshfit; ignored.");
   }
 }
@@ -468,8 +474,26 @@ void read_layout(const MegatronReader& r, FieldWriter& w, const LaunchImport& so
   w.set("sp", sp, "--sequence-parallel");
   if (sp && tp == 1)
     w.warn(IssueCode::kConflictingSettings, "--sequence-parallel", "--sequence-parallel has no effect at tp=1 (Megatron turns it off).");
-  w.set("framework", enum_key(Framework::kMegatron), "pretrain_gpt.py");
-  w.set("zero", r.has("--use-distributed-optimizer") ? 1 : 0, "--use-distributed-optimizer");
+  // Megatron-DeepSpeed: --deepspeed hands the optimizer to DeepSpeed at --zero-stage (its own flag,
+  // which overrides the JSON's stage) with Megatron's fused kernels; batch, precision and offload sit
+  // in the --deepspeed_config JSON, imported on its own.
+  if (r.has("--deepspeed")) {
+    w.set("framework", enum_key(Framework::kDeepSpeed), "--deepspeed (Megatron-DeepSpeed)");
+    w.set("kernels", enum_key(Kernels::kFused), "--deepspeed (Megatron-DeepSpeed's fused Megatron kernels)");
+    const auto stage = r.has("--zero-stage") ? r.count("--zero-stage", /*allow_zero=*/true) : std::optional<int64_t>(0);
+    if (stage && *stage > 3) w.error(IssueCode::kOutOfRange, "--zero-stage", "--zero-stage must be 0-3.");
+    else if (stage) w.set("zero", *stage, "--zero-stage");
+    for (const char* config : {"--deepspeed_config", "--deepspeed-config"})
+      if (r.has(config))
+        w.warn(IssueCode::kUnsupportedSetting, config,
+               std::string(config) + " " + quote_text(r.text(config)) +
+                   " holds DeepSpeed's batch, precision and offload settings: import that JSON too (its fields go over these).");
+  } else {
+    w.set("framework", enum_key(Framework::kMegatron), "pretrain_gpt.py");
+    w.set("zero", r.has("--use-distributed-optimizer") ? 1 : 0, "--use-distributed-optimizer");
+    if (r.has("--zero-stage"))
+      w.warn(IssueCode::kConflictingSettings, "--zero-stage", "--zero-stage without --deepspeed does nothing (DeepSpeed is off).");
+  }
   for (const char* fsdp : {"--use-torch-fsdp2", "--use-custom-fsdp", "--use-megatron-fsdp"})
     if (r.has(fsdp))
       w.warn(IssueCode::kUnsupportedSetting, fsdp,

@@ -195,6 +195,24 @@ TEST_CASE("Megatron-LM: --transformer-impl local is the eager profile, torchrun 
   CHECK(has_issue(no_layers.issues, IssueCode::kMissingModel, "vpp"));
 }
 
+TEST_CASE("a Megatron-DeepSpeed launch (deepspeed launcher, --deepspeed, --zero-stage) reads as DeepSpeed with Megatron's kernels") {
+  const LaunchImport import = import_megatron_args(
+      "deepspeed --num_gpus 8 --num_nodes 2 pretrain_gpt.py --num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
+      "--seq-length 2048 --micro-batch-size 4 --global-batch-size 256 --bf16 --tokenizer-type GPT2BPETokenizer "
+      "--deepspeed --deepspeed_config ds.json --zero-stage 2");
+  INFO(issues_text(import.issues));
+  REQUIRE(import.ok());
+  CHECK(import.fields["framework"] == "deepspeed");
+  CHECK(import.fields["zero"] == 2);
+  CHECK(import.fields["kernels"] == "fused");
+  CHECK(import.fields["gpus"] == 16);
+  CHECK(has_issue(import.issues, IssueCode::kUnsupportedSetting, "--deepspeed_config"));
+  CHECK_FALSE(has_issue(import.issues, IssueCode::kUnknownField));
+  const LaunchImport plain = import_megatron_args("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --zero-stage 2");
+  CHECK(plain.fields["framework"] == "megatron");
+  CHECK(has_issue(plain.issues, IssueCode::kConflictingSettings, "--zero-stage"));
+}
+
 TEST_CASE("recompute block N is recompute_layers N both ways, and torchtitan's layer SAC every n is floor(layers / n) of them") {
   const std::string model = "--num-layers 80 --hidden-size 8192 --num-attention-heads 64 --group-query-attention --num-query-groups 8 "
                             "--swiglu --normalization RMSNorm --vocab-size 128256 --bf16 --tensor-model-parallel-size 8 "

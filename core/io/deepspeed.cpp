@@ -54,7 +54,12 @@ bool is_auto(const json& value) { return value.is_string() && value.get<std::str
 std::optional<bool> enabled(const json& config, const char* key, FieldWriter& w) {
   if (!config.contains(key)) return std::nullopt;
   const json& section = config[key];
-  if (!section.is_object() || !section.contains("enabled")) return section.is_object() ? std::optional<bool>(false) : std::nullopt;
+  if (!section.is_object()) {  // DeepSpeed reads section["enabled"] (runtime/config.py get_scalar_param): a bare true fails there
+    w.error(IssueCode::kMalformedInput, key, std::string(key) + " must be an object such as {\"enabled\": true}, got " +
+                                                quote_text(section.dump()) + ".");
+    return std::nullopt;
+  }
+  if (!section.contains("enabled")) return false;
   if (section["enabled"].is_boolean()) return section["enabled"].get<bool>();
   if (!is_auto(section["enabled"]))
     w.error(IssueCode::kUnknownValue, std::string(key) + ".enabled",
@@ -222,7 +227,10 @@ LaunchImport import_deepspeed_json(const std::string& text) {
     else if (dtype == "bf16" || dtype == "fp16") w.set("fp32_grad_buffer", false, "data_types.grad_accum_dtype");
     else w.error(IssueCode::kUnknownValue, "data_types.grad_accum_dtype", "grad_accum_dtype must be fp32, bf16 or fp16, got " + quote_text(dtype.dump()) + ".");
   }
-  if (c.contains("optimizer") && c["optimizer"].is_object() && c["optimizer"].contains("type") && c["optimizer"]["type"].is_string()) {
+  if (c.contains("optimizer") && (!c["optimizer"].is_object() || (c["optimizer"].contains("type") && !c["optimizer"]["type"].is_string())))
+    w.error(IssueCode::kMalformedInput, "optimizer.type",
+            "optimizer must be an object with a \"type\" name such as \"AdamW\", got " + quote_text(c["optimizer"].dump()) + ".");
+  else if (c.contains("optimizer") && c["optimizer"].contains("type")) {
     std::string type = c["optimizer"]["type"].get<std::string>();
     for (char& ch : type) ch = char(std::tolower(static_cast<unsigned char>(ch)));
     if (type == "adam" || type == "adamw" || type == "fusedadam" || type == "cpuadam") w.set("optimizer", enum_key(Optimizer::kAdamW), "optimizer.type");

@@ -98,6 +98,13 @@ bool check_input_text(std::string_view text, const std::string& field, size_t ma
                       field + " is not valid UTF-8 text: " + quote_text(text) + "."});
     return false;
   }
+  // nlohmann's lexer ends the input at a NUL byte (C-string compatibility): what follows would be
+  // dropped unsaid. No text config holds one.
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    issues.push_back({IssueCode::kInvalidText, Severity::kError, field,
+                      field + " holds a NUL byte at offset " + std::to_string(nul) + ": not a text file."});
+    return false;
+  }
   return true;
 }
 

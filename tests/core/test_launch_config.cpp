@@ -668,6 +668,19 @@ TEST_CASE("DeepSpeed: the micro-batch follows from train_batch_size and accumula
   CHECK(has_issue(page_mismatch, IssueCode::kConflictingSettings, "global_batch"));
 }
 
+TEST_CASE("DeepSpeed: sections of the wrong shape are errors naming them, and no text after a NUL byte is dropped unsaid") {
+  CHECK(has_issue(import_deepspeed_json(R"({"bf16": true})").issues, IssueCode::kMalformedInput, "bf16"));
+  CHECK(has_issue(import_deepspeed_json(R"({"optimizer": {"type": 5}})").issues, IssueCode::kMalformedInput, "optimizer.type"));
+  CHECK(has_issue(import_deepspeed_json(R"({"optimizer": "AdamW"})").issues, IssueCode::kMalformedInput, "optimizer.type"));
+  CHECK(import_deepspeed_json(R"({"optimizer": {"params": {"lr": 1e-4}}})").ok());  // no type: DeepSpeed's client optimizer
+  const std::string with_nul = std::string(R"({"zero_optimization": {"stage": 3}})") + '\0' + R"({"train_batch_size": 8})";
+  for (LaunchFormat format : {LaunchFormat::kDeepSpeed, LaunchFormat::kTorchtitan, LaunchFormat::kMegatron}) {
+    const LaunchImport import = import_launch_config(format, with_nul);
+    CHECK_FALSE(import.ok());
+    CHECK(std::any_of(import.issues.begin(), import.issues.end(), [](const Issue& i) { return i.code == IssueCode::kInvalidText; }));
+  }
+}
+
 TEST_CASE("DeepSpeed offload: each section read as DeepSpeed applies it, and what meshfit cannot express errs high") {
   const auto offload_of = [](const std::string& zero) {
     const LaunchImport import = import_deepspeed_json(R"({"bf16": {"enabled": true}, "zero_optimization": )" + zero + "}");

@@ -169,6 +169,17 @@ HfImport import_hf_config(const std::string& text) {
   // do GemmaConfig and Gemma2Config (tie_word_embeddings=True; their config.json files omit the key).
   const bool gemma = out.model_type == "gemma" || out.model_type == "gemma2";
   m.tied_embeddings = bool_or(c, "tie_word_embeddings", (gpt_style && out.model_type != "gpt_neox") || gemma);
+  // Dropout layers (1-byte masks saved in training mode): any of transformers' dropout probabilities
+  // above 0; absent, the config class's defaults (GPT2Config resid/attn/embd_pdrop 0.1, OPTConfig
+  // dropout 0.1; Llama, Qwen, Mistral, GPT-NeoX and BLOOM 0.0).
+  constexpr const char* kDropoutKeys[] = {"attention_dropout", "hidden_dropout", "attn_pdrop", "resid_pdrop", "embd_pdrop", "dropout"};
+  bool dropout_given = false;
+  m.dropout = false;
+  for (const char* key : kDropoutKeys) {
+    dropout_given |= c.contains(key) && c[key].is_number();
+    m.dropout |= c.contains(key) && c[key].is_number() && c[key].get<double>() > 0;
+  }
+  if (!dropout_given) m.dropout = out.model_type == "gpt2" || out.model_type == "opt";
   if (learned_positions)
     out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "max_position_embeddings",
                           out.model_type + " learns absolute position embeddings (positions x hidden parameters); "

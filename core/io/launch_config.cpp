@@ -325,6 +325,10 @@ LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
   hf["intermediate_size"] = m.ffn;
   hf["vocab_size"] = m.vocab;
   hf["tie_word_embeddings"] = m.tied_embeddings;
+  // Dropout: LlamaConfig has attention_dropout only; GPTNeoXConfig attention_dropout and hidden_dropout.
+  const bool llama = m.mlp == MlpKind::kSwiGlu && m.norm == NormKind::kRmsNorm;
+  hf["attention_dropout"] = m.dropout ? 0.1 : 0.0;
+  if (!llama) hf["hidden_dropout"] = m.dropout ? 0.1 : 0.0;
   hf["hidden_act"] = m.mlp == MlpKind::kSwiGlu ? "silu" : "gelu";
   if (m.mlp == MlpKind::kSwiGlu && m.norm == NormKind::kRmsNorm) {
     hf["attention_bias"] = m.linear_bias;

@@ -2,7 +2,9 @@
 // for each model; trimmed to the keys that matter) map onto the presets' dimensions.
 #include <doctest/doctest.h>
 
+#include "fixtures.h"
 #include "io/import_export.h"
+#include "io/launch_config.h"
 #include "spec/model_spec.h"
 
 using namespace meshfit;
@@ -33,6 +35,23 @@ TEST_CASE("GPT-2 config.json: LayerNorm, GeLU, tied, n_inner null means 4h") {
   CHECK(import.model.mlp == MlpKind::kGelu);
   CHECK(import.model.norm == NormKind::kLayerNorm);
   CHECK(import.model.tied_embeddings);
+  CHECK(import.model.dropout);  // GPT2Config's pdrop defaults are 0.1: masks are saved in training
+}
+
+TEST_CASE("config.json dropout: any probability above 0 (or the class default) turns the masks on, and an export keeps it") {
+  CHECK_FALSE(import_hf_config(R"({"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32,
+    "intermediate_size": 8192, "vocab_size": 128256, "attention_dropout": 0.0})").model.dropout);
+  CHECK_FALSE(import_hf_config(R"({"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32,
+    "intermediate_size": 8192, "vocab_size": 128256})").model.dropout);
+  CHECK(import_hf_config(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257,
+    "resid_pdrop": 0.1, "attn_pdrop": 0.0, "embd_pdrop": 0.0})").model.dropout);
+  CHECK_FALSE(import_hf_config(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257,
+    "resid_pdrop": 0.0, "attn_pdrop": 0.0, "embd_pdrop": 0.0})").model.dropout);
+  Config gpt = meshfit_test::preset_config("gpt3-175b", 1024, 8, 16);
+  REQUIRE(gpt.model.dropout);
+  const HfImport back = import_hf_config(export_launch_config(gpt, LaunchFormat::kHfConfig).text);
+  REQUIRE(back.ok());
+  CHECK(back.model.dropout);
 }
 
 TEST_CASE("unsupported architectures and broken text come back as issues naming the key") {

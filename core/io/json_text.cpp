@@ -28,6 +28,7 @@ class LimitChecker : public nlohmann::json_sax<json> {
   bool binary(binary_t&) override { return true; }
   bool start_object(std::size_t) override {
     keys_.emplace_back();
+    path_.emplace_back();
     return enter();
   }
   bool key(string_t& name) override {
@@ -35,21 +36,28 @@ class LimitChecker : public nlohmann::json_sax<json> {
       too_large("it has more than " + std::to_string(kMaxJsonKeys) + " keys (the limit)");
       return false;
     }
+    path_.back() = name;
     if (!keys_.back().insert(name).second && duplicates_ < 8) {
       ++duplicates_;
-      issues_.push_back({IssueCode::kDuplicateKey, Severity::kError, name,
-                         "the key " + quote_text(name) + " appears twice in the same object of " + field_ +
+      const std::string where = dotted_path();  // "zero_optimization.stage", not just "stage"
+      issues_.push_back({IssueCode::kDuplicateKey, Severity::kError, where,
+                         "the key " + quote_text(where) + " appears twice in the same object of " + field_ +
                              "; give each field once."});
     }
     return true;
   }
   bool end_object() override {
     keys_.pop_back();
+    path_.pop_back();
     --depth_;
     return true;
   }
-  bool start_array(std::size_t) override { return enter(); }
+  bool start_array(std::size_t) override {
+    path_.emplace_back("[]");
+    return enter();
+  }
   bool end_array() override {
+    path_.pop_back();
     --depth_;
     return true;
   }
@@ -70,6 +78,14 @@ class LimitChecker : public nlohmann::json_sax<json> {
     }
     return true;
   }
+  std::string dotted_path() const {
+    std::string out;
+    for (const std::string& part : path_) {
+      if (part == "[]") out += "[]";
+      else out += (out.empty() ? "" : ".") + part;
+    }
+    return out;
+  }
   void too_large(const std::string& why) {
     failed_ = true;
     issues_.push_back({IssueCode::kInputTooLarge, Severity::kError, field_, field_ + " is refused: " + why + "."});
@@ -78,6 +94,7 @@ class LimitChecker : public nlohmann::json_sax<json> {
   const std::string& field_;
   std::vector<Issue>& issues_;
   std::vector<std::set<std::string>> keys_;
+  std::vector<std::string> path_;  // the key at each open object ("[]" for an array)
   int depth_ = 0;
   size_t key_count_ = 0;
   int duplicates_ = 0;

@@ -764,6 +764,9 @@ TEST_CASE("DeepSpeed: global batch from micro x accumulation x dp, a mismatch is
   const LaunchImport duplicate = import_deepspeed_json(R"({"train_batch_size": 8, "train_batch_size": 16})");
   CHECK(has_issue(duplicate.issues, IssueCode::kDuplicateKey, "train_batch_size"));
   CHECK_FALSE(duplicate.ok());
+  // A nested one is named by its whole path.
+  CHECK(has_issue(import_deepspeed_json(R"({"zero_optimization": {"stage": 2, "stage": 3}})").issues, IssueCode::kDuplicateKey,
+                  "zero_optimization.stage"));
 }
 
 // [SECTION] Exports: golden files and stable round trips

@@ -115,7 +115,12 @@ void draw_axis(const AppState& s, ImDrawList* draw, const BarChart& chart, float
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const double unit = unit_bytes(s);
   const double span = max_bytes / unit;
-  const double step = nice_step(span, 6.0);
+  // As many ticks as their labels fit side by side (a phone in MiB ran "0 20000400006000080000" together).
+  char widest[32];
+  std::snprintf(widest, sizeof widest, "%g", span);
+  const float label_room = ImGui::CalcTextSize(widest).x + 1.0f * em;
+  const double ticks = std::clamp(double(chart.width / label_room), 2.0, 6.0);
+  const double step = nice_step(span, ticks);
   float labels_end = 0;  // the right edge of the last tick label: the unit goes after it ("25GiB" ran together)
   for (double tick = 0; tick <= span; tick += step) {
     const float x = chart.x(tick * unit);
@@ -233,6 +238,7 @@ constexpr const char* kShortHeaders[kComponentCount] = {"Weights", "Grads", "Opt
                                                        "Workspace", "Frag.", "NCCL",      "Context", "Paged"};
 
 void rank_table_note(const AppState& s);
+void draw_rank_totals(AppState& s);
 
 // A row per component (the legend's names) and the three peaks, a column per rank, headed by its
 // name ("middle 1") or, when those are too wide, its stage number. False (nothing drawn) when even
@@ -287,6 +293,29 @@ bool draw_rank_table_turned(AppState& s) {
   return true;
 }
 
+void draw_rank_totals(AppState& s) {
+  const std::vector<RankMemory>& ranks = s.estimate.memory.ranks;
+  if (!ImGui::BeginTable("rank totals", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp))
+    return;
+  for (const char* column : {"rank", "allocated", "reserved", "device"}) ImGui::TableSetupColumn(column);
+  ImGui::TableHeadersRow();
+  for (const RankMemory& rank : ranks) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(rank_name(rank, ranks.size()).c_str());
+    for (double bytes : {rank.peak_allocated_bytes, rank.peak_reserved_bytes, rank.device_bytes}) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%.2f", unit_value(s, bytes));
+    }
+  }
+  ImGui::EndTable();
+  record_rect(s, "rank_table_totals");
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("each rank's components: tap its bar in the chart, or open the page in a wider window");
+  ImGui::PopTextWrapPos();
+  rank_table_note(s);
+}
+
 void draw_rank_table(AppState& s) {
   const std::vector<RankMemory>& ranks = s.estimate.memory.ranks;
   const int columns = 1 + kComponentCount + 3;
@@ -301,6 +330,12 @@ void draw_rank_table(AppState& s) {
   // Wider than the window (a phone): the same numbers turned, a row per component and a column per
   // rank, when that fits (the chart shows at most a few ranks): nothing hides behind a sideways scroll.
   if (width > ImGui::GetContentRegionAvail().x && draw_rank_table_turned(s)) return;
+  // More ranks than that on a phone (pp 8, or MiB's wider figures): each rank's three totals, the
+  // figures a user compares with the capacity, in a table that fits and scrolls with the page.
+  if (width > ImGui::GetContentRegionAvail().x && narrow_window(s)) {
+    draw_rank_totals(s);
+    return;
+  }
   const float scrollbar = width > ImGui::GetContentRegionAvail().x ? style.ScrollbarSize : 0.0f;
   const float table_height = std::min(float(ranks.size() + 1) * row_height + scrollbar + 2.0f * style.CellPadding.y, 14.0f * s.em);
   if (!ImGui::BeginTable("ranks", columns, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |

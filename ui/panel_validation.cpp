@@ -85,9 +85,11 @@ void draw_named_constants(AppState& s) {
     ImGui::TextUnformatted(value_text(k).c_str());
     ImGui::TableNextColumn();
     basis(k);
-    for (const char* text : {k.meaning, k.source}) {
+    for (const char* text : {k.meaning, k.source}) {  // ImGui's wrap: at spaces, and inside a token longer than the column
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(wrap_at_spaces(text, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x).c_str());
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextUnformatted(text);
+      ImGui::PopTextWrapPos();
     }
   }
   ImGui::EndTable();

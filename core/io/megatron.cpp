@@ -330,8 +330,8 @@ void read_model(const MegatronReader& r, FieldWriter& w) {
   const bool architecture = r.has("--num-layers") || r.has("--hidden-size") || r.has("--num-attention-heads");
   if (!architecture)
     w.warn(IssueCode::kMissingModel, "model",
-           "the command line has no model flags (--num-layers, --hidden-size, --num-attention-heads): the model is the "
-           "preset chosen (--model or the page's), with only the architecture flags written here applied to it.");
+           "the command line has no model flags (--num-layers, --hidden-size, --num-attention-heads): the model stays the "
+           "one already chosen (the page's model, or --model), with only the architecture flags written here applied to it.");
   r.count_into("--num-layers", "layers");
   const auto hidden = r.count_into("--hidden-size", "hidden");
   const auto heads = r.count_into("--num-attention-heads", "heads");

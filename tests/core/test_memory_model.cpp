@@ -634,4 +634,10 @@ TEST_CASE("recompute_layers is checked: a negative count is an error, a count wi
   const std::vector<Issue> issues = validate(config);
   CHECK(has_issue(issues, IssueCode::kConflictingSettings, "recompute_layers"));
   CHECK_FALSE(has_errors(issues));
+  // At or beyond a chunk's layers (32 here): every layer, as 0, and said; below it, nothing to say.
+  config.training.recompute = Recompute::kFull;
+  config.training.recompute_layers = 32;
+  CHECK(has_issue(validate(config), IssueCode::kConflictingSettings, "recompute_layers"));
+  config.training.recompute_layers = 31;
+  CHECK_FALSE(has_issue(validate(config), IssueCode::kConflictingSettings, "recompute_layers"));
 }

@@ -329,14 +329,15 @@ void draw_rank_table(AppState& s) {
   for (const char* header : {"allocated", "reserved", "device"}) width += ImGui::CalcTextSize(header).x + cell;
   // Wider than the window (a phone): the same numbers turned, a row per component and a column per
   // rank, when that fits (the chart shows at most a few ranks): nothing hides behind a sideways scroll.
-  if (width > ImGui::GetContentRegionAvail().x && draw_rank_table_turned(s)) return;
+  const bool too_wide = width > ImGui::GetContentRegionAvail().x;
+  if (too_wide && draw_rank_table_turned(s)) return;
   // More ranks than that on a phone (pp 8, or MiB's wider figures): each rank's three totals, the
   // figures a user compares with the capacity, in a table that fits and scrolls with the page.
-  if (width > ImGui::GetContentRegionAvail().x && narrow_window(s)) {
+  if (too_wide && narrow_window(s)) {
     draw_rank_totals(s);
     return;
   }
-  const float scrollbar = width > ImGui::GetContentRegionAvail().x ? style.ScrollbarSize : 0.0f;
+  const float scrollbar = too_wide ? style.ScrollbarSize : 0.0f;
   const float table_height = std::min(float(ranks.size() + 1) * row_height + scrollbar + 2.0f * style.CellPadding.y, 14.0f * s.em);
   if (!ImGui::BeginTable("ranks", columns, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollX |
                                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,

@@ -187,6 +187,14 @@ void derive_micro_batch(const LaunchImport& import, json& merged, std::vector<Is
   }
 }
 
+// The import's sequences per DP rank × dp against the global batch it also gave (resolve_import for
+// the CLI and the API, apply_import for the page): the same warning from both.
+Issue global_batch_mismatch(int64_t global, int64_t per_dp_rank, int64_t dp, int64_t implied) {
+  return {IssueCode::kConflictingSettings, Severity::kWarning, "global_batch",
+          "the imported global batch " + std::to_string(global) + " is not the imported " + std::to_string(per_dp_rank) +
+              " sequences per DP rank × dp=" + std::to_string(dp) + " = " + std::to_string(implied) + "."};
+}
+
 }  // namespace
 
 json resolve_import(const LaunchImport& import, const json& overrides, std::vector<Issue>& issues) {
@@ -202,10 +210,7 @@ json resolve_import(const LaunchImport& import, const json& overrides, std::vect
     merged["global_batch"] = implied;
   } else if (import.fields.contains("global_batch") && merged["global_batch"] == import.fields["global_batch"] &&
              parsed.config.training.global_batch != implied) {
-    issues.push_back({IssueCode::kConflictingSettings, Severity::kWarning, "global_batch",
-                      "the imported global batch " + std::to_string(parsed.config.training.global_batch) +
-                          " is not the imported " + std::to_string(import.batch_per_dp_rank) + " sequences per DP rank × dp=" +
-                          std::to_string(dp) + " = " + std::to_string(implied) + "."});
+    issues.push_back(global_batch_mismatch(parsed.config.training.global_batch, import.batch_per_dp_rank, dp, implied));
   }
   return merged;
 }
@@ -232,11 +237,9 @@ Config apply_import(const Config& base, const LaunchImport& import, std::vector<
   if (import.batch_per_dp_rank > 0 &&
       !__builtin_mul_overflow(import.batch_per_dp_rank, effective_dp(parsed.config), &global) && global > 0) {
     if (!given.contains("global_batch")) parsed.config.training.global_batch = global;
-    else if (parsed.config.training.global_batch != global)  // as resolve_import says it for the CLI and the API
-      issues.push_back({IssueCode::kConflictingSettings, Severity::kWarning, "global_batch",
-                        "the imported global batch " + std::to_string(parsed.config.training.global_batch) +
-                            " is not the imported " + std::to_string(import.batch_per_dp_rank) + " sequences per DP rank × dp=" +
-                            std::to_string(effective_dp(parsed.config)) + " = " + std::to_string(global) + "."});
+    else if (parsed.config.training.global_batch != global)
+      issues.push_back(global_batch_mismatch(parsed.config.training.global_batch, import.batch_per_dp_rank,
+                                             effective_dp(parsed.config), global));
   }
   issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
   return has_errors(parsed.issues) ? base : parsed.config;

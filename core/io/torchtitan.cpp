@@ -364,6 +364,13 @@ void read_parallelism(const TomlReader& r, FieldWriter& w, LaunchImport& out) {
             "fsdp_reshard_after_forward must be default, always or never, got " + quote_text(reshard) + ".");
   w.set("zero", zero, "[parallelism] fsdp_reshard_after_forward");
   // Pipeline schedule and virtual stages.
+  // The first and last stages' fewer layers, each read (and a bad value reported) once: torchtitan's
+  // default 1 when absent, nullopt when the value is bad.
+  const auto less_layers = [&r](const char* key) {
+    return r.get("parallelism", key) ? r.count_or_zero("parallelism", key) : std::optional<int64_t>(1);
+  };
+  const std::optional<int64_t> first_less = less_layers("pipeline_parallel_first_stage_less_layers");
+  const std::optional<int64_t> last_less = less_layers("pipeline_parallel_last_stage_less_layers");
   const std::string schedule = r.text("parallelism", "pipeline_parallel_schedule").value_or("1F1B");
   int64_t vpp = 1;
   if (pp > 1 && multi_stage(schedule)) {
@@ -373,18 +380,10 @@ void read_parallelism(const TomlReader& r, FieldWriter& w, LaunchImport& out) {
       if (!layers) {
         w.warn(IssueCode::kMissingModel, "vpp", "pipeline_parallel_layers_per_stage needs the model's layer count; vpp=2 assumed.");
       } else {
-        // Each read once, below (a bad value is reported there); torchtitan's default is 1.
-        const auto less = [&r](const char* key) -> std::optional<int64_t> {
-          const auto value = r.get("parallelism", key);
-          if (!value) return 1;
-          if (value->is_number_integer() && value->get<int64_t>() >= 0 && value->get<int64_t>() <= kMaxLayers) return value->get<int64_t>();
-          return std::nullopt;  // reported below, once
-        };
-        const auto first = less("pipeline_parallel_first_stage_less_layers");
-        const auto last = less("pipeline_parallel_last_stage_less_layers");
-        const int64_t stages = first && last ? (layers->layers + *first + *last + *per_stage - 1) / *per_stage : 0;
-        if (!first || !last) {
-          // the bad value's own error says it
+        const bool usable = first_less && last_less && *first_less <= kMaxLayers && *last_less <= kMaxLayers;
+        const int64_t stages = usable ? (layers->layers + *first_less + *last_less + *per_stage - 1) / *per_stage : 0;
+        if (!usable) {
+          // a bad value's own error (or the "not modelled" note below) says it
         } else if (stages % pp != 0)
           w.error(IssueCode::kVppNotDivideLayers, "parallelism.pipeline_parallel_layers_per_stage",
                   std::to_string(stages) + " virtual stages do not divide over pipeline_parallel_degree " + std::to_string(pp) + ".");
@@ -404,8 +403,9 @@ void read_parallelism(const TomlReader& r, FieldWriter& w, LaunchImport& out) {
   for (const char* key : {"pipeline_parallel_split_points", "module_fqns_per_model_part"})
     if (r.get("parallelism", key))
       w.warn(IssueCode::kUnsupportedSetting, std::string("parallelism.") + key, std::string(key) + ": a hand-made split is counted as the default split.");
-  for (const char* key : {"pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers"})
-    if (const auto less = r.count_or_zero("parallelism", key); less && *less != 1)
+  for (const auto& [key, less] : {std::pair{"pipeline_parallel_first_stage_less_layers", first_less},
+                                  std::pair{"pipeline_parallel_last_stage_less_layers", last_less}})
+    if (less && *less != 1)
       w.warn(IssueCode::kUnsupportedSetting, std::string("parallelism.") + key, std::string(key) + " other than 1 is not modelled.");
   // Batches: without PP a micro-batch is the local batch; with PP it is pipeline_parallel_microbatch_size.
   const char* local_key = r.get("training", "local_batch_size") ? "local_batch_size" : "batch_size";

@@ -107,8 +107,8 @@ StageActivations stage_activations(const ModelSpec& model, const ActivationSetti
   // Full recompute on the first N layers of each chunk only (Megatron --recompute-method block): the
   // other layers of every in-flight micro-batch keep all their activations.
   double per_in_flight = out.layers_per_in_flight * layer.stored;
-  const double recomputed = double(settings.recompute_layers);
-  if (settings.recompute == Recompute::kFull && recomputed > 0 && recomputed < out.layers_per_in_flight) {
+  const double recomputed = recomputed_layers(settings.recompute, settings.recompute_layers, out.layers_per_in_flight, 1);
+  if (settings.recompute == Recompute::kFull && recomputed < out.layers_per_in_flight) {
     per_in_flight = recomputed * layer.stored + (out.layers_per_in_flight - recomputed) * layer.no_recompute;
     out.layer_bytes = per_in_flight / out.layers_per_in_flight;
   }

@@ -284,11 +284,13 @@ struct Rules {
       check.error(IssueCode::kVppWithoutPp, "vpp",
                   "vpp=" + to_string(l.vpp) + " needs pp > 1 (interleaving splits each pipeline rank's layers).");
     // recompute_layers at or beyond a chunk's layers is every layer (as 0): said, not silently the same.
-    if (ok.pp && ok.vpp && ok.layers && t.recompute == Recompute::kFull && t.recompute_layers > 0 &&
-        l.pp * l.vpp <= m.layers && t.recompute_layers >= (m.layers + l.pp * l.vpp - 1) / (l.pp * l.vpp))
-      check.warning(IssueCode::kConflictingSettings, "recompute_layers",
-                    "recompute_layers=" + to_string(t.recompute_layers) + " is at least the layers of a pipeline chunk (" +
-                        to_string((m.layers + l.pp * l.vpp - 1) / (l.pp * l.vpp)) + "): every layer recomputes, as with 0.");
+    if (ok.pp && ok.vpp && ok.layers && t.recompute == Recompute::kFull && t.recompute_layers > 0 && l.pp * l.vpp <= m.layers) {
+      const int64_t chunk_layers = (m.layers + l.pp * l.vpp - 1) / (l.pp * l.vpp);  // the largest chunk's
+      if (t.recompute_layers >= chunk_layers)
+        check.warning(IssueCode::kConflictingSettings, "recompute_layers",
+                      "recompute_layers=" + to_string(t.recompute_layers) + " is at least the layers of a pipeline chunk (" +
+                          to_string(chunk_layers) + "): every layer recomputes, as with 0.");
+    }
     if (ok.pp && ok.vpp && ok.layers) {
       const int64_t chunks = l.pp * l.vpp;
       // Checked: the sum of two inputs; an overflow is reported below as "exceeds the model's layers".

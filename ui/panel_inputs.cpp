@@ -194,8 +194,18 @@ bool combo_enum(const char* id, Enum& value) {
 
 // A degree chooser that offers only the values valid for the rest of the inputs, plus the current
 // value when it is not one of them (so a bad value from a link shows, with its message).
-bool degree_combo(AppState& s, const char* field, int64_t& value, const std::vector<int64_t>& valid) {
-  ImGui::TextUnformatted(field);
+constexpr const char* kReplicasLabel = "shard-group replicas (HSDP)";
+
+// The dp_replicate chooser shows where the framework replicates shard groups at this ZeRO stage, and
+// wherever a value other than 1 needs putting right.
+bool shows_replicas(const Config& c) {
+  const FrameworkProfile& profile = framework_profile(c.training.framework);
+  return c.layout.dp_replicate != 1 || (profile.replicas_mechanism != nullptr && c.layout.zero >= profile.replicas_from_zero);
+}
+
+bool degree_combo(AppState& s, const char* field, int64_t& value, const std::vector<int64_t>& valid,
+                  const char* label = nullptr) {
+  ImGui::TextUnformatted(label != nullptr ? label : field);
   ImGui::SetNextItemWidth(-FLT_MIN);
   char preview[32];
   const bool is_valid = std::find(valid.begin(), valid.end(), value) != valid.end();
@@ -698,6 +708,13 @@ bool draw_layout(AppState& s) {
   }
   record_rect(s, "zero");
   field_issue(s, "zero");
+  // Replicated shard groups, where the framework has them at this stage (or a value to put right).
+  if (shows_replicas(c)) {
+    changed |= degree_combo(s, "dp_replicate", l.dp_replicate, replicas_choices(c), kReplicasLabel);
+    if (l.dp_replicate > 1 && profile.replicas_mechanism != nullptr)
+      ImGui::TextDisabled("%s: states sharded over %lld ranks, %lld replicas", profile.replicas_mechanism,
+                          (long long)shard_group_ranks(c), (long long)l.dp_replicate);
+  }
   field_issue(s, "global_batch");
   if (!s.search.top.empty() && ImGui::Button("Use the fastest layout", ImVec2(-FLT_MIN, 0))) {
     apply_candidate(s, s.search.top.front());
@@ -785,8 +802,9 @@ json enum_entry_json(const AppState& s, const char* field, const char* label, En
   return entry;
 }
 
-json degree_entry(const AppState& s, const char* field, int64_t value, const std::vector<int64_t>& valid) {
-  json entry = form_entry(s, field, field, "choice", std::to_string(value));
+json degree_entry(const AppState& s, const char* field, int64_t value, const std::vector<int64_t>& valid,
+                  const char* label = nullptr) {
+  json entry = form_entry(s, field, label != nullptr ? label : field, "choice", std::to_string(value));
   entry["options"] = json::array();
   if (std::find(valid.begin(), valid.end(), value) == valid.end())
     entry["options"].push_back(option(std::to_string(value), std::to_string(value) + " (invalid)"));
@@ -880,6 +898,7 @@ std::string describe_form(const AppState& s) {
   if (!profile.offers_zero(l.zero)) zero["options"].push_back(option(std::to_string(l.zero), "? (invalid)"));
   for (int64_t stage : zero_choices(t.framework)) zero["options"].push_back(option(std::to_string(stage), profile.zero_stages[size_t(stage)]));
   form.push_back(zero);
+  if (shows_replicas(c)) form.push_back(degree_entry(s, "dp_replicate", l.dp_replicate, replicas_choices(c), kReplicasLabel));
   json headroom = number_entry(s, "headroom", "tight at (fraction of capacity)", t.headroom, "%.2f");
   headroom["min"] = kHeadroomMin;
   headroom["max"] = kHeadroomMax;
@@ -935,6 +954,8 @@ bool set_form_field(AppState& s, const std::string& field, const std::string& te
       choose_pipeline_split(c.model.layers, framework_profile(c.training.framework), c.layout);  // as the search does
       changed = true;
     }
+  } else if (field == "dp_replicate") {
+    changed = set_degree(c, field, text, replicas_choices(c));
   } else if (field == "zero") {
     const CountText parsed = parse_count_text(text, 3);
     const std::vector<int64_t> stages = zero_choices(c.training.framework);

@@ -14,6 +14,11 @@ namespace meshfit::ui {
 
 namespace {
 
+// A candidate's replicated shard groups, after its dp: " (r2)" = two replicas of each group; "" for none.
+std::string replicas_text(const LayoutCandidate& c) {
+  return c.layout.dp_replicate > 1 ? " (r" + std::to_string(c.layout.dp_replicate) + ")" : std::string();
+}
+
 double exposed_comm_fraction(const LayoutCandidate& c) {
   const StepBreakdown& b = c.step.breakdown;
   return (b.tp_comm_s + b.cp_comm_s + b.pp_p2p_s + b.dp_comm_s) / c.step.step_time_s;
@@ -161,9 +166,9 @@ bool draw_layout_table(AppState& s) {
     float row_height = 0;
     if (narrow) {
       char text[200];
-      std::snprintf(text, sizeof text, "dp%lld tp%lld pp%lld cp%lld vpp%lld mb%lld zero%lld %s%s%s", (long long)c.layout.dp,
-                    (long long)c.layout.tp, (long long)c.layout.pp, (long long)c.layout.cp, (long long)c.layout.vpp,
-                    (long long)c.micro_batch, (long long)c.layout.zero, to_string(c.recompute),
+      std::snprintf(text, sizeof text, "dp%lld%s tp%lld pp%lld cp%lld vpp%lld mb%lld zero%lld %s%s%s", (long long)c.layout.dp,
+                    replicas_text(c).c_str(), (long long)c.layout.tp, (long long)c.layout.pp, (long long)c.layout.cp,
+                    (long long)c.layout.vpp, (long long)c.micro_batch, (long long)c.layout.zero, to_string(c.recompute),
                     c.layout.tp > 1 ? (c.sp ? " sp" : " no-sp") : "", c.spatial_temporal() ? " ST*" : "");
       layout_text = wrap_at_spaces(text, ImGui::GetFontSize(), layout_width);
       std::snprintf(text, sizeof text, "%s\n%.0f%%", format_bytes(s, c.device_bytes, 1).c_str(), 100.0 * share);
@@ -202,7 +207,9 @@ bool draw_layout_table(AppState& s) {
       ImGui::TextUnformatted(speed_text.c_str());
       continue;
     }
-    const long long values[] = {c.layout.dp, c.layout.tp, c.layout.pp, c.layout.cp, c.layout.vpp, c.micro_batch, c.layout.zero};
+    ImGui::TableNextColumn();
+    ImGui::Text("%lld%s", (long long)c.layout.dp, replicas_text(c).c_str());
+    const long long values[] = {c.layout.tp, c.layout.pp, c.layout.cp, c.layout.vpp, c.micro_batch, c.layout.zero};
     for (long long v : values) {
       ImGui::TableNextColumn();
       ImGui::Text("%lld", v);

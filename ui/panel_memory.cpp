@@ -39,8 +39,9 @@ std::string component_formula(const AppState& s, const RankMemory& rank, Compone
                     in.grad_bytes_per_param, total.c_str());
       break;
     case Component::kOptimizerStates:
-      std::snprintf(text, sizeof text, "%s x %.4g B/param (fp32 master + moments, over dp*cp = %lld) = %s", params.c_str(),
-                    in.optimizer_bytes_per_param, (long long)s.estimate.memory.optimizer_shard_ranks, total.c_str());
+      std::snprintf(text, sizeof text, "%s x %.4g B/param (fp32 master + moments, over %s = %lld) = %s", params.c_str(),
+                    in.optimizer_bytes_per_param, s.config.layout.dp_replicate > 1 ? "(dp/dp_replicate)*cp" : "dp*cp",
+                    (long long)s.estimate.memory.optimizer_shard_ranks, total.c_str());
       break;
     case Component::kActivations:
       std::snprintf(text, sizeof text,

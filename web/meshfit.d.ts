@@ -41,6 +41,10 @@ export interface Config {
   /** @deprecated Still read, with a renamed_field warning: write kernels: 'compiled' instead of compile: true. */
   compile?: boolean;
   dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;
+  /** Replicas of each shard group: model states sharded over (dp / dp_replicate) x cp ranks (1 = over all).
+   *  torchtitan HSDP (data_parallel_replicate_degree, zero 2-3), Megatron --num-distributed-optimizer-instances
+   *  (zero 1), DeepSpeed ZeRO-3 MiCS (mics_shard_size = dp / dp_replicate). */
+  dp_replicate?: number;
   pp_first_stage_layers?: number; pp_last_stage_layers?: number;
   /** Spatial-temporal (PrimePar-style) square side q: tp = (tp/q^2 conventional) x (q x q square); 1 = Megatron TP.
    *  Modelled, not implemented by any public framework: exportLaunchConfig refuses it (st_not_exportable). */

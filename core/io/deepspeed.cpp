@@ -29,7 +29,8 @@ constexpr const char* kZeroIgnored[] = {"stage", "overlap_comm" /* read in read_
                                         "stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save",
                                         "stage3_model_persistence_threshold", "elastic_checkpoint",
                                         "load_from_fp32_weights", "ignore_unused_parameters", "offload_optimizer",
-                                        "offload_param", "use_multi_rank_bucket_allreduce", "memory_efficient_linear"};
+                                        "offload_param", "use_multi_rank_bucket_allreduce", "memory_efficient_linear",
+                                        "mics_shard_size" /* read in read_mics */, "mics_hierarchical_params_gather"};
 // Top-level keys with no effect on per-GPU memory.
 constexpr const char* kTopIgnored[] = {"scheduler", "gradient_clipping", "steps_per_print", "wall_clock_breakdown",
                                        "prescale_gradients", "gradient_predivide_factor", "communication_data_type",
@@ -139,7 +140,15 @@ void read_offload(const json& zero, FieldWriter& w) {
            "transfers, not the NVMe's.");
 }
 
-void read_zero(const json& config, FieldWriter& w) {
+// MiCS (runtime/zero/config.py mics_shard_size, default -1 = off; mics.py MiCS_Init): ZeRO-3 sharded
+// inside groups of mics_shard_size ranks. The replicas follow once dp is known (derive_replicas).
+void read_mics(const json& zero, FieldWriter& w, LaunchImport& out) {
+  if (!zero.contains("mics_shard_size") || (zero["mics_shard_size"].is_number_integer() && zero["mics_shard_size"].get<int64_t>() == -1))
+    return;
+  if (const auto size = w.count(zero["mics_shard_size"], "zero_optimization.mics_shard_size")) out.shard_group_size = *size;
+}
+
+void read_zero(const json& config, FieldWriter& w, LaunchImport& out) {
   if (!config.contains("zero_optimization")) {
     w.set("zero", 0, "no zero_optimization (stage 0)");
     return;
@@ -167,6 +176,7 @@ void read_zero(const json& config, FieldWriter& w) {
               "zero_optimization.overlap_comm must be true or false, got " + quote_text(zero["overlap_comm"].dump()) + ".");
   }
   read_offload(zero, w);
+  read_mics(zero, w, out);
   for (const auto& [key, value] : zero.items()) {
     bool knob = false;
     for (const ZeroKnob& k : kZeroKnobs) {
@@ -220,7 +230,7 @@ LaunchImport import_deepspeed_json(const std::string& text) {
     w.warn(IssueCode::kUnsupportedSetting, "bf16", "neither bf16 nor fp16 is enabled: DeepSpeed would train in fp32; meshfit counts bf16.");
   w.set("precision", enum_key(Precision::kBf16), "bf16/fp16");
   if (c.contains("amp")) w.warn(IssueCode::kUnsupportedSetting, "amp", "apex amp is not modelled; counted as bf16 mixed precision.");
-  read_zero(c, w);
+  read_zero(c, w, out);
   if (c.contains("data_types") && c["data_types"].is_object() && c["data_types"].contains("grad_accum_dtype")) {
     const json& dtype = c["data_types"]["grad_accum_dtype"];
     if (dtype == "fp32") w.set("fp32_grad_buffer", true, "data_types.grad_accum_dtype");
@@ -271,6 +281,7 @@ LaunchExport export_deepspeed(const Config& c) {
   config["gradient_accumulation_steps"] = num_microbatches(c);  // global / (dp × micro)
   config["bf16"] = {{"enabled", true}};
   config["zero_optimization"] = {{"stage", l.zero}};
+  if (l.zero >= 3 && l.dp_replicate > 1) config["zero_optimization"]["mics_shard_size"] = effective_dp(c) / l.dp_replicate;  // MiCS
   // auto is DeepSpeed's own default (overlap_comm unset); an explicit choice is written.
   if (t.dp_comm_overlap != DpCommOverlap::kAuto)
     config["zero_optimization"]["overlap_comm"] = t.dp_comm_overlap == DpCommOverlap::kOn;

@@ -122,6 +122,9 @@ int64_t accumulation_steps(const Config& c) {
 void warn_layout(const Config& c, const Warner& warn, const char* stack) {
   if (c.layout.pp > 1) warn("pp", std::string(stack) + " has no pipeline parallelism for fine-tuning; pp=" + std::to_string(c.layout.pp) + " is left out.");
   if (c.layout.cp > 1) warn("cp", std::string(stack) + " has no context parallelism here; cp=" + std::to_string(c.layout.cp) + " is left out.");
+  if (c.layout.dp_replicate > 1)
+    warn("dp_replicate", std::string(stack) + " shards over every data-parallel rank here; dp_replicate=" +
+                             std::to_string(c.layout.dp_replicate) + " (replicated shard groups) is left out.");
   if (c.training.precision == Precision::kFp8) warn("precision", "fp8 GEMMs are not a setting here; bf16 written.");
   if (c.training.recompute == Recompute::kSelective)
     warn("recompute", "selective recompute has no setting here; full activation checkpointing written.");

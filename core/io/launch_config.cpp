@@ -187,6 +187,25 @@ void derive_micro_batch(const LaunchImport& import, json& merged, std::vector<Is
   }
 }
 
+// DeepSpeed MiCS: replicas = dp / mics_shard_size at the resolved dp (runtime/zero/mics_utils.py
+// create_mics_comm_groups: dp ranks in groups of mics_shard_size, replicated across groups).
+void derive_replicas(const LaunchImport& import, json& merged, std::vector<Issue>& issues) {
+  if (import.shard_group_size <= 0 || merged.contains("dp_replicate")) return;
+  const int64_t dp = effective_dp(parse_config(merged).config);
+  if (dp <= 0) return;  // validation reports it
+  if (dp % import.shard_group_size != 0) {
+    issues.push_back({IssueCode::kReplicasInvalid, Severity::kError, "dp_replicate",
+                      "zero_optimization.mics_shard_size " + std::to_string(import.shard_group_size) + " does not divide dp " +
+                          std::to_string(dp) + ": DeepSpeed needs whole shard groups."});
+    return;
+  }
+  merged["dp_replicate"] = dp / import.shard_group_size;
+  if (dp / import.shard_group_size > 1)
+    issues.push_back({IssueCode::kMissingModel, Severity::kWarning, "dp_replicate",
+                      "dp_replicate " + std::to_string(dp / import.shard_group_size) + " = dp " + std::to_string(dp) +
+                          " / mics_shard_size " + std::to_string(import.shard_group_size) + " (MiCS shard groups)."});
+}
+
 // The import's sequences per DP rank × dp against the global batch it also gave (resolve_import for
 // the CLI and the API, apply_import for the page): the same warning from both.
 Issue global_batch_mismatch(int64_t global, int64_t per_dp_rank, int64_t dp, int64_t implied) {
@@ -201,6 +220,7 @@ json resolve_import(const LaunchImport& import, const json& overrides, std::vect
   json merged = import.fields;
   if (overrides.is_object()) merged.update(overrides);
   derive_micro_batch(import, merged, issues);
+  derive_replicas(import, merged, issues);
   if (import.batch_per_dp_rank <= 0) return merged;
   const ParsedConfig parsed = parse_config(merged);
   const int64_t dp = effective_dp(parsed.config);
@@ -231,6 +251,10 @@ Config apply_import(const Config& base, const LaunchImport& import, std::vector<
   if (import.accumulation_steps > 0 && !given.contains("micro_batch")) {  // DeepSpeed's derived micro-batch
     object.erase("micro_batch");
     derive_micro_batch(import, object, issues);
+  }
+  if (import.shard_group_size > 0 && !given.contains("dp_replicate")) {
+    object.erase("dp_replicate");
+    derive_replicas(import, object, issues);
   }
   ParsedConfig parsed = parse_config(object);
   int64_t global = 0;
@@ -273,6 +297,7 @@ void note_uncarried(const Config& config, LaunchExport& out) {
     const bool said = std::any_of(out.issues.begin(), out.issues.end(), [&](const Issue& i) { return i.field == key; });
     const json wanted = row.get(config), written = row.get(again);
     if (said || wanted == written) continue;
+    if (key == "sp" && config.layout.tp == 1) continue;  // sequence parallelism splits over tp: nothing at tp 1
     // auto is the framework's default: the same run when it resolves alike.
     if (key == "dp_comm_overlap" &&
         dp_comm_overlapped(config.training, config.layout.zero) == dp_comm_overlapped(again.training, again.layout.zero))

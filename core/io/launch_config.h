@@ -45,6 +45,9 @@ struct LaunchImport {
   // DeepSpeed's train_batch_size and gradient_accumulation_steps without the micro-batch:
   // micro_batch = global / (this × dp) once dp is known (resolve_import, apply_import).
   int64_t accumulation_steps = 0;
+  // DeepSpeed MiCS's mics_shard_size (ranks per ZeRO-3 shard group): dp_replicate = dp / this once
+  // dp is known (resolve_import, apply_import).
+  int64_t shard_group_size = 0;
   std::vector<Issue> issues;  // every unknown, unsupported or conflicting flag or key; errors: unusable
   bool ok() const { return !has_errors(issues); }
 };

@@ -118,6 +118,7 @@ constexpr MegatronFlag kMegatronFlags[] = {
     {"--account-for-embedding-in-pipeline-split", Arity::kSwitch, Use::kRead},
     {"--account-for-loss-in-pipeline-split", Arity::kSwitch, Use::kRead},
     {"--sequence-parallel", Arity::kSwitch, Use::kRead}, {"--use-distributed-optimizer", Arity::kSwitch, Use::kRead},
+    {"--num-distributed-optimizer-instances", Arity::kValue, Use::kRead},
     // Megatron-DeepSpeed (deepspeedai/Megatron-DeepSpeed megatron/arguments.py _add_deepspeed_args via deepspeed.add_config_arguments).
     {"--deepspeed", Arity::kSwitch, Use::kRead}, {"--deepspeed_config", Arity::kValue, Use::kRead},
     {"--deepspeed-config", Arity::kValue, Use::kRead}, {"--zero-stage", Arity::kValue, Use::kRead},
@@ -491,6 +492,8 @@ void read_layout(const MegatronReader& r, FieldWriter& w, const LaunchImport& so
   } else {
     w.set("framework", enum_key(Framework::kMegatron), "pretrain_gpt.py");
     w.set("zero", r.has("--use-distributed-optimizer") ? 1 : 0, "--use-distributed-optimizer");
+    // Partial distributed optimizer: sharded inside each instance, replicated across them.
+    r.count_into("--num-distributed-optimizer-instances", "dp_replicate");
     if (r.has("--zero-stage"))
       w.warn(IssueCode::kConflictingSettings, "--zero-stage", "--zero-stage without --deepspeed does nothing (DeepSpeed is off).");
   }
@@ -750,6 +753,7 @@ LaunchExport export_megatron(const Config& c) {
   if (l.vpp > 1) value("--num-layers-per-virtual-pipeline-stage", middle);  // layers per virtual stage, as arguments.py wants
   if (t.sp && l.tp > 1) flag("--sequence-parallel");
   if (l.zero >= 1) flag("--use-distributed-optimizer");
+  if (l.zero >= 1 && l.dp_replicate > 1) value("--num-distributed-optimizer-instances", l.dp_replicate);
   if (dp_comm_overlapped(t, l.zero)) {  // auto is on for Megatron (memory_model.h): say it on the command line
     flag("--overlap-grad-reduce");
     if (l.zero >= 1) flag("--overlap-param-gather");

@@ -553,6 +553,7 @@ json layout_candidate_to_json(const LayoutCandidate& c) {
               {"vpp", c.layout.vpp},
               {"micro_batch", c.micro_batch},
               {"zero", c.layout.zero},
+              {"dp_replicate", c.layout.dp_replicate},
               {"recompute", to_string(c.recompute)},
               {"sp", c.sp},
               {"pp_first_stage_layers", c.layout.pp_first_stage_layers},

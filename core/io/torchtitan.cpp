@@ -352,12 +352,13 @@ void read_parallelism(const TomlReader& r, FieldWriter& w, LaunchImport& out) {
     w.warn(IssueCode::kMissingModel, "gpus",
            "data_parallel_shard_degree = -1 takes the rest of the world size (torchrun's NGPU): give --gpus.");
   }
-  if (replicate > 1 && shard != 1)
-    w.warn(IssueCode::kUnsupportedSetting, "parallelism.data_parallel_replicate_degree",
-           "HSDP (replicate " + std::to_string(replicate) + " × shard) is counted as sharding over all dp ranks (memory underestimated).");
+  // parallel_dims.py: FSDP when dp_shard > 1 or cp > 1 (HSDP with replicate > 1), else DDP over replicate.
+  const bool ddp = replicate > 1 && shard == 1 && cp == 1;
+  if (replicate > 1 && !ddp)
+    w.set("dp_replicate", replicate, "[parallelism] data_parallel_replicate_degree (HSDP)");
   const std::string reshard = r.text("parallelism", "fsdp_reshard_after_forward").value_or("default");
   int64_t zero = 3;
-  if (replicate > 1 && shard == 1) zero = 0;  // DDP
+  if (ddp) zero = 0;
   else if (reshard == "never" || (reshard == "default" && pp > 1)) zero = 2;  // "default" = not pp_enabled
   else if (reshard != "always" && reshard != "default")
     w.error(IssueCode::kUnknownValue, "parallelism.fsdp_reshard_after_forward",
@@ -592,8 +593,8 @@ LaunchExport export_torchtitan(const Config& c) {
 
   toml::table parallelism;
   const bool ddp = l.zero == 0;
-  parallelism.insert("data_parallel_replicate_degree", ddp ? dp : 1);
-  parallelism.insert("data_parallel_shard_degree", ddp ? 1 : dp);
+  parallelism.insert("data_parallel_replicate_degree", ddp ? dp : l.dp_replicate);
+  parallelism.insert("data_parallel_shard_degree", ddp ? 1 : dp / l.dp_replicate);
   parallelism.insert("tensor_parallel_degree", l.tp);
   parallelism.insert("pipeline_parallel_degree", l.pp);
   parallelism.insert("context_parallel_degree", l.cp);

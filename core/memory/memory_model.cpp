@@ -33,6 +33,11 @@ const FrameworkProfile kProfiles[] = {
       p.even_middle_split = true;            // arguments.py: layers split evenly over the middle stages
       p.offloads_model_states = false;       // no CPU offload of model states modelled for Megatron-LM
       p.interleave_needs_pp_multiple = true; // interleaved 1F1B: num_microbatches % pp == 0
+      // arguments.py --num-distributed-optimizer-instances (needs --use-distributed-optimizer): the
+      // optimizer is sharded inside each instance; param_and_grad_buffer.py start_grad_sync
+      // reduce-scatters in the intra-instance group, then all-reduces across instances.
+      p.replicas_mechanism = "--num-distributed-optimizer-instances";
+      p.replicas_from_zero = 1;
       p.vocab_pad_multiple = 128;            // --make-vocab-size-divisible-by 128 (times tp)
       p.default_loss = LossKind::kVocabParallel;  // tensor_parallel/cross_entropy.py
       // Transformer Engine caches the fp8 weight and its fp8 transpose (Hopper) between the
@@ -53,6 +58,10 @@ const FrameworkProfile kProfiles[] = {
       p.source = "PyTorch FSDP2 fully_shard as configured by torchtitan (bf16 params, fp32 reduce)";
       // torchtitan: DDP, reshard_after_forward=False (SHARD_GRAD_OP), full sharding (the default).
       p.zero_stages = {"0 (DDP)", nullptr, "2 (reshard_after_forward=False)", "3 (full sharding)"};
+      // HSDP: data_parallel_replicate_degree x data_parallel_shard_degree, sharded over dp_shard x cp
+      // (FRAMEWORK_NOTES §1.1 "Mesh"); with dp_shard = cp = 1 torchtitan applies DDP instead.
+      p.replicas_mechanism = "HSDP (data_parallel_replicate_degree)";
+      p.replicas_from_zero = 2;
       p.default_zero = 3;
       p.weights_sharded_from_zero = 2;
       // FSDP2: the fp32 parameters are the master copy; fp32 gradients; 16/(dp*cp) B/param sharded
@@ -97,6 +106,10 @@ const FrameworkProfile kProfiles[] = {
       p.zero_stages = {"0 (off)", "1", "2", "3"};
       p.default_zero = 1;
       p.weights_sharded_from_zero = 3;
+      // MiCS (zero_optimization.mics_shard_size, runtime/zero/mics.py): ZeRO-3 partitions inside
+      // groups of mics_shard_size ranks, replicated across groups; stages 1-2 shard over all ranks.
+      p.replicas_mechanism = "MiCS (mics_shard_size)";
+      p.replicas_from_zero = 3;
       // ZeRO paper (Rajbhandari 2020) stage 0: 2 + 2 + 12. Stage 1 follows
       // estimate_zero2_model_states_mem_needs: 4*P + 16*P/N (bf16 weights and gradients
       // replicated; fp32 gradients, master and moments partitioned). Stage 2 keeps only its
@@ -306,6 +319,7 @@ const char* role_name(int64_t stage, int64_t pp) {
 int64_t count_communicators(const Layout& layout, int64_t dp) {
   int64_t count = 0;
   if (dp > 1) ++count;
+  if (layout.dp_replicate > 1) count += 2;  // the shard group and the replica group beside the whole dp group
   if (layout.tp > 1) ++count;
   if (layout.pp > 1) ++count;
   if (layout.cp > 1) ++count;
@@ -362,19 +376,24 @@ CommBuffers comm_buffer_bytes(const Config& config, const RankIntermediates& ran
         return both(profile.ddp_bucket_copy && effective_dp(config) * config.layout.cp > 1
                         ? 4.0 * trained
                         : 0.0);
+      // HSDP: the reduce-scatter's fp32 output shard is then all-reduced across the replicas and held
+      // in _all_reduce_state across blocks (FRAMEWORK_NOTES §1.3 "HSDP"): one block's, 4 B per shard element.
+      const double hsdp_all_reduce =
+          config.layout.dp_replicate > 1 ? 4.0 * trained_layer / double(shard_group_ranks(config)) : 0.0;
       if (rank.unsharded_parameter_bytes > 0) {
         // Under PP the stage stays unsharded (counted apart); in a block's backward its bf16
         // gradient (2) lives until it is added into the fp32 accumulated gradient
         // (_fsdp_param.py accumulate_unsharded_grad_if_needed).
         return {rank.unsharded_parameter_bytes,
-                rank.unsharded_parameter_bytes + 2.0 * std::max(layer, rank.lm_head_parameters)};
+                rank.unsharded_parameter_bytes + 2.0 * std::max(layer, rank.lm_head_parameters) + hsdp_all_reduce};
       }
       if (frozen_base) {
         // The block and the prefetched next one gathered, plus the adapters' gradient and fp32
         // reduce-scatter input (6 B per trainable parameter); the frozen head gathered alone.
         const double kept = zero == 2 ? gathered_bytes * rank.parameters : 0.0;
         return {2.0 * rank.lm_head_parameters + kept,
-                std::max(2.0 * gathered_bytes * layer + 6.0 * trained_layer, 2.0 * rank.lm_head_parameters) + kept};
+                std::max(2.0 * gathered_bytes * layer + 6.0 * trained_layer, 2.0 * rank.lm_head_parameters) + kept +
+                    hsdp_all_reduce};
       }
       // SHARD_GRAD_OP (zero 2) keeps every unit unsharded between forward and backward.
       const double kept_unsharded = zero == 2 ? 2.0 * rank.parameters : 0.0;
@@ -389,12 +408,12 @@ CommBuffers comm_buffer_bytes(const Config& config, const RankIntermediates& ran
       // H100: 70b-l1's backward peak is the states, every gradient and 4 B per embedding parameter).
       // A tied head is the embedding's matrix: the root unit that holds it is the one gathered and
       // reduced last (its parameters are counted with the embedding).
-      const double rs_input = effective_dp(config) * config.layout.cp == 1 ? 0.0 : 4.0;
+      const double rs_input = shard_group_ranks(config) == 1 ? 0.0 : 4.0;
       const double edge_unit = config.model.tied_embeddings && rank.lm_head_parameters > 0
                                    ? rank.lm_head_parameters + rank.embedding_parameters
                                    : rank.lm_head_parameters;
       return {2.0 * edge_unit + kept_unsharded,
-              std::max((6.0 + rs_input) * layer, (4.0 + rs_input) * edge_unit) + kept_unsharded};
+              std::max((6.0 + rs_input) * layer, (4.0 + rs_input) * edge_unit) + kept_unsharded + hsdp_all_reduce};
     }
   }
   return both(0);
@@ -458,7 +477,7 @@ MemoryPlan plan_memory(const Config& config) {
       model_state_rule(training.framework, layout.zero, training.fp32_grad_buffer, training.precision);
   plan.dp = effective_dp(config);
   plan.num_microbatches = num_microbatches(config);
-  plan.optimizer_shard_ranks = plan.dp * layout.cp;
+  plan.optimizer_shard_ranks = shard_group_ranks(config);
   plan.padded_vocab = padded_vocab(model.vocab, plan.profile.vocab_pad_multiple, layout.tp);
   plan.nccl_communicators = count_communicators(layout, plan.dp);
 

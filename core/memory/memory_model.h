@@ -88,6 +88,10 @@ struct FrameworkProfile {
   int64_t weights_sharded_from_zero = 4;  // weights gathered per micro-batch from this stage (4 = never)
   ModelStateBytes states;            // bytes per parameter of weights, gradients, master and moments
   bool even_middle_split = false;    // pipeline chunks between first and last must hold equal layers
+  // Sharding over a sub-group of the dp ranks with replicas across groups (Layout::dp_replicate):
+  // the framework's name for it (nullptr = not offered) and the lowest ZeRO stage it applies to.
+  const char* replicas_mechanism = nullptr;
+  int64_t replicas_from_zero = 4;
   bool interleave_needs_pp_multiple = false;  // vpp > 1 needs micro-batches per step % pp == 0
   bool grad_reduce_in_bf16 = false;  // gradients reduced in bf16 whatever the buffer (DeepSpeed)
   bool grad_reduce_in_fp32 = false;  // gradients reduced in fp32 whatever the buffer (FSDP2 DP sync)

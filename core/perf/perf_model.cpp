@@ -871,11 +871,13 @@ struct StepTerms {
   LayerCompute layer;
   Dims dims;
   Link dp_link{}, zero3_link{}, pp_link{};
+  Link replica_link{};  // across the replicas of a shard group (Layout::dp_replicate)
   bool tp_crosses_nodes = false, dp_crosses_nodes = false;
   double tp_layer_s = 0;     // TP collectives of one layer, exposed
   double cp_layer_s = 0;     // CP ring traffic of one layer, exposed
   bool sharded_weights = false;
   int64_t shard_ranks = 1;
+  int64_t replicas = 1;
   double reduce_bytes = 2;   // bytes per gradient element in the reduce
   double head_fwd_s = 0;
   double pp_send_s = 0;      // one chunk boundary's activation (or its gradient) to the next stage
@@ -913,12 +915,18 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const int64_t dp = plan.dp;
   const Link tp_link = link_for_group(config, 1, layout.tp);
   const Link cp_link = link_for_group(config, layout.tp, layout.cp);
-  terms.dp_link = link_for_group(config, layout.tp * layout.cp, dp);
+  // With replicated shard groups (torchtitan order [pp, dp_replicate, dp_shard, cp, tp]) the
+  // gathers and reduce-scatters run inside a group of dp / replicas neighbours and the reduced shard
+  // is all-reduced across the replicas, ranks a whole group apart.
+  terms.replicas = std::max<int64_t>(1, layout.dp_replicate);
+  const int64_t dp_shard = dp / terms.replicas;
+  terms.dp_link = link_for_group(config, layout.tp * layout.cp, dp_shard);
+  terms.replica_link = link_for_group(config, layout.tp * layout.cp * dp_shard, terms.replicas);
   terms.zero3_link = terms.dp_link;
   terms.zero3_link.busbw_max *= perf.zero3_bandwidth_fraction;
   terms.pp_link = link_for_group(config, layout.tp * layout.cp * dp, 2);
   terms.tp_crosses_nodes = layout.tp > 1 && tp_link.crosses_nodes;
-  terms.dp_crosses_nodes = dp * layout.cp > 1 && terms.dp_link.crosses_nodes;
+  terms.dp_crosses_nodes = dp * layout.cp > 1 && (terms.dp_link.crosses_nodes || terms.replica_link.crosses_nodes);
 
   // TP: 2 all-reduce equivalents forward, 2 backward, 2 more in a full-recompute forward (with SP:
   // all-gather + reduce-scatter pairs, the same volume). Overlapped with the GEMMs only with
@@ -979,6 +987,14 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
                             gemm_alignment_fraction(config.gpu, head_width, h, 2.0));
   terms.work = finetune_work(config, tokens);  // trainable share of gradient traffic and step
   return terms;
+}
+
+// Replicated shard groups: after a reduce-scatter of `bytes` inside the shard group, each rank's
+// reduced shard (bytes / shard ranks) is all-reduced across the replicas (FSDP2 foreach_reduce's
+// all_reduce on the replicate group; Megatron start_grad_sync's inter-instance all_reduce).
+double replica_all_reduce_s(const StepTerms& terms, double bytes) {
+  if (terms.replicas <= 1) return 0;
+  return all_reduce_s(terms.replica_link, terms.replicas, bytes / double(std::max<int64_t>(1, terms.shard_ranks)));
 }
 
 // FSDP2 under pipeline parallelism (torchtitan: reshard_after_forward = not pp_enabled; the pipeline
@@ -1052,7 +1068,8 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
     const double gathers = gather_again ? 2.0 : 1.0;
     double traffic =
         layers * (gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_params * 2.0) * gathers +
-                  gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_trained * terms.reduce_bytes));
+                  gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_trained * terms.reduce_bytes) +
+                  replica_all_reduce_s(terms, layer_trained * terms.reduce_bytes));
     if (plan.profile.gathers_whole_blocks) {  // FSDP2's copies (kFsdpCopyOutBytes and the side-stream ones)
       const double copy_out_s = shape.parameters * kFsdpCopyOutBytes / rate.hbm_stream;
       st.forward += copy_out_s;
@@ -1085,6 +1102,7 @@ double dp_sync_exposed_s(const StepTerms& terms, const StageTime& slowest, doubl
                           stage_params * (kFsdpCopyOutBytes + kFsdpCopyInBytesPerShardElement / double(shard_ranks)) /
                               terms.layer.rate.hbm_stream;
     const double scatter = gather_or_scatter_s(terms.zero3_link, shard_ranks, stage_trained * terms.reduce_bytes) +
+                           replica_all_reduce_s(terms, stage_trained * terms.reduce_bytes) +
                            stage_trained * kFsdpChunkCatBytes / terms.layer.rate.hbm_stream;
     return std::max(0.0, gather - terms.perf.zero3_overlap * slowest.forward) + scatter;
   }
@@ -1105,7 +1123,8 @@ double dp_sync_exposed_s(const StepTerms& terms, const StageTime& slowest, doubl
   bucket_bytes = std::min(bucket_bytes, grad_bytes);
   const double buckets = std::ceil(grad_bytes / bucket_bytes);
   const Link& dp_link = terms.dp_link;
-  const double grad_sync = buckets * (sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, bucket_bytes)
+  const double grad_sync = buckets * (sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, bucket_bytes) +
+                                                              replica_all_reduce_s(terms, bucket_bytes)
                                                         : all_reduce_s(dp_link, shard_ranks, bucket_bytes));
   const double gather_bucket = bucket_bytes / grad_element_bytes * 2.0;
   const double param_gather = sharded_optimizer ? buckets * gather_or_scatter_s(dp_link, shard_ranks, gather_bucket) : 0.0;

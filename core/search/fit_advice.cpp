@@ -52,6 +52,7 @@ std::string describe_change(const Config& from, const Config& to, int& count) {
   add("vpp", n(from.layout.vpp), n(to.layout.vpp));
   add("micro-batch", n(from.training.micro_batch), n(to.training.micro_batch));
   add("zero", n(from.layout.zero), n(to.layout.zero));
+  add("dp_replicate", n(from.layout.dp_replicate), n(to.layout.dp_replicate));
   add("recompute", to_string(from.training.recompute), to_string(to.training.recompute));
   add("finetune", to_string(from.training.finetune), to_string(to.training.finetune));
   add("LoRA rank", n(from.training.lora_rank), n(to.training.lora_rank));

@@ -27,6 +27,7 @@ bool is_layout_issue(IssueCode code) {
     case IssueCode::kBatchNotDivisible:
     case IssueCode::kCpNotDivideSeq:
     case IssueCode::kZeroUnsupported:
+    case IssueCode::kReplicasInvalid:
       return true;
     default:
       return false;
@@ -98,7 +99,11 @@ LayoutRepair nearest_valid_layout(const Config& config, const LayoutPins& pins) 
                                    (from.dp != 0 && from.dp != dp ? 10.0 : 0.0);
           for (int64_t zero : zero_choices(t.framework)) {
             layout.zero = zero;
-            const double zero_cost = from.zero == zero ? 0 : (pins.zero ? 1000.0 : 10.0) + double(std::llabs(zero - from.zero));
+            // The user's replicas where they still make whole shard groups of more than one rank
+            // at a stage that shards, else none (validate()'s replicas rule).
+            layout.dp_replicate = replicas_hold(profile, from.dp_replicate, zero, dp, cp) ? from.dp_replicate : 1;
+            const double zero_cost = (from.zero == zero ? 0 : (pins.zero ? 1000.0 : 10.0) + double(std::llabs(zero - from.zero))) +
+                                     (layout.dp_replicate != from.dp_replicate ? 10.0 : 0.0);
             // The micro-batch: the current one when it divides, else the nearest that does.
             const int64_t per_dp = t.global_batch / dp;
             for (int64_t mb = 1; mb <= per_dp && mb <= std::max<int64_t>(64, t.micro_batch); ++mb) {
@@ -122,7 +127,7 @@ LayoutRepair nearest_valid_layout(const Config& config, const LayoutPins& pins) 
     const std::pair<const char*, std::pair<int64_t, int64_t>> fields[] = {
         {"tp", {from.tp, to.tp}}, {"pp", {from.pp, to.pp}}, {"cp", {from.cp, to.cp}}, {"vpp", {from.vpp, to.vpp}},
         {"zero", {from.zero, to.zero}}, {"micro_batch", {t.micro_batch, moved.training.micro_batch}},
-        {"dp", {from.dp, to.dp}}};
+        {"dp", {from.dp, to.dp}}, {"dp_replicate", {from.dp_replicate, to.dp_replicate}}};
     for (const auto& [field, values] : fields)
       if (values.first != values.second) repair.changes.push_back({field, values.first, values.second});
     break;

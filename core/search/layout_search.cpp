@@ -144,6 +144,7 @@ class Search {
       if (options.zero[size_t(zero)]) zero_options_.push_back(zero);
     base_zero_ = base.layout.zero;
     base_recompute_layers_ = base.training.recompute_layers;
+    base_replicas_ = base.layout.dp_replicate;
     // Smallest-memory first, so that the first member of a subtree bounds the rest. A fine-tune's
     // stack (Hugging Face gradient_checkpointing, torchtune, litgpt, Axolotl) checkpoints whole
     // layers: no selective recompute, as the Methods view evaluates it (method_select.cpp).
@@ -169,7 +170,10 @@ class Search {
       subtree_out_of_memory_.reset();
       return true;
     }
-    config_.layout.zero = single_zero_ >= 0 ? single_zero_ : zero_options_[zi_];
+    Layout& layout = config_.layout;
+    layout.zero = single_zero_ >= 0 ? single_zero_ : zero_options_[zi_];
+    // The user's replicated shard groups wherever they hold (whole groups, a stage that shards).
+    layout.dp_replicate = replicas_hold(profile_, base_replicas_, layout.zero, layout.dp, layout.cp) ? base_replicas_ : 1;
     micro_batch(micro_batches_[mi_]);
     if (++mi_ >= micro_batches_.size()) {
       mi_ = 0;
@@ -398,6 +402,7 @@ class Search {
   bool prune_subtrees_ = true;     // the first variant is the smallest-memory one
   int64_t per_mb_ = 0;            // candidates under one micro-batch of the current mesh
   int64_t per_vpp_ = 0;           // candidates under one vpp of the current mesh
+  int64_t base_replicas_ = 1;  // dp_replicate of the user's config, kept where it holds
   int64_t base_recompute_layers_ = 0;  // recompute_layers of the user's config, for the full-recompute members
   std::optional<RejectReason> subtree_out_of_memory_;  // a smaller micro-batch of this (vpp, ZeRO) was out of memory
 };

@@ -74,6 +74,7 @@ MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& opt
       config.layout.tp = strategy.tensor_parallel ? tp_max : 1;
       config.layout.pp = config.layout.cp = config.layout.vpp = 1;
       config.layout.dp = 0;
+      config.layout.dp_replicate = 1;  // each strategy shards over every rank it names
       config.layout.pp_first_stage_layers = config.layout.pp_last_stage_layers = 0;
       // Megatron computes the loss vocab-parallel; the HF stack keeps its logits (finetune.h).
       config.training.loss = strategy.framework == Framework::kMegatron ? LossKind::kAuto

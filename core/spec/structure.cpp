@@ -96,6 +96,22 @@ std::vector<int64_t> spatial_temporal_choices(const Config& config, int64_t tp) 
   return out;
 }
 
+bool replicas_hold(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp) {
+  if (replicas == 1) return true;
+  return replicas > 1 && profile.replicas_mechanism != nullptr && zero >= profile.replicas_from_zero && dp % replicas == 0 &&
+         dp / replicas * cp > 1;
+}
+
+std::vector<int64_t> replicas_choices(const Config& config) {
+  std::vector<int64_t> out;
+  const FrameworkProfile& profile = framework_profile(config.training.framework);
+  const int64_t dp = effective_dp(config);
+  for (int64_t r : divisors(dp))
+    if (replicas_hold(profile, r, config.layout.zero, dp, config.layout.cp)) out.push_back(r);
+  if (out.empty()) out.push_back(1);
+  return out;
+}
+
 bool batch_divides(int64_t global_batch, int64_t dp, int64_t micro_batch) {
   return dp > 0 && micro_batch > 0 && global_batch % (dp * micro_batch) == 0;
 }

@@ -45,6 +45,12 @@ std::optional<IssueCode> spatial_temporal_problem(const Config& config, int64_t 
 // The square sides q > 1 that keep every rule for this tp (the search's and the page's choices).
 std::vector<int64_t> spatial_temporal_choices(const Config& config, int64_t tp);
 
+// Replicated shard groups (Layout::dp_replicate): true when `replicas` groups of (dp / replicas) x cp
+// ranks are offered by the framework at this ZeRO stage, whole, and more than one rank each.
+bool replicas_hold(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp);
+// dp_replicate choices that hold at the config's degrees and stage (the page's chooser): 1 first.
+std::vector<int64_t> replicas_choices(const Config& config);
+
 bool batch_divides(int64_t global_batch, int64_t dp, int64_t micro_batch);
 // The interleaved schedule's micro-batch rule (Megatron-LM: micro-batches per step % pp == 0).
 bool interleave_fits(const FrameworkProfile& profile, int64_t vpp, int64_t microbatches, int64_t pp);

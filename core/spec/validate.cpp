@@ -50,7 +50,7 @@ class Checker {
 struct Usable {
   bool hidden = false, layers = false, heads = false, kv = false, ffn = false;
   bool gpus = false, per_node = false, seq = false, gbs = false, mbs = false;
-  bool tp = false, pp = false, cp = false, vpp = false, st = false, dp = true, degrees = false;
+  bool tp = false, pp = false, cp = false, vpp = false, st = false, dp = true, degrees = false, replicas = false;
 };
 
 // The rules in dependency order, one function per section (the conditions of the layout rules are
@@ -182,6 +182,7 @@ struct Rules {
     ok.vpp = check.count("vpp", l.vpp, kMaxLayers);
     ok.st = check.count("spatial_temporal_q", l.st_q, kMaxGpus);
     if (l.dp != 0) ok.dp = check.count("dp", l.dp, kMaxGpus);
+    ok.replicas = check.count("dp_replicate", l.dp_replicate, kMaxGpus);
     if (l.zero < 0 || l.zero > 3) {
       check.error(IssueCode::kOutOfRange, "zero", "zero must be 0, 1, 2 or 3, got " + to_string(l.zero) + ".");
     } else if (!profile.offers_zero(l.zero)) {
@@ -220,6 +221,34 @@ struct Rules {
                         to_string(l.cp) + " = " + to_string(l.dp * model_parallel) + " does not equal gpus=" +
                         to_string(c.gpus) + ".");
       }
+    }
+  }
+
+  // Replicated shard groups (Layout::dp_replicate): offered by the framework at this ZeRO stage, and
+  // a whole number of groups of more than one rank each (else there is nothing to shard).
+  void replicas() {
+    if (!ok.replicas || l.dp_replicate == 1) return;
+    const std::string r_text = "dp_replicate=" + to_string(l.dp_replicate);
+    if (profile.replicas_mechanism == nullptr) {
+      check.error(IssueCode::kReplicasInvalid, "dp_replicate",
+                  r_text + ": " + enum_label(t.framework) + " shards over every data-parallel rank (no replicated shard groups); set 1.");
+      return;
+    }
+    if (l.zero < profile.replicas_from_zero) {
+      check.error(IssueCode::kReplicasInvalid, "dp_replicate",
+                  r_text + " (" + profile.replicas_mechanism + ") needs zero >= " + to_string(profile.replicas_from_zero) +
+                      " with " + enum_label(t.framework) + "; at zero=" + to_string(l.zero) +
+                      (l.zero == 0 ? " every rank keeps the whole state already" : " the states are sharded over every rank") + ": set 1.");
+      return;
+    }
+    if (!ok.degrees) return;
+    const int64_t dp = effective_dp(config);
+    if (dp % l.dp_replicate != 0) {
+      check.error(IssueCode::kReplicasInvalid, "dp_replicate",
+                  r_text + " does not divide dp=" + to_string(dp) + " (each replica holds one whole shard group).");
+    } else if (dp / l.dp_replicate * l.cp == 1) {
+      check.error(IssueCode::kReplicasInvalid, "dp_replicate",
+                  r_text + " = dp with cp=1 leaves shard groups of one rank, which is plain data parallelism: set zero=0 and dp_replicate=1.");
     }
   }
 
@@ -386,6 +415,7 @@ std::vector<Issue> validate(const Config& config) {
   rules.finetune();
   rules.degrees();
   rules.degree_product();
+  rules.replicas();
   rules.divisibility();
   rules.spatial_temporal();
   rules.pipeline();

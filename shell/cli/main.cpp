@@ -256,9 +256,11 @@ std::string layout_label(const json& c) {
                 c["dp"].get<long long>(), c["tp"].get<long long>(), c["pp"].get<long long>(), c["cp"].get<long long>(),
                 c["vpp"].get<long long>(), c["micro_batch"].get<long long>(), c["zero"].get<long long>(),
                 c["recompute"].get<std::string>().c_str(), c["sp"].get<bool>() ? 1 : 0);
+  std::string label = text;
+  if (c.value("dp_replicate", 1) > 1) label += " dpr=" + std::to_string(c["dp_replicate"].get<long long>());
   // A spatial-temporal square is marked in the layout itself (the footnote says what * means).
-  if (c.value("spatial_temporal_q", 1) > 1) return std::string(text) + " st_q=" + std::to_string(c["spatial_temporal_q"].get<long long>()) + "*";
-  return text;
+  if (c.value("spatial_temporal_q", 1) > 1) return label + " st_q=" + std::to_string(c["spatial_temporal_q"].get<long long>()) + "*";
+  return label;
 }
 
 int run_search(const Inputs& in) {

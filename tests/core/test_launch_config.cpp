@@ -540,7 +540,11 @@ mode = "full"
   CHECK(c.layout.zero == 2);             // "default" reshard = not pp_enabled
   CHECK(c.training.recompute == Recompute::kFull);
   const LaunchImport hsdp = import_torchtitan_toml("[parallelism]\ndata_parallel_replicate_degree = 2\ndata_parallel_shard_degree = 4\n");
-  CHECK(has_issue(hsdp.issues, IssueCode::kUnsupportedSetting, "parallelism.data_parallel_replicate_degree"));
+  INFO(issues_text(hsdp.issues));
+  CHECK(hsdp.fields["dp_replicate"] == 2);  // HSDP: sharded over the 4, replicated twice
+  CHECK(hsdp.fields["dp"] == 8);
+  CHECK(hsdp.fields["zero"] == 3);
+  CHECK_FALSE(has_issue(hsdp.issues, IssueCode::kUnsupportedSetting, "parallelism.data_parallel_replicate_degree"));
   const LaunchImport duplicate = import_torchtitan_toml("[training]\nseq_len = 1\nseq_len = 2\n");
   CHECK(has_issue(duplicate.issues, IssueCode::kMalformedInput));
   const LaunchImport wrong_type = import_torchtitan_toml("[training]\nseq_len = \"long\"\n");

@@ -1,0 +1,174 @@
+// test_replicas.cpp — replicated shard groups (Layout::dp_replicate): torchtitan HSDP, Megatron-LM
+// --num-distributed-optimizer-instances, DeepSpeed ZeRO-3 MiCS. The states are sharded over
+// (dp / dp_replicate) x cp ranks (FRAMEWORK_NOTES §1.1 "Mesh"); validation names the field; imports,
+// exports, the search and the layout repair keep the value or say where it changed.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "fixtures.h"
+#include "io/launch_config.h"
+#include "memory/memory_model.h"
+#include "memory/overheads.h"
+#include "perf/perf_model.h"
+#include "search/layout_repair.h"
+#include "search/layout_search.h"
+#include "spec/structure.h"
+#include "spec/validate.h"
+
+using namespace meshfit;
+using namespace meshfit_test;
+
+namespace {
+
+Config sharded(Framework framework, int64_t zero, int64_t gpus, int64_t replicas) {
+  Config config = preset_config("llama3.1-8b", gpus);
+  config.training.framework = framework;
+  config.layout.zero = zero;
+  config.layout.dp_replicate = replicas;
+  config.training.global_batch = gpus;
+  config.training.micro_batch = 1;
+  return config;
+}
+
+bool names(const std::vector<Issue>& issues, const char* field, const char* text) {
+  for (const Issue& issue : issues)
+    if (issue.code == IssueCode::kReplicasInvalid && issue.field == field && issue.message.find(text) != std::string::npos)
+      return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("HSDP shards the FSDP2 states over dp / dp_replicate ranks and holds the all-reduced fp32 shard") {
+  const MemoryReport full = estimate_memory(sharded(Framework::kFsdp, 3, 16, 1));
+  const MemoryReport hsdp = estimate_memory(sharded(Framework::kFsdp, 3, 16, 2));
+  REQUIRE(full.valid());
+  REQUIRE(hsdp.valid());
+  CHECK(full.optimizer_shard_ranks == 16);
+  CHECK(hsdp.optimizer_shard_ranks == 8);
+  // Weights, gradients and optimizer states: one shard of eight instead of one of sixteen.
+  for (Component component : {Component::kWeights, Component::kGradients, Component::kOptimizerStates})
+    CHECK(hsdp.worst().bytes(component) == doctest::Approx(2.0 * full.worst().bytes(component)).epsilon(0.01));
+  CHECK(hsdp.worst().bytes(Component::kActivations) == doctest::Approx(full.worst().bytes(Component::kActivations)));
+  // The shard group and the replica group are communicators of their own.
+  CHECK(hsdp.worst().bytes(Component::kNccl) - full.worst().bytes(Component::kNccl) ==
+        doctest::Approx(2.0 * kNcclBytesPerCommunicator));
+  CHECK(hsdp.worst().device_bytes > full.worst().device_bytes);
+}
+
+TEST_CASE("Megatron's distributed-optimizer instances replicate the optimizer, not the fp32 gradient buffer") {
+  const MemoryReport one = estimate_memory(sharded(Framework::kMegatron, 1, 16, 1));
+  const MemoryReport four = estimate_memory(sharded(Framework::kMegatron, 1, 16, 4));
+  REQUIRE(four.valid());
+  CHECK(four.optimizer_shard_ranks == 4);
+  CHECK(four.worst().bytes(Component::kOptimizerStates) == doctest::Approx(4.0 * one.worst().bytes(Component::kOptimizerStates)).epsilon(0.01));
+  CHECK(four.worst().bytes(Component::kGradients) == doctest::Approx(one.worst().bytes(Component::kGradients)));
+  CHECK(four.worst().bytes(Component::kWeights) == doctest::Approx(one.worst().bytes(Component::kWeights)));
+}
+
+TEST_CASE("DeepSpeed MiCS at ZeRO-3 shards weights, gradients and optimizer inside the group") {
+  const MemoryReport one = estimate_memory(sharded(Framework::kDeepSpeed, 3, 32, 1));
+  const MemoryReport mics = estimate_memory(sharded(Framework::kDeepSpeed, 3, 32, 4));
+  REQUIRE(mics.valid());
+  for (Component component : {Component::kWeights, Component::kGradients, Component::kOptimizerStates})
+    CHECK(mics.worst().bytes(component) == doctest::Approx(4.0 * one.worst().bytes(component)).epsilon(0.01));
+}
+
+TEST_CASE("dp_replicate is checked: whole groups of more than one rank, at a stage and framework that have them") {
+  CHECK(names(validate(sharded(Framework::kFsdp, 3, 16, 3)), "dp_replicate", "does not divide dp=16"));
+  CHECK(names(validate(sharded(Framework::kFsdp, 3, 16, 16)), "dp_replicate", "shard groups of one rank"));
+  CHECK(names(validate(sharded(Framework::kFsdp, 0, 16, 2)), "dp_replicate", "needs zero >= 2"));
+  CHECK(names(validate(sharded(Framework::kDeepSpeed, 2, 16, 2)), "dp_replicate", "MiCS"));
+  CHECK(names(validate(sharded(Framework::kNanotron, 1, 16, 2)), "dp_replicate", "nanotron"));
+  Config zero = sharded(Framework::kFsdp, 3, 16, 0);
+  bool refused = false;
+  for (const Issue& issue : validate(zero)) refused |= issue.field == "dp_replicate" && issue.severity == Severity::kError;
+  CHECK(refused);
+  // cp counts in the shard group: dp = 8 replicas of a (1 x cp 2) group still shards.
+  Config with_cp = sharded(Framework::kFsdp, 3, 16, 8);
+  with_cp.layout.cp = 2;
+  CHECK_FALSE(has_errors(validate(with_cp)));
+  CHECK(shard_group_ranks(with_cp) == 2);
+}
+
+TEST_CASE("imports read HSDP, distributed-optimizer instances and MiCS, and exports write them back") {
+  const LaunchImport titan = import_torchtitan_toml(
+      "[parallelism]\ndata_parallel_replicate_degree = 4\ndata_parallel_shard_degree = 8\ntensor_parallel_degree = 2\n");
+  CHECK(titan.fields["dp_replicate"] == 4);
+  CHECK(titan.fields["dp"] == 32);
+  // replicate x shard 1 without cp is torchtitan's DDP: no replicas field, zero 0.
+  const LaunchImport ddp = import_torchtitan_toml("[parallelism]\ndata_parallel_replicate_degree = 8\ndata_parallel_shard_degree = 1\n");
+  CHECK_FALSE(ddp.fields.contains("dp_replicate"));
+  CHECK(ddp.fields["zero"] == 0);
+
+  const LaunchImport megatron =
+      import_megatron_args("pretrain_gpt.py --use-distributed-optimizer --num-distributed-optimizer-instances 2");
+  CHECK(megatron.fields["dp_replicate"] == 2);
+
+  const LaunchImport mics = import_deepspeed_json(
+      R"({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "mics_shard_size": 8}})");
+  REQUIRE(mics.ok());
+  std::vector<Issue> issues;
+  const nlohmann::json resolved = resolve_import(mics, nlohmann::json{{"model", "llama3.1-8b"}, {"gpus", 64}, {"seq", 4096}}, issues);
+  CHECK(resolved["dp_replicate"] == 8);  // 64 / 8
+  issues.clear();
+  resolve_import(mics, nlohmann::json{{"model", "llama3.1-8b"}, {"gpus", 12}, {"seq", 4096}}, issues);
+  bool refused = false;
+  for (const Issue& issue : issues) refused |= issue.code == IssueCode::kReplicasInvalid && issue.field == "dp_replicate";
+  CHECK(refused);
+
+  // Each format's export reads back with the same replicas and no "not carried" warning.
+  for (auto [format, framework, zero] : {std::tuple{LaunchFormat::kTorchtitan, Framework::kFsdp, int64_t(3)},
+                                         {LaunchFormat::kMegatron, Framework::kMegatron, int64_t(1)},
+                                         {LaunchFormat::kDeepSpeed, Framework::kDeepSpeed, int64_t(3)}}) {
+    const Config config = sharded(framework, zero, 32, 4);
+    REQUIRE_FALSE(has_errors(validate(config)));
+    const LaunchExport out = export_launch_config(config, format);
+    INFO(out.text);
+    for (const Issue& issue : out.issues) CHECK(issue.field != "export");
+    std::vector<Issue> read_issues;
+    const Config back = apply_import(config, import_launch_config(format, out.text), read_issues);
+    CHECK(back.layout.dp_replicate == 4);
+  }
+}
+
+TEST_CASE("the search keeps the user's replicas wherever they hold, and the repair drops them only when they cannot") {
+  Config base = sharded(Framework::kFsdp, 3, 64, 2);
+  base.training.global_batch = 128;
+  SearchOptions options;
+  options.top_k = 1000;
+  const SearchResult result = search_layouts(base, options);
+  REQUIRE_FALSE(result.top.empty());
+  bool some_replicated = false;
+  const FrameworkProfile& profile = framework_profile(Framework::kFsdp);
+  for (const LayoutCandidate& c : result.top) {
+    const bool holds = replicas_hold(profile, 2, c.layout.zero, c.layout.dp, c.layout.cp);
+    CHECK(c.layout.dp_replicate == (holds ? 2 : 1));
+    some_replicated |= c.layout.dp_replicate == 2;
+  }
+  CHECK(some_replicated);
+
+  // tp 8 on 16 GPUs leaves dp 2: four replicas cannot divide it, so they go, and the line says so.
+  Config edited = sharded(Framework::kFsdp, 3, 16, 4);
+  edited.layout.tp = 8;
+  LayoutPins pins;
+  pins.tp = true;
+  const LayoutRepair repair = nearest_valid_layout(edited, pins);
+  REQUIRE(repair.moved());
+  CHECK(repair.config.layout.tp == 8);
+  CHECK(repair.config.layout.dp_replicate == 1);
+  CHECK(repair.summary().find("dp_replicate 4 \xE2\x86\x92 1") != std::string::npos);
+}
+
+TEST_CASE("a shard group inside a node with replicas across nodes: the step's DP traffic crosses nodes") {
+  Config config = sharded(Framework::kFsdp, 3, 16, 2);  // shard groups of 8 = one node each
+  const MemoryPlan plan = plan_memory(config);
+  const StepReport step = predict_step(config, plan);
+  CHECK(step.dp_crosses_nodes);
+  CHECK(std::isfinite(step.step_time_s));
+  CHECK(step.step_time_s > 0);
+  // Full sharding over the 16 ranks and the HSDP step move different traffic over different links.
+  config.layout.dp_replicate = 1;
+  CHECK(predict_step(config, plan_memory(config)).breakdown.dp_comm_s != doctest::Approx(step.breakdown.dp_comm_s));
+}

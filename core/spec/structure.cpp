@@ -96,10 +96,13 @@ std::vector<int64_t> spatial_temporal_choices(const Config& config, int64_t tp) 
   return out;
 }
 
-bool replicas_hold(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp) {
-  if (replicas == 1) return true;
-  return replicas > 1 && profile.replicas_mechanism != nullptr && zero >= profile.replicas_from_zero && dp % replicas == 0 &&
-         dp / replicas * cp > 1;
+ReplicasRule replicas_rule(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp) {
+  if (replicas == 1) return ReplicasRule::kHolds;
+  if (profile.replicas_mechanism == nullptr) return ReplicasRule::kNotOffered;
+  if (zero < profile.replicas_from_zero) return ReplicasRule::kBelowStage;
+  if (replicas < 1 || dp % replicas != 0) return ReplicasRule::kNotDivideDp;
+  if (dp / replicas * cp == 1) return ReplicasRule::kOneRankGroups;
+  return ReplicasRule::kHolds;
 }
 
 std::vector<int64_t> replicas_choices(const Config& config) {

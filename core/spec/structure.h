@@ -45,9 +45,14 @@ std::optional<IssueCode> spatial_temporal_problem(const Config& config, int64_t 
 // The square sides q > 1 that keep every rule for this tp (the search's and the page's choices).
 std::vector<int64_t> spatial_temporal_choices(const Config& config, int64_t tp);
 
-// Replicated shard groups (Layout::dp_replicate): true when `replicas` groups of (dp / replicas) x cp
-// ranks are offered by the framework at this ZeRO stage, whole, and more than one rank each.
-bool replicas_hold(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp);
+// Replicated shard groups (Layout::dp_replicate): the first broken rule for `replicas` groups of
+// (dp / replicas) x cp ranks, or kHolds: the framework offers them (kNotOffered) at this ZeRO stage
+// (kBelowStage), the groups are whole (kNotDivideDp) and of more than one rank (kOneRankGroups).
+enum class ReplicasRule { kHolds, kNotOffered, kBelowStage, kNotDivideDp, kOneRankGroups };
+ReplicasRule replicas_rule(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp);
+inline bool replicas_hold(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp) {
+  return replicas_rule(profile, replicas, zero, dp, cp) == ReplicasRule::kHolds;
+}
 // dp_replicate choices that hold at the config's degrees and stage (the page's chooser): 1 first.
 std::vector<int64_t> replicas_choices(const Config& config);
 

@@ -227,29 +227,28 @@ struct Rules {
   // Replicated shard groups (Layout::dp_replicate): offered by the framework at this ZeRO stage, and
   // a whole number of groups of more than one rank each (else there is nothing to shard).
   void replicas() {
-    if (!ok.replicas || l.dp_replicate == 1) return;
-    const std::string r_text = "dp_replicate=" + to_string(l.dp_replicate);
-    if (profile.replicas_mechanism == nullptr) {
-      check.error(IssueCode::kReplicasInvalid, "dp_replicate",
-                  r_text + ": " + enum_label(t.framework) + " shards over every data-parallel rank (no replicated shard groups); set 1.");
-      return;
-    }
-    if (l.zero < profile.replicas_from_zero) {
-      check.error(IssueCode::kReplicasInvalid, "dp_replicate",
-                  r_text + " (" + profile.replicas_mechanism + ") needs zero >= " + to_string(profile.replicas_from_zero) +
-                      " with " + enum_label(t.framework) + "; at zero=" + to_string(l.zero) +
-                      (l.zero == 0 ? " every rank keeps the whole state already" : " the states are sharded over every rank") + ": set 1.");
-      return;
-    }
-    if (!ok.degrees) return;
+    if (!ok.replicas || l.dp_replicate == 1 || !ok.degrees) return;
     const int64_t dp = effective_dp(config);
-    if (dp % l.dp_replicate != 0) {
-      check.error(IssueCode::kReplicasInvalid, "dp_replicate",
-                  r_text + " does not divide dp=" + to_string(dp) + " (each replica holds one whole shard group).");
-    } else if (dp / l.dp_replicate * l.cp == 1) {
-      check.error(IssueCode::kReplicasInvalid, "dp_replicate",
-                  r_text + " = dp with cp=1 leaves shard groups of one rank, which is plain data parallelism: set zero=0 and dp_replicate=1.");
+    const std::string r_text = "dp_replicate=" + to_string(l.dp_replicate);
+    std::string message;
+    switch (replicas_rule(profile, l.dp_replicate, l.zero, dp, l.cp)) {
+      case ReplicasRule::kHolds: return;
+      case ReplicasRule::kNotOffered:
+        message = r_text + ": " + enum_label(t.framework) + " shards over every data-parallel rank (no replicated shard groups); set 1.";
+        break;
+      case ReplicasRule::kBelowStage:
+        message = r_text + " (" + profile.replicas_mechanism + ") needs zero >= " + to_string(profile.replicas_from_zero) + " with " +
+                  enum_label(t.framework) + "; at zero=" + to_string(l.zero) +
+                  (l.zero == 0 ? " every rank keeps the whole state already" : " the states are sharded over every rank") + ": set 1.";
+        break;
+      case ReplicasRule::kNotDivideDp:
+        message = r_text + " does not divide dp=" + to_string(dp) + " (each replica holds one whole shard group).";
+        break;
+      case ReplicasRule::kOneRankGroups:
+        message = r_text + " = dp with cp=1 leaves shard groups of one rank, which is plain data parallelism: set zero=0 and dp_replicate=1.";
+        break;
     }
+    check.error(IssueCode::kReplicasInvalid, "dp_replicate", message);
   }
 
   // What tp and cp must divide.

@@ -711,9 +711,12 @@ bool draw_layout(AppState& s) {
   // Replicated shard groups, where the framework has them at this stage (or a value to put right).
   if (shows_replicas(c)) {
     changed |= degree_combo(s, "dp_replicate", l.dp_replicate, replicas_choices(c), kReplicasLabel);
-    if (l.dp_replicate > 1 && profile.replicas_mechanism != nullptr)
-      ImGui::TextDisabled("%s: states sharded over %lld ranks, %lld replicas", profile.replicas_mechanism,
-                          (long long)shard_group_ranks(c), (long long)l.dp_replicate);
+    if (l.dp_replicate > 1 && profile.replicas_mechanism != nullptr) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      ImGui::TextWrapped("%s: states sharded over %lld ranks, each shard kept by %lld replicas", profile.replicas_mechanism,
+                         (long long)shard_group_ranks(c), (long long)l.dp_replicate);
+      ImGui::PopStyleColor();
+    }
   }
   field_issue(s, "global_batch");
   if (!s.search.top.empty() && ImGui::Button("Use the fastest layout", ImVec2(-FLT_MIN, 0))) {

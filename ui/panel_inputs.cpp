@@ -117,6 +117,13 @@ constexpr FlagField kTrainingFlags[] = {{"flash", "FlashAttention"},
                                         {"sp", "sequence parallelism (with tp > 1)"},
                                         {"async_tp", "Async TP (torch.compile)"}};
 
+// torchao float8 under FSDP2 (torchtitan [float8] enable_fsdp_float8_all_gather): offered where it
+// applies, and wherever it is on (so that a conflicting value can be turned off).
+constexpr FlagField kFp8AllGather = {"fp8_all_gather", "fp8 all-gather (FSDP2 float8)"};
+bool shows_fp8_all_gather(const TrainingSpec& t) {
+  return t.fp8_all_gather || (t.framework == Framework::kFsdp && t.precision == Precision::kFp8);
+}
+
 // The verdict threshold's range (the slider's and the DOM field's).
 constexpr double kHeadroomMin = 0.5, kHeadroomMax = 1.0;
 
@@ -458,6 +465,10 @@ bool draw_training(AppState& s) {
   changed |= combo_enum("##precision", t.precision);
   record_rect(s, "precision");
   field_issue(s, "precision");
+  if (shows_fp8_all_gather(t)) {
+    changed |= checkbox_field(s, kFp8AllGather);
+    field_issue(s, "fp8_all_gather");
+  }
   ImGui::TextUnformatted("optimizer");
   ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##optimizer", t.optimizer);
@@ -882,6 +893,7 @@ std::string describe_form(const AppState& s) {
   form.push_back(enum_entry_json(s, "recompute", "recompute", t.recompute));
   if (t.recompute == Recompute::kFull) form.push_back(count_entry(s, "recompute_layers"));
   form.push_back(enum_entry_json(s, "precision", "precision", t.precision));
+  if (shows_fp8_all_gather(t)) form.push_back(flag_entry(s, kFp8AllGather));
   form.push_back(enum_entry_json(s, "optimizer", "optimizer", t.optimizer));
   form.push_back(enum_entry_json(s, "loss", "cross-entropy", t.loss));
   form.push_back(enum_entry_json(s, "allocator", "allocator", t.allocator));

@@ -29,6 +29,9 @@ export interface Config {
   adapter_dtype?: 'fp32' | 'bf16'; base_dtype?: 'fp32' | 'bf16'; kbit_upcast?: boolean; double_quant?: boolean; optimizer_in_backward?: boolean;
   offload?: 'none' | 'optimizer' | 'params'; optimizer_impl?: 'auto' | 'fused' | 'foreach';
   loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked'; async_tp?: boolean;
+  /** FSDP2 with torchao float8 (precision 'fp8'): the Linear weights all-gathered in fp8, 1 B instead of 2
+   *  (torchtitan [float8] enable_fsdp_float8_all_gather). Needs sharded weights (zero 2 or 3). */
+  fp8_all_gather?: boolean;
   allocator?: 'auto' | 'caching' | 'expandable_segments';
   /** torch.compile is kernels: 'compiled' (read by both the memory and the step-time model). */
   kernels?: 'auto' | 'eager' | 'fused' | 'compiled'; tp_comm_overlap?: boolean;

@@ -513,6 +513,15 @@ void read_training(const TomlReader& r, FieldWriter& w) {
       r.flag("float8", "enable_fsdp_float8_all_gather"))
     w.warn(IssueCode::kConflictingSettings, "float8.enable_fsdp_float8_all_gather",
            "[float8] settings without \"float8\" in [model] converters do nothing; bf16 is used.");
+  // fp8 all-gather of the tensorwise recipe (FRAMEWORK_NOTES §1.9); the rowwise recipes gather in bf16.
+  if (w.result().fields.value("precision", "") == enum_key(Precision::kFp8) && r.flag("float8", "enable_fsdp_float8_all_gather")) {
+    if (r.text("float8", "recipe_name").value_or("tensorwise") != "tensorwise")
+      w.warn(IssueCode::kConflictingSettings, "float8.enable_fsdp_float8_all_gather",
+             "enable_fsdp_float8_all_gather is for the tensorwise recipe; recipe_name " +
+                 quote_text(r.text("float8", "recipe_name").value_or("")) + " all-gathers in bf16 (counted so).");
+    else
+      w.set("fp8_all_gather", true, "[float8] enable_fsdp_float8_all_gather");
+  }
 }
 
 }  // namespace
@@ -667,8 +676,8 @@ LaunchExport export_torchtitan(const Config& c) {
                         "[model] norm_type = \"rmsnorm\").");
   if (t.precision == Precision::kFp8) {
     toml::table float8;
-    float8.insert("enable_fsdp_float8_all_gather", !ddp && dp > 1);
-    float8.insert("precompute_float8_dynamic_scale_for_fsdp", !ddp && dp > 1);
+    float8.insert("enable_fsdp_float8_all_gather", t.fp8_all_gather);
+    float8.insert("precompute_float8_dynamic_scale_for_fsdp", t.fp8_all_gather);
     root.insert("float8", std::move(float8));
   }
   if (t.optimizer_in_backward && l.pp == 1) {

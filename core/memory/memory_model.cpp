@@ -395,8 +395,10 @@ CommBuffers comm_buffer_bytes(const Config& config, const RankIntermediates& ran
                 std::max(2.0 * gathered_bytes * layer + 6.0 * trained_layer, 2.0 * rank.lm_head_parameters) + kept +
                     hsdp_all_reduce};
       }
-      // SHARD_GRAD_OP (zero 2) keeps every unit unsharded between forward and backward.
-      const double kept_unsharded = zero == 2 ? 2.0 * rank.parameters : 0.0;
+      // SHARD_GRAD_OP (zero 2) keeps every unit unsharded between forward and backward. With fp8
+      // all-gather each block's Linear weights are gathered at 1 B, not 2 (fp8_saved per block).
+      const double fp8_saved = rank.fp8_gathered_layer_parameters;
+      const double kept_unsharded = zero == 2 ? 2.0 * rank.parameters - double(rank.layers) * fp8_saved : 0.0;
       // At the loss only the [norm, output] unit is unsharded: torchtitan never reshards it after
       // forward (reshard_after_forward = policy == "always", FRAMEWORK_NOTES §1.2); the blocks'
       // gathers start with the backward. In a block's backward: the block and the prefetched next
@@ -413,7 +415,8 @@ CommBuffers comm_buffer_bytes(const Config& config, const RankIntermediates& ran
                                    ? rank.lm_head_parameters + rank.embedding_parameters
                                    : rank.lm_head_parameters;
       return {2.0 * edge_unit + kept_unsharded,
-              std::max((6.0 + rs_input) * layer, (4.0 + rs_input) * edge_unit) + kept_unsharded + hsdp_all_reduce};
+              std::max((6.0 + rs_input) * layer - 2.0 * fp8_saved, (4.0 + rs_input) * edge_unit) + kept_unsharded +
+                  hsdp_all_reduce};
     }
   }
   return both(0);
@@ -510,6 +513,12 @@ MemoryPlan plan_memory(const Config& config) {
   plan.optimizer_bytes_per_param = per_param(rule.master_bytes, rule.master_sharded) +
                                    per_param(optimizer_moment_bytes(training.optimizer, training.precision), rule.moments_sharded);
   plan.layer_parameters = layer_parameters_on_tp_rank(model, layout.tp);
+  // torchao float8 with enable_fsdp_float8_all_gather (FRAMEWORK_NOTES §1.9): the blocks' Linear
+  // weights are all-gathered and kept unsharded as fp8 (1 B); norms, embedding and the filtered
+  // output projection stay bf16.
+  if (training.fp8_all_gather && training.precision == Precision::kFp8 && plan.profile.gathers_whole_blocks &&
+      plan.profile.weights_sharded(layout.zero) && plan.optimizer_shard_ranks > 1)
+    plan.fp8_gathered_layer_parameters = linear_weights_on_tp_rank(model, layout.tp);
   plan.vocab_parameters = double(plan.padded_vocab) * double(model.hidden) / double(layout.tp);
   return plan;
 }
@@ -552,6 +561,7 @@ void describe_stage(const Config& config, const MemoryPlan& plan, const StageSha
   RankIntermediates& in = rank.intermediates;
   in.layers = stage.layers;
   in.layer_parameters = plan.layer_parameters;
+  in.fp8_gathered_layer_parameters = plan.fp8_gathered_layer_parameters;
   in.embedding_parameters = shape.embedding_parameters;
   in.lm_head_parameters = shape.lm_head_parameters;
   in.parameters = shape.parameters;
@@ -587,7 +597,7 @@ void describe_stage(const Config& config, const MemoryPlan& plan, const StageSha
   // bf16 params stay unsharded all step (2 B x P_st) and the gradients are kept unsharded in the
   // reduce dtype, fp32, across micro-batches (_fsdp_param.py to_accumulated_grad_if_needed: 4 B x P_st).
   if (plan.profile.unsharded_under_pp && layout.pp > 1 && plan.profile.weights_sharded(layout.zero)) {
-    in.unsharded_parameter_bytes = 2.0 * in.parameters;
+    in.unsharded_parameter_bytes = 2.0 * in.parameters - double(stage.layers) * in.fp8_gathered_layer_parameters;
     in.unsharded_gradient_bytes = 4.0 * in.parameters;
   }
   in.bytes_per_logit = loss_bytes_per_logit(plan.profile, training);

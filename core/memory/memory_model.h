@@ -185,6 +185,7 @@ struct RankIntermediates {
   int64_t layers = 0;                   // transformer layers on this rank (all chunks)
   double parameters = 0;                // parameters on this rank (after tp and pp split)
   double layer_parameters = 0;          // one layer on one TP rank
+  double fp8_gathered_layer_parameters = 0;  // of those, Linear weights gathered in fp8 (MemoryPlan)
   double embedding_parameters = 0;      // v_pad*h/tp if the rank holds the embedding
   double lm_head_parameters = 0;        // v_pad*h/tp (+ final norm) if the rank holds the head
   double weight_bytes_per_param = 0;    // after sharding
@@ -281,6 +282,9 @@ struct MemoryPlan {
   double optimizer_bytes_per_param = 0;
   double layer_parameters = 0;   // one layer on one TP rank
   double vocab_parameters = 0;   // v_pad * h / tp
+  // FSDP2 fp8 all-gather (TrainingSpec::fp8_all_gather): one layer's Linear weights on a TP rank,
+  // gathered and held unsharded at 1 B instead of 2; 0 when the weights are gathered in bf16.
+  double fp8_gathered_layer_parameters = 0;
 };
 
 // Spatial-temporal model parallelism (layout.st_q > 1), PrimePar (Wang et al. ASPLOS'24) §3.3 and

@@ -37,6 +37,13 @@ double layer_parameters_on_tp_rank(const ModelSpec& model, int64_t tp) {
   return (full.attention + full.mlp - replicated_bias) / t + replicated_bias + full.norms;
 }
 
+double linear_weights_on_tp_rank(const ModelSpec& model, int64_t tp) {
+  ModelSpec no_bias = model;
+  no_bias.linear_bias = false;
+  const LayerParameters matrices = layer_parameters(no_bias);
+  return (matrices.attention + matrices.mlp) / double(tp);
+}
+
 int64_t padded_vocab(int64_t vocab, int64_t pad_multiple, int64_t tp) {
   // Checked: vocab and tp are user inputs; unpadded when the padded size would not fit in int64.
   const std::optional<int64_t> multiple = checked_mul(std::max<int64_t>(1, pad_multiple), std::max<int64_t>(1, tp));

@@ -23,6 +23,9 @@ LayerParameters layer_parameters(const ModelSpec& model);
 // One transformer block on one TP rank: projections divided by tp, norms (and row-parallel
 // biases) replicated, as in Megatron-LM's ColumnParallelLinear/RowParallelLinear.
 double layer_parameters_on_tp_rank(const ModelSpec& model, int64_t tp);
+// The block's projection weight matrices on one TP rank (no biases or norms): what torchao's float8
+// conversion turns into Float8Linear weights (FRAMEWORK_NOTES §1.9).
+double linear_weights_on_tp_rank(const ModelSpec& model, int64_t tp);
 // Vocabulary padded to a multiple of pad_multiple * tp (Megatron --make-vocab-size-divisible-by).
 int64_t padded_vocab(int64_t vocab, int64_t pad_multiple, int64_t tp);
 // Norm parameters of the final norm (h for RMSNorm, 2h for LayerNorm).

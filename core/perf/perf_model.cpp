@@ -1067,7 +1067,7 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
     const bool gather_again = layout.zero == 3;  // FULL_SHARD re-gathers for backward
     const double gathers = gather_again ? 2.0 : 1.0;
     double traffic =
-        layers * (gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_params * 2.0) * gathers +
+        layers * (gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_params * 2.0 - plan.fp8_gathered_layer_parameters) * gathers +
                   gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_trained * terms.reduce_bytes) +
                   replica_all_reduce_s(terms, layer_trained * terms.reduce_bytes));
     if (plan.profile.gathers_whole_blocks) {  // FSDP2's copies (kFsdpCopyOutBytes and the side-stream ones)
@@ -1098,7 +1098,9 @@ double dp_sync_exposed_s(const StepTerms& terms, const StageTime& slowest, doubl
     // Once per step: the stage's all-gather, prefetched unit by unit behind the first micro-batch's
     // forward, and its fp32 reduce-scatter after the last backward, unit by unit with nothing left
     // to hide behind; the copy-out and chunk_cat passes once each (stage_time's per-micro-batch rule).
-    const double gather = gather_or_scatter_s(terms.zero3_link, shard_ranks, stage_params * 2.0) +
+    // fp8 all-gather: the blocks' Linear weights travel at 1 B (MemoryPlan::fp8_gathered_layer_parameters).
+    const double gathered_bytes = stage_params * 2.0 - double(stage_layers) * terms.plan.fp8_gathered_layer_parameters;
+    const double gather = gather_or_scatter_s(terms.zero3_link, shard_ranks, gathered_bytes) +
                           stage_params * (kFsdpCopyOutBytes + kFsdpCopyInBytesPerShardElement / double(shard_ranks)) /
                               terms.layer.rate.hbm_stream;
     const double scatter = gather_or_scatter_s(terms.zero3_link, shard_ranks, stage_trained * terms.reduce_bytes) +

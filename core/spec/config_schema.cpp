@@ -221,6 +221,10 @@ std::vector<ConfigField> make_fields() {
                                                             "fp32 gradient accumulation buffer"),
       word<&C::training, &TrainingSpec::loss>("loss", G::kTraining, "cross-entropy implementation"),
       boolean<&C::training, &TrainingSpec::async_tp>("async_tp", G::kTraining, "asynchronous TP (runs under torch.compile)"),
+      boolean<&C::training, &TrainingSpec::fp8_all_gather>(
+          "fp8_all_gather", G::kTraining,
+          "FSDP2 with torchao float8: all-gather the Linear weights in fp8 (torchtitan enable_fsdp_float8_all_gather; "
+          "needs precision=fp8 and sharded weights)"),
       word<&C::training, &TrainingSpec::finetune>("finetune", G::kTraining,
                                                   "training mode: none (pretraining) or a fine-tuning method"),
       word<&C::training, &TrainingSpec::stack>("stack", G::kTraining,

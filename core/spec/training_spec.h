@@ -180,6 +180,9 @@ struct TrainingSpec {
   bool fp32_grad_buffer = true;            // Megatron/DeepSpeed: accumulate gradients in fp32
   LossKind loss = LossKind::kAuto;         // cross-entropy implementation
   bool async_tp = false;                   // torchtitan enable_async_tensor_parallel (runs under compile)
+  // torchao float8 under FSDP2: the converted Linear weights all-gathered in fp8, 1 B instead of 2
+  // (torchtitan [float8] enable_fsdp_float8_all_gather; FRAMEWORK_NOTES §1.9). Needs precision=fp8.
+  bool fp8_all_gather = false;
   // Fine-tuning (finetune.h; FINETUNE_NOTES.md).
   FinetuneMethod finetune = FinetuneMethod::kNone;
   FinetuneStack stack = FinetuneStack::kHfPeft;   // where the fine-tuning defaults come from

@@ -607,6 +607,7 @@ TEST_CASE("torchtitan's 2024 layout keys ([training] degrees, [experimental] pip
   CHECK(import.fields["vpp"] == 2);
   CHECK(import.fields["micro_batch"] == 2);  // the local batch 8 cut into 4 micro-batches
   CHECK(import.fields["precision"] == "fp8");
+  CHECK(import.fields["fp8_all_gather"] == true);
   CHECK(import.fields["async_tp"] == true);
   CHECK(import.fields["kernels"] == "compiled");
   CHECK_FALSE(import.fields.contains("norm_kernel"));
@@ -797,6 +798,7 @@ TEST_CASE("exports of fixed layouts match the golden files") {
   Config fsdp = layout_config("llama3.1-8b", 64, 2, 1, 1, Framework::kFsdp);
   fsdp.training.micro_batch = 2;
   fsdp.training.precision = Precision::kFp8;
+  fsdp.training.fp8_all_gather = true;
   REQUIRE(validate(fsdp).empty());
   check_golden("golden.llama3.1-8b.torchtitan.toml", export_launch_config(fsdp, LaunchFormat::kTorchtitan).text);
   Config deepspeed = layout_config("llama2-13b", 32, 1, 1, 1, Framework::kDeepSpeed);

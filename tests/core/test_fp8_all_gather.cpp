@@ -1,0 +1,103 @@
+// test_fp8_all_gather.cpp — torchao float8 under FSDP2 with enable_fsdp_float8_all_gather
+// (FRAMEWORK_NOTES §1.9): the blocks' Linear weights are all-gathered and held unsharded at 1 B
+// instead of 2; norms, the embedding and the output projection stay bf16.
+#include <doctest/doctest.h>
+
+#include "fixtures.h"
+#include "io/launch_config.h"
+#include "memory/memory_model.h"
+#include "memory/parameter_count.h"
+#include "perf/perf_model.h"
+#include "spec/validate.h"
+
+using namespace meshfit;
+using namespace meshfit_test;
+
+namespace {
+
+Config float8(const char* model, int64_t gpus, int64_t tp, int64_t pp, bool gather) {
+  Config config = preset_config(model, gpus, tp, pp);
+  config.training.framework = Framework::kFsdp;
+  config.layout.zero = pp > 1 ? 2 : 3;  // torchtitan's "default" reshard policy
+  config.training.precision = Precision::kFp8;
+  config.training.fp8_all_gather = gather;
+  config.training.seq = 8192;
+  config.training.micro_batch = 1;
+  config.training.global_batch = gpus / (tp * pp) * 8;
+  config.training.recompute = Recompute::kFull;
+  return config;
+}
+
+bool names(const std::vector<Issue>& issues, Severity severity, const char* text) {
+  for (const Issue& issue : issues)
+    if (issue.severity == severity && issue.field == "fp8_all_gather" && issue.message.find(text) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("under PP the stage's unsharded Linear weights take 1 B each with fp8 all-gather") {
+  const Config bf16_gather = float8("llama3.1-70b", 256, 8, 4, false);
+  const Config fp8_gather = float8("llama3.1-70b", 256, 8, 4, true);
+  REQUIRE_FALSE(has_errors(validate(fp8_gather)));
+  const MemoryReport a = estimate_memory(bf16_gather), b = estimate_memory(fp8_gather);
+  const double linear = linear_weights_on_tp_rank(fp8_gather.model, 8);
+  for (size_t stage = 0; stage < a.ranks.size(); ++stage) {
+    const RankMemory &ra = a.ranks[stage], &rb = b.ranks[stage];
+    INFO("stage " << stage);
+    CHECK(ra.intermediates.unsharded_parameter_bytes - rb.intermediates.unsharded_parameter_bytes ==
+          doctest::Approx(double(ra.intermediates.layers) * linear));
+    CHECK(rb.bytes(Component::kWeights) == doctest::Approx(ra.bytes(Component::kWeights)));  // fp32 shards unchanged
+    CHECK(rb.device_bytes < ra.device_bytes);
+  }
+}
+
+TEST_CASE("without PP only the gathered blocks shrink: two blocks' Linear weights at 1 B") {
+  // GPT-3 175B: a block (1.8 B parameters) outweighs the head unit (0.6 B), so the block's backward
+  // is the comm-buffer peak; its biases and LayerNorms stay bf16.
+  const Config bf16_gather = float8("gpt3-175b", 64, 1, 1, false);
+  const Config fp8_gather = float8("gpt3-175b", 64, 1, 1, true);
+  const RankMemory a = estimate_memory(bf16_gather).worst(), b = estimate_memory(fp8_gather).worst();
+  const double linear = linear_weights_on_tp_rank(fp8_gather.model, 1);
+  CHECK(a.bytes(Component::kCommBuffers) - b.bytes(Component::kCommBuffers) == doctest::Approx(2.0 * linear));
+  // And the step moves fewer bytes in its all-gathers.
+  const StepReport sa = predict_step(bf16_gather, plan_memory(bf16_gather));
+  const StepReport sb = predict_step(fp8_gather, plan_memory(fp8_gather));
+  CHECK(sb.step_time_s <= sa.step_time_s);
+}
+
+TEST_CASE("fp8_all_gather is checked: FSDP2, precision fp8, sharded weights, and a one-rank shard group turns it off") {
+  Config megatron = float8("llama3.1-8b", 64, 1, 1, true);
+  megatron.training.framework = Framework::kMegatron;
+  megatron.layout.zero = 1;
+  CHECK(names(validate(megatron), Severity::kError, "FSDP2"));
+  Config bf16 = float8("llama3.1-8b", 64, 1, 1, true);
+  bf16.training.precision = Precision::kBf16;
+  CHECK(names(validate(bf16), Severity::kError, "precision=fp8"));
+  Config ddp = float8("llama3.1-8b", 64, 1, 1, true);
+  ddp.layout.zero = 0;
+  CHECK(names(validate(ddp), Severity::kError, "sharded weights"));
+  Config one = float8("llama3.1-8b", 8, 8, 1, true);  // dp 1: nothing to shard
+  CHECK(names(validate(one), Severity::kWarning, "no effect"));
+  Config off = one;
+  off.training.fp8_all_gather = false;
+  CHECK(estimate_memory(one).worst().device_bytes == doctest::Approx(estimate_memory(off).worst().device_bytes));
+}
+
+TEST_CASE("torchtitan's [float8] enable_fsdp_float8_all_gather reads into fp8_all_gather and is written back") {
+  const LaunchImport on = import_torchtitan_toml(
+      "[model]\nconverters = [\"float8\"]\n[float8]\nenable_fsdp_float8_all_gather = true\n");
+  CHECK(on.fields["fp8_all_gather"] == true);
+  const LaunchImport rowwise = import_torchtitan_toml(
+      "[model]\nconverters = [\"float8\"]\n[float8]\nenable_fsdp_float8_all_gather = true\nrecipe_name = \"rowwise\"\n");
+  CHECK_FALSE(rowwise.fields.contains("fp8_all_gather"));
+  const LaunchImport off = import_torchtitan_toml("[model]\nconverters = [\"float8\"]\n");
+  CHECK_FALSE(off.fields.contains("fp8_all_gather"));
+  for (bool gather : {true, false}) {
+    const Config config = float8("llama3.1-8b", 64, 1, 1, gather);
+    const LaunchExport out = export_launch_config(config, LaunchFormat::kTorchtitan);
+    for (const Issue& issue : out.issues) CHECK(issue.field != "export");
+    std::vector<Issue> issues;
+    CHECK(apply_import(config, import_launch_config(LaunchFormat::kTorchtitan, out.text), issues).training.fp8_all_gather == gather);
+  }
+}

@@ -201,7 +201,7 @@ bool combo_enum(const char* id, Enum& value) {
 
 // A degree chooser that offers only the values valid for the rest of the inputs, plus the current
 // value when it is not one of them (so a bad value from a link shows, with its message).
-constexpr const char* kReplicasLabel = "shard-group replicas (HSDP)";
+constexpr const char* kReplicasLabel = "shard-group replicas (dp_replicate)";
 
 // The dp_replicate chooser shows where the framework replicates shard groups at this ZeRO stage, and
 // wherever a value other than 1 needs putting right.
@@ -722,7 +722,8 @@ bool draw_layout(AppState& s) {
   // Replicated shard groups, where the framework has them at this stage (or a value to put right).
   if (shows_replicas(c)) {
     changed |= degree_combo(s, "dp_replicate", l.dp_replicate, replicas_choices(c), kReplicasLabel);
-    if (l.dp_replicate > 1 && profile.replicas_mechanism != nullptr) {
+    // The note only where the value holds (an invalid one shows its error instead).
+    if (l.dp_replicate > 1 && replicas_hold(profile, l.dp_replicate, l.zero, effective_dp(c), l.cp)) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
       ImGui::TextWrapped("%s: states sharded over %lld ranks, each shard kept by %lld replicas", profile.replicas_mechanism,
                          (long long)shard_group_ranks(c), (long long)l.dp_replicate);

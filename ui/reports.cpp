@@ -114,9 +114,10 @@ std::string markdown_report(const AppState& s) {
   const MemoryReport& report = s.estimate.memory;
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "**meshfit**: %s on %lld x %s, dp=%lld tp=%lld pp=%lld cp=%lld vpp=%lld, seq %lld, "
+  const std::string replicas = c.layout.dp_replicate > 1 ? " dp_replicate=" + std::to_string(c.layout.dp_replicate) : "";
+  std::snprintf(line, sizeof line, "**meshfit**: %s on %lld x %s, dp=%lld%s tp=%lld pp=%lld cp=%lld vpp=%lld, seq %lld, "
                 "global batch %lld, micro-batch %lld, recompute %s, %s%s\n\n",
-                c.model.name.c_str(), (long long)c.cluster.gpus, c.gpu.id.c_str(), (long long)effective_dp(c),
+                c.model.name.c_str(), (long long)c.cluster.gpus, c.gpu.id.c_str(), (long long)effective_dp(c), replicas.c_str(),
                 (long long)c.layout.tp, (long long)c.layout.pp, (long long)c.layout.cp, (long long)c.layout.vpp,
                 (long long)c.training.seq, (long long)c.training.global_batch, (long long)c.training.micro_batch,
                 to_string(c.training.recompute), to_string(c.training.framework), link_text(s).c_str());
@@ -162,8 +163,9 @@ std::string markdown_report(const AppState& s) {
                              (l.spatial_temporal() ? " (ST " + std::to_string(l.layout.st_q) + "x" +
                                                          std::to_string(l.layout.st_q) + " \\*)"
                                                    : "");
-      std::snprintf(line, sizeof line, "| %zu | %lld | %s | %lld | %lld | %lld | %lld | %lld | %s | %s | %.0f | %.1f%% |\n",
-                    i + 1, (long long)l.layout.dp, tp.c_str(), (long long)l.layout.pp, (long long)l.layout.cp,
+      const std::string dp = std::to_string(l.layout.dp) + (l.layout.dp_replicate > 1 ? " (r" + std::to_string(l.layout.dp_replicate) + ")" : "");
+      std::snprintf(line, sizeof line, "| %zu | %s | %s | %lld | %lld | %lld | %lld | %lld | %s | %s | %.0f | %.1f%% |\n",
+                    i + 1, dp.c_str(), tp.c_str(), (long long)l.layout.pp, (long long)l.layout.cp,
                     (long long)l.layout.vpp, (long long)l.micro_batch, (long long)l.layout.zero, to_string(l.recompute),
                     format_bytes(s, l.device_bytes, 1).c_str(), l.step.tokens_per_s_per_gpu, 100.0 * l.step.mfu);
       out += line;
@@ -171,6 +173,7 @@ std::string markdown_report(const AppState& s) {
     out += "\ntokens/s/GPU and MFU: " + error_band_text(s.search.top.front().step.error_band) + ".\n";
     bool marked = false;
     for (size_t i = 0; i < std::min<size_t>(10, s.search.top.size()); ++i) marked |= s.search.top[i].spatial_temporal();
+    if (c.layout.dp_replicate > 1) out += "\n(rN) after dp: N replicas of each shard group (dp_replicate).\n";
     if (marked)
       out += std::string("\n\\* spatial-temporal (PrimePar-style) model parallelism: ") + kSpatialTemporalNote +
              "; no launch config exists for it.\n";

@@ -145,7 +145,15 @@ void read_offload(const json& zero, FieldWriter& w) {
 void read_mics(const json& zero, FieldWriter& w, LaunchImport& out) {
   if (!zero.contains("mics_shard_size") || (zero["mics_shard_size"].is_number_integer() && zero["mics_shard_size"].get<int64_t>() == -1))
     return;
-  if (const auto size = w.count(zero["mics_shard_size"], "zero_optimization.mics_shard_size")) out.shard_group_size = *size;
+  const auto size = w.count(zero["mics_shard_size"], "zero_optimization.mics_shard_size");
+  if (!size) return;
+  // engine.py builds the MiCS optimizer only at stage 3 (_configure_zero_optimizer); below it the key is unused.
+  const int64_t stage = w.result().fields.value("zero", int64_t(0));
+  if (stage < 3)
+    w.warn(IssueCode::kUnsupportedSetting, "zero_optimization.mics_shard_size",
+           "mics_shard_size applies to ZeRO stage 3 (MiCS); at stage " + std::to_string(stage) + " DeepSpeed shards over all ranks: ignored.");
+  else
+    out.shard_group_size = *size;
 }
 
 void read_zero(const json& config, FieldWriter& w, LaunchImport& out) {

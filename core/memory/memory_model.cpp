@@ -36,7 +36,7 @@ const FrameworkProfile kProfiles[] = {
       // arguments.py --num-distributed-optimizer-instances (needs --use-distributed-optimizer): the
       // optimizer is sharded inside each instance; param_and_grad_buffer.py start_grad_sync
       // reduce-scatters in the intra-instance group, then all-reduces across instances.
-      p.replicas_mechanism = "--num-distributed-optimizer-instances";
+      p.replicas_mechanism = "Megatron-LM --num-distributed-optimizer-instances";
       p.replicas_from_zero = 1;
       p.vocab_pad_multiple = 128;            // --make-vocab-size-divisible-by 128 (times tp)
       p.default_loss = LossKind::kVocabParallel;  // tensor_parallel/cross_entropy.py
@@ -60,7 +60,7 @@ const FrameworkProfile kProfiles[] = {
       p.zero_stages = {"0 (DDP)", nullptr, "2 (reshard_after_forward=False)", "3 (full sharding)"};
       // HSDP: data_parallel_replicate_degree x data_parallel_shard_degree, sharded over dp_shard x cp
       // (FRAMEWORK_NOTES §1.1 "Mesh"); with dp_shard = cp = 1 torchtitan applies DDP instead.
-      p.replicas_mechanism = "HSDP (data_parallel_replicate_degree)";
+      p.replicas_mechanism = "HSDP, torchtitan data_parallel_replicate_degree";
       p.replicas_from_zero = 2;
       p.default_zero = 3;
       p.weights_sharded_from_zero = 2;
@@ -108,7 +108,7 @@ const FrameworkProfile kProfiles[] = {
       p.weights_sharded_from_zero = 3;
       // MiCS (zero_optimization.mics_shard_size, runtime/zero/mics.py): ZeRO-3 partitions inside
       // groups of mics_shard_size ranks, replicated across groups; stages 1-2 shard over all ranks.
-      p.replicas_mechanism = "MiCS (mics_shard_size)";
+      p.replicas_mechanism = "DeepSpeed MiCS, mics_shard_size = dp / dp_replicate";
       p.replicas_from_zero = 3;
       // ZeRO paper (Rajbhandari 2020) stage 0: 2 + 2 + 12. Stage 1 follows
       // estimate_zero2_model_states_mem_needs: 4*P + 16*P/N (bf16 weights and gradients

@@ -1066,10 +1066,15 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
     const double layer_trained = layer_params * terms.work.trainable_fraction;  // gradients reduced: trainable ones only
     const bool gather_again = layout.zero == 3;  // FULL_SHARD re-gathers for backward
     const double gathers = gather_again ? 2.0 : 1.0;
-    double traffic =
+    const double in_group =
         layers * (gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_params * 2.0 - plan.fp8_gathered_layer_parameters) * gathers +
-                  gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_trained * terms.reduce_bytes) +
-                  replica_all_reduce_s(terms, layer_trained * terms.reduce_bytes));
+                  gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_trained * terms.reduce_bytes));
+    const double across_replicas = layers * replica_all_reduce_s(terms, layer_trained * terms.reduce_bytes);
+    // FSDP2 HSDP: the all-reduce of one block's shard is left in flight (_all_reduce_state, held across
+    // blocks, FRAMEWORK_NOTES §1.3) while the next block gathers and reduce-scatters; on a different
+    // link (a shard group inside the NVLink domain, replicas across nodes) the two run side by side.
+    const bool side_by_side = plan.profile.gathers_whole_blocks && terms.zero3_link.crosses_nodes != terms.replica_link.crosses_nodes;
+    double traffic = side_by_side ? std::max(in_group, across_replicas) : in_group + across_replicas;
     if (plan.profile.gathers_whole_blocks) {  // FSDP2's copies (kFsdpCopyOutBytes and the side-stream ones)
       const double copy_out_s = shape.parameters * kFsdpCopyOutBytes / rate.hbm_stream;
       st.forward += copy_out_s;

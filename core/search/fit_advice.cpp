@@ -159,21 +159,34 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
         suggestion.throughput_change = before > 0 ? c.step.tokens_per_s_per_gpu / before - 1.0 : 0.0;
         found.push_back(suggestion);
       }
-  // Fine-tuning changes are one dimension each: estimated directly, kept when the worst rank ends
-  // under the tight threshold, as the searched ones are.
-  for (const Config& changed : finetune_changes(config)) {
+  // Changes outside the search's dimensions are one dimension each: estimated directly, kept when the
+  // worst rank ends under the tight threshold, as the searched ones are.
+  const auto add_estimated = [&](const Config& changed) {
     const Estimate e = estimate(changed);
-    if (!e.valid() || e.memory.worst().device_bytes > config.training.headroom * e.memory.capacity_bytes) continue;
+    if (!e.valid() || e.memory.worst().device_bytes > config.training.headroom * e.memory.capacity_bytes) return false;
     FitSuggestion suggestion;
     suggestion.config = changed;
     suggestion.change = describe_change(config, changed, suggestion.changed_dimensions);
-    if (!seen.insert(suggestion.change).second) continue;
+    if (!seen.insert(suggestion.change).second) return false;
     suggestion.device_bytes = e.memory.worst().device_bytes;
     suggestion.verdict = e.memory.verdict;
     suggestion.tokens_per_s_per_gpu = e.step.tokens_per_s_per_gpu;
     const double before = current.step.tokens_per_s_per_gpu;
     suggestion.throughput_change = before > 0 ? e.step.tokens_per_s_per_gpu / before - 1.0 : 0.0;
     found.push_back(suggestion);
+    return true;
+  };
+  for (const Config& changed : finetune_changes(config)) add_estimated(changed);
+  // Fewer replicas of each shard group (larger groups, less state per rank): the most that fit.
+  if (config.layout.dp_replicate > 1) {
+    const FrameworkProfile& profile = framework_profile(config.training.framework);
+    const std::vector<int64_t> options = divisors(dp);
+    for (auto r = options.rbegin(); r != options.rend(); ++r) {
+      if (*r >= config.layout.dp_replicate || !replicas_hold(profile, *r, config.layout.zero, dp, config.layout.cp)) continue;
+      Config changed = config;
+      changed.layout.dp_replicate = *r;
+      if (add_estimated(changed)) break;
+    }
   }
   std::sort(found.begin(), found.end(), fit_advice_before);
   if (found.size() > max_suggestions) found.resize(max_suggestions);

@@ -101,9 +101,12 @@ LayoutRepair nearest_valid_layout(const Config& config, const LayoutPins& pins) 
             layout.zero = zero;
             // The user's replicas where they still make whole shard groups of more than one rank
             // at a stage that shards, else none (validate()'s replicas rule).
-            layout.dp_replicate = replicas_hold(profile, from.dp_replicate, zero, dp, cp) ? from.dp_replicate : 1;
-            const double zero_cost = (from.zero == zero ? 0 : (pins.zero ? 1000.0 : 10.0) + double(std::llabs(zero - from.zero))) +
-                                     (layout.dp_replicate != from.dp_replicate ? 10.0 : 0.0);
+            layout.dp_replicate = most_replicas_holding(profile, from.dp_replicate, zero, dp, cp);
+            // Fewer replicas moves no degree of the mesh: cheaper than moving one (half a dimension).
+            const double replicas_cost =
+                layout.dp_replicate == from.dp_replicate ? 0.0 : 0.5 * move_cost(from.dp_replicate, layout.dp_replicate, false);
+            const double zero_cost =
+                (from.zero == zero ? 0 : (pins.zero ? 1000.0 : 10.0) + double(std::llabs(zero - from.zero))) + replicas_cost;
             // The micro-batch: the current one when it divides, else the nearest that does.
             const int64_t per_dp = t.global_batch / dp;
             for (int64_t mb = 1; mb <= per_dp && mb <= std::max<int64_t>(64, t.micro_batch); ++mb) {

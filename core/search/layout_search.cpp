@@ -107,10 +107,15 @@ class Collector {
 // Issues of the non-layout inputs: validate with a neutral layout and drop what depends on it.
 std::vector<Issue> validate_base(const Config& base) {
   Config neutral = base;
+  const FrameworkProfile& profile = framework_profile(base.training.framework);
   neutral.layout = Layout{};
-  neutral.layout.zero = framework_profile(base.training.framework).default_zero;
+  neutral.layout.zero = profile.default_zero;
+  // The user's replicas are checked as a count, and against a framework that has none; whether they
+  // hold depends on each layout's dp and stage (Search keeps them where they do).
+  neutral.layout.dp_replicate = base.layout.dp_replicate;
   std::vector<Issue> issues;
   for (const Issue& issue : validate(neutral)) {
+    if (issue.code == IssueCode::kReplicasInvalid && profile.replicas_mechanism != nullptr) continue;
     switch (issue.code) {
       case IssueCode::kBatchNotDivisible:
       case IssueCode::kVppMicrobatches:
@@ -172,8 +177,10 @@ class Search {
     }
     Layout& layout = config_.layout;
     layout.zero = single_zero_ >= 0 ? single_zero_ : zero_options_[zi_];
-    // The user's replicated shard groups wherever they hold (whole groups, a stage that shards).
-    layout.dp_replicate = replicas_hold(profile_, base_replicas_, layout.zero, layout.dp, layout.cp) ? base_replicas_ : 1;
+    // The user's replicated shard groups wherever they hold (whole groups, a stage that shards), else
+    // the most below them that do.
+    layout.dp_replicate = base_replicas_ > 1 ? most_replicas_holding(profile_, base_replicas_, layout.zero, layout.dp, layout.cp) : 1;
+    replicas_held_ |= layout.dp_replicate == base_replicas_;
     micro_batch(micro_batches_[mi_]);
     if (++mi_ >= micro_batches_.size()) {
       mi_ = 0;
@@ -185,6 +192,11 @@ class Search {
     }
     return true;
   }
+
+  // The user's replicas (dp_replicate > 1) held as given on none of the layouts searched.
+  bool replicas_never_held() const { return base_replicas_ > 1 && !replicas_held_; }
+  int64_t base_replicas() const { return base_replicas_; }
+  Framework framework() const { return config_.training.framework; }
 
   // ZeRO stages searched in the current mesh.
   size_t zero_count() const { return single_zero_ >= 0 ? 1 : zero_options_.size(); }
@@ -403,6 +415,7 @@ class Search {
   int64_t per_mb_ = 0;            // candidates under one micro-batch of the current mesh
   int64_t per_vpp_ = 0;           // candidates under one vpp of the current mesh
   int64_t base_replicas_ = 1;  // dp_replicate of the user's config, kept where it holds
+  bool replicas_held_ = false;  // some searched layout kept them
   int64_t base_recompute_layers_ = 0;  // recompute_layers of the user's config, for the full-recompute members
   std::optional<RejectReason> subtree_out_of_memory_;  // a smaller micro-batch of this (vpp, ZeRO) was out of memory
 };
@@ -466,6 +479,16 @@ void LayoutSearch::finish(bool complete) {
   std::snprintf(visited, sizeof visited, "%.1f", 100.0 * s.engine->mesh_fraction());
   s.done = true;
   s.result.complete = complete;
+  if (s.engine->replicas_never_held()) {
+    const FrameworkProfile& profile = framework_profile(s.engine->framework());
+    s.result.issues.push_back(
+        {IssueCode::kReplicasInvalid, Severity::kWarning, "dp_replicate",
+         "dp_replicate=" + std::to_string(s.engine->base_replicas()) + " (" + profile.replicas_mechanism +
+             ") held on none of the layouts searched (it must divide a layout's dp, leave shard groups of more "
+             "than one rank, at zero " + std::to_string(profile.replicas_from_zero) +
+             (profile.replicas_from_zero < 3 ? " or above" : "") +
+             "): each layout listed keeps the most replicas below it that hold, or shards over all of its dp ranks."});
+  }
   if (!complete)
     s.result.issues.push_back(
         {IssueCode::kSearchCutShort, Severity::kWarning, "budget",

@@ -105,6 +105,14 @@ ReplicasRule replicas_rule(const FrameworkProfile& profile, int64_t replicas, in
   return ReplicasRule::kHolds;
 }
 
+int64_t most_replicas_holding(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp) {
+  if (replicas_hold(profile, replicas, zero, dp, cp)) return replicas;
+  const std::vector<int64_t> options = divisors(dp);
+  for (auto r = options.rbegin(); r != options.rend(); ++r)
+    if (*r < replicas && replicas_hold(profile, *r, zero, dp, cp)) return *r;
+  return 1;
+}
+
 std::vector<int64_t> replicas_choices(const Config& config) {
   std::vector<int64_t> out;
   const FrameworkProfile& profile = framework_profile(config.training.framework);

@@ -53,6 +53,9 @@ ReplicasRule replicas_rule(const FrameworkProfile& profile, int64_t replicas, in
 inline bool replicas_hold(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp) {
   return replicas_rule(profile, replicas, zero, dp, cp) == ReplicasRule::kHolds;
 }
+// The user's replicas where they hold, else the most below them that do (1 at the least): what the
+// search and the layout repair keep when a layout changes dp or the stage.
+int64_t most_replicas_holding(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp);
 // dp_replicate choices that hold at the config's degrees and stage (the page's chooser): 1 first.
 std::vector<int64_t> replicas_choices(const Config& config);
 

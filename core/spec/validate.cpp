@@ -240,6 +240,8 @@ struct Rules {
 
   // Replicated shard groups (Layout::dp_replicate): offered by the framework at this ZeRO stage, and
   // a whole number of groups of more than one rank each (else there is nothing to shard).
+  static std::string zero_at_least(int64_t stage) { return stage == 3 ? "zero=3" : "zero >= " + to_string(stage); }
+
   void replicas() {
     if (!ok.replicas || l.dp_replicate == 1 || !ok.degrees) return;
     const int64_t dp = effective_dp(config);
@@ -251,7 +253,7 @@ struct Rules {
         message = r_text + ": " + enum_label(t.framework) + " shards over every data-parallel rank (no replicated shard groups); set 1.";
         break;
       case ReplicasRule::kBelowStage:
-        message = r_text + " (" + profile.replicas_mechanism + ") needs zero >= " + to_string(profile.replicas_from_zero) + " with " +
+        message = r_text + " (" + profile.replicas_mechanism + ") needs " + zero_at_least(profile.replicas_from_zero) + " with " +
                   enum_label(t.framework) + "; at zero=" + to_string(l.zero) +
                   (l.zero == 0 ? " every rank keeps the whole state already" : " the states are sharded over every rank") + ": set 1.";
         break;

@@ -179,11 +179,15 @@ std::string gib(double bytes) {
 // The readable table, rendered from run_estimate's JSON (the CLI computes nothing itself).
 void print_table(const json& out) {
   const json& c = out["config"];
-  std::printf("%s on %lld x %s (%s GiB), %s, dp=%lld tp=%lld pp=%lld cp=%lld vpp=%lld zero=%lld\n",
+  const long long replicas = c.value("dp_replicate", 1LL);
+  std::printf("%s on %lld x %s (%s GiB), %s, dp=%lld tp=%lld pp=%lld cp=%lld vpp=%lld zero=%lld%s\n",
               c["model"].get<std::string>().c_str(), c["gpus"].get<long long>(), c["gpu"].get<std::string>().c_str(),
               gib(out["capacity_bytes"].get<double>()).c_str(), c["framework"].get<std::string>().c_str(),
               c["dp"].get<long long>(), c["tp"].get<long long>(), c["pp"].get<long long>(), c["cp"].get<long long>(),
-              c["vpp"].get<long long>(), c["zero"].get<long long>());
+              c["vpp"].get<long long>(), c["zero"].get<long long>(),
+              replicas > 1 ? (" dp_replicate=" + std::to_string(replicas) + " (states over " +
+                              std::to_string(out["optimizer_shard_ranks"].get<long long>()) + " ranks)").c_str()
+                           : "");
   std::printf("seq=%lld global_batch=%lld micro_batch=%lld (%lld micro-batches/step), recompute=%s, %.3g B params\n\n",
               c["seq"].get<long long>(), c["global_batch"].get<long long>(), c["micro_batch"].get<long long>(),
               out["num_microbatches"].get<long long>(), c["recompute"].get<std::string>().c_str(),
@@ -302,6 +306,14 @@ int run_search(const Inputs& in) {
                   100.0 * c["breakdown"]["tp_comm_s"].get<double>() / step,
                   100.0 * c["breakdown"]["dp_comm_s"].get<double>() / step);
     }
+    // The user's replicas where they hold (dpr=N); the rows without them say why once.
+    const long long replicas = meshfit::parse_config(object).config.layout.dp_replicate;
+    bool some_without = false;
+    for (const json& c : out["layouts"]) some_without |= replicas > 1 && c.value("dp_replicate", 1LL) != replicas;
+    if (some_without)
+      std::printf("\nrows without dpr=%lld keep the most replicas below it that hold (none: every dp rank shards): %lld does "
+                  "not divide their dp, would leave shard groups of one rank, or their ZeRO stage shards nothing.\n",
+                  replicas, replicas);
     if (asked && !any_spatial_temporal && out.contains("spatial_temporal_layouts")) {
       std::printf("\nfastest spatial-temporal layouts (none made the list above):\n");
       for (const json& c : out["spatial_temporal_layouts"]) {

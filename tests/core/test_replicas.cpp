@@ -11,6 +11,7 @@
 #include "memory/memory_model.h"
 #include "memory/overheads.h"
 #include "perf/perf_model.h"
+#include "search/fit_advice.h"
 #include "search/layout_repair.h"
 #include "search/layout_search.h"
 #include "spec/structure.h"
@@ -162,7 +163,10 @@ TEST_CASE("the search keeps the user's replicas wherever they hold, and the repa
 }
 
 TEST_CASE("a shard group inside a node with replicas across nodes: the step's DP traffic crosses nodes") {
-  Config config = sharded(Framework::kFsdp, 3, 16, 2);  // shard groups of 8 = one node each
+  // 512 GPUs, 64 replicas: shard groups of 8 = one node each. A short sequence leaves the DP traffic
+  // partly exposed, so the two layouts' exposed DP time differs.
+  Config config = sharded(Framework::kFsdp, 3, 512, 64);
+  config.training.seq = 2048;
   const MemoryPlan plan = plan_memory(config);
   const StepReport step = predict_step(config, plan);
   CHECK(step.dp_crosses_nodes);
@@ -171,4 +175,45 @@ TEST_CASE("a shard group inside a node with replicas across nodes: the step's DP
   // Full sharding over the 16 ranks and the HSDP step move different traffic over different links.
   config.layout.dp_replicate = 1;
   CHECK(predict_step(config, plan_memory(config)).breakdown.dp_comm_s != doctest::Approx(step.breakdown.dp_comm_s));
+}
+
+TEST_CASE("a layout change keeps the most replicas that still hold, and a tight run is offered fewer of them") {
+  // 256 GPUs at tp 8: dp 32 with 16 replicas (groups of 2). Moving to pp 2 halves dp to 16, where 16
+  // replicas would leave one-rank groups: 8 remain, not 1.
+  Config config = preset_config("llama3.1-70b", 256, 8);
+  config.training.framework = Framework::kFsdp;
+  config.layout.zero = 3;
+  config.layout.dp_replicate = 16;
+  config.training.seq = 8192;
+  config.training.micro_batch = 1;
+  config.training.global_batch = 256;
+  config.training.recompute = Recompute::kFull;
+  REQUIRE_FALSE(has_errors(validate(config)));
+  Config moved = config;
+  moved.layout.pp = 2;
+  LayoutPins pins;
+  pins.pp = true;
+  const LayoutRepair repair = nearest_valid_layout(moved, pins);
+  REQUIRE(repair.moved());
+  CHECK(repair.config.layout.pp == 2);
+  INFO(repair.summary());
+  CHECK(repair.config.layout.dp_replicate == 8);
+  CHECK(most_replicas_holding(framework_profile(Framework::kFsdp), 16, 3, 16, 1) == 8);
+
+  // At 16 replicas the 70B run is over the tight threshold on an 80 GB GPU: fewer replicas are among
+  // the suggestions, with the most that fit.
+  const FitAdvice advice = fit_advice(config, 50);
+  bool offered = false;
+  for (const FitSuggestion& s : advice.suggestions)
+    if (s.change.rfind("dp_replicate 16 \xE2\x86\x92 ", 0) == 0 && s.changed_dimensions == 1) {
+      offered = true;
+      CHECK(s.config.layout.dp_replicate < 16);
+      CHECK(s.device_bytes <= config.training.headroom * config.gpu.memory_bytes);
+      // The next larger replica count that holds would not have fitted (the most that fit is offered).
+      Config more = config;
+      more.layout.dp_replicate = s.config.layout.dp_replicate * 2;
+      if (more.layout.dp_replicate < 16)
+        CHECK(estimate_memory(more).worst().device_bytes > config.training.headroom * config.gpu.memory_bytes);
+    }
+  CHECK(offered);
 }

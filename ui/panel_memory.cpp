@@ -578,11 +578,15 @@ bool draw_memory_view(AppState& s) {
   draw_fine_tuning_line(s);
   draw_legend(s);
   ImGui::Spacing();
-  // On a phone the view scrolls as a whole: the room left below the buttons and the legend gave the
-  // bars 101 px (2.5 of 4 ranks); there they may take 60% of the screen.
-  const float room = narrow_window(s) ? 0.6f * ImGui::GetMainViewport()->Size.y : ImGui::GetContentRegionAvail().y * 0.55f;
-  const float chart_height = std::min(room, (1.4f + 2.0f * float(report.ranks.size()) + 2.2f) * s.em);
-  if (ImGui::BeginChild("bars", ImVec2(0, std::max(chart_height, 6.0f * s.em)), false)) draw_rank_bars(s);
+  // On a phone the view scrolls as a whole, so the chart takes all its rows' height and never scrolls
+  // on its own: a finger dragged over a pp 16 chart scrolled only the chart, and the page under it
+  // could not be moved from there. A desktop window gives the bars 55% of the room, scrolling beyond.
+  const bool narrow = narrow_window(s);
+  const float rows_height = (1.4f + 2.0f * float(report.ranks.size()) + 2.2f) * s.em;
+  const float chart_height = narrow ? rows_height : std::min(ImGui::GetContentRegionAvail().y * 0.55f, rows_height);
+  if (ImGui::BeginChild("bars", ImVec2(0, std::max(chart_height, 6.0f * s.em)), false,
+                        narrow ? ImGuiWindowFlags_NoScrollWithMouse : ImGuiWindowFlags_None))
+    draw_rank_bars(s);
   ImGui::EndChild();
   record_rect(s, "rank_bars");
   const bool changed = draw_fit_advice(s);

@@ -118,6 +118,19 @@ test('the per-rank table turns on a phone (a row per component), so no column hi
   await onDesktop.context.close();
 });
 
+test('on a phone a finger dragged over a tall per-rank chart (pp 16) scrolls the page, not only the chart', async () => {
+  const { context, page, errors } = await openPage('#v=1&model=llama3.1-405b&gpus=512&tp=8&pp=16&pp_first_stage_layers=7&pp_last_stage_layers=7', phone);
+  const bars = await rectOf(page, 'rank_bars');
+  const start = { x: 200, y: Math.min(800, bars[1] + bars[3] - 20) };
+  assert.ok(start.y > bars[1] + 20, `the drag starts over the chart: ${bars}`);
+  // The view below the fixed header scrolls as a whole: the chart itself moves up with the finger.
+  await touchDrag(page, start, { x: 200, y: start.y - 300 });
+  const after = (await widgets(page)).rank_bars;
+  assert.ok(after === undefined || bars[1] - after[1] > 200, `the page scrolled with the finger: chart at y=${bars[1]}, then ${after}`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('on a phone one tap switches tab, a drag scrolls the inputs, and a tap on a number field focuses a text input', async () => {
   const { context, page, errors } = await openPage('', phone);
   // One tap on a tab opens it: Layouts (its filter field is drawn), then Inputs.

@@ -172,7 +172,7 @@ TEST_CASE("a shard group inside a node with replicas across nodes: the step's DP
   CHECK(step.dp_crosses_nodes);
   CHECK(std::isfinite(step.step_time_s));
   CHECK(step.step_time_s > 0);
-  // Full sharding over the 16 ranks and the HSDP step move different traffic over different links.
+  // Full sharding over the 512 ranks and the HSDP step move different traffic over different links.
   config.layout.dp_replicate = 1;
   CHECK(predict_step(config, plan_memory(config)).breakdown.dp_comm_s != doctest::Approx(step.breakdown.dp_comm_s));
 }

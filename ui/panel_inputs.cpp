@@ -199,8 +199,6 @@ bool combo_enum(const char* id, Enum& value) {
   return changed;
 }
 
-// A degree chooser that offers only the values valid for the rest of the inputs, plus the current
-// value when it is not one of them (so a bad value from a link shows, with its message).
 constexpr const char* kReplicasLabel = "shard-group replicas (dp_replicate)";
 
 // The dp_replicate chooser shows where the framework replicates shard groups at this ZeRO stage, and
@@ -210,6 +208,8 @@ bool shows_replicas(const Config& c) {
   return c.layout.dp_replicate != 1 || (profile.replicas_mechanism != nullptr && c.layout.zero >= profile.replicas_from_zero);
 }
 
+// A degree chooser that offers only the values valid for the rest of the inputs, plus the current
+// value when it is not one of them (so a bad value from a link shows, with its message).
 bool degree_combo(AppState& s, const char* field, int64_t& value, const std::vector<int64_t>& valid,
                   const char* label = nullptr) {
   ImGui::TextUnformatted(label != nullptr ? label : field);

@@ -14,11 +14,6 @@ namespace meshfit::ui {
 
 namespace {
 
-// A candidate's replicated shard groups, after its dp: " (r2)" = two replicas of each group; "" for none.
-std::string replicas_text(const LayoutCandidate& c) {
-  return c.layout.dp_replicate > 1 ? " (r" + std::to_string(c.layout.dp_replicate) + ")" : std::string();
-}
-
 double exposed_comm_fraction(const LayoutCandidate& c) {
   const StepBreakdown& b = c.step.breakdown;
   return (b.tp_comm_s + b.cp_comm_s + b.pp_p2p_s + b.dp_comm_s) / c.step.step_time_s;
@@ -169,7 +164,7 @@ bool draw_layout_table(AppState& s) {
     if (narrow) {
       char text[200];
       std::snprintf(text, sizeof text, "dp%lld%s tp%lld pp%lld cp%lld vpp%lld mb%lld zero%lld %s%s%s", (long long)c.layout.dp,
-                    replicas_text(c).c_str(), (long long)c.layout.tp, (long long)c.layout.pp, (long long)c.layout.cp,
+                    replicas_mark(c.layout).c_str(), (long long)c.layout.tp, (long long)c.layout.pp, (long long)c.layout.cp,
                     (long long)c.layout.vpp, (long long)c.micro_batch, (long long)c.layout.zero, to_string(c.recompute),
                     c.layout.tp > 1 ? (c.sp ? " sp" : " no-sp") : "", c.spatial_temporal() ? " ST*" : "");
       layout_text = wrap_at_spaces(text, ImGui::GetFontSize(), layout_width);
@@ -210,7 +205,7 @@ bool draw_layout_table(AppState& s) {
       continue;
     }
     ImGui::TableNextColumn();
-    ImGui::Text("%lld%s", (long long)c.layout.dp, replicas_text(c).c_str());
+    ImGui::Text("%lld%s", (long long)c.layout.dp, replicas_mark(c.layout).c_str());
     const long long values[] = {c.layout.tp, c.layout.pp, c.layout.cp, c.layout.vpp, c.micro_batch, c.layout.zero};
     for (long long v : values) {
       ImGui::TableNextColumn();

@@ -108,6 +108,10 @@ std::vector<std::pair<std::string, std::string>> run_texts(const Config& config)
   return out;
 }
 
+std::string replicas_mark(const Layout& layout) {
+  return layout.dp_replicate > 1 ? " (r" + std::to_string(layout.dp_replicate) + ")" : std::string();
+}
+
 std::string markdown_report(const AppState& s) {
   if (!s.estimate.valid() || has_errors(s.issues)) return "meshfit: the inputs have problems" + link_text(s) + "\n";
   const Config& c = s.config;
@@ -163,7 +167,7 @@ std::string markdown_report(const AppState& s) {
                              (l.spatial_temporal() ? " (ST " + std::to_string(l.layout.st_q) + "x" +
                                                          std::to_string(l.layout.st_q) + " \\*)"
                                                    : "");
-      const std::string dp = std::to_string(l.layout.dp) + (l.layout.dp_replicate > 1 ? " (r" + std::to_string(l.layout.dp_replicate) + ")" : "");
+      const std::string dp = std::to_string(l.layout.dp) + replicas_mark(l.layout);
       std::snprintf(line, sizeof line, "| %zu | %s | %s | %lld | %lld | %lld | %lld | %lld | %s | %s | %.0f | %.1f%% |\n",
                     i + 1, dp.c_str(), tp.c_str(), (long long)l.layout.pp, (long long)l.layout.cp,
                     (long long)l.layout.vpp, (long long)l.micro_batch, (long long)l.layout.zero, to_string(l.recompute),

@@ -26,6 +26,8 @@ std::string throughput_text(const AppState& s);
 // The run's non-empty free-text fields (FieldGroup::kRun), one {key, text} each, newlines flattened.
 std::vector<std::pair<std::string, std::string>> run_texts(const Config& config);
 std::string rank_name(const RankMemory& rank, size_t ranks);                  // "first 0", or "only"
+// A layout's replicated shard groups after its dp: " (r4)" = four replicas of each group; "" for none.
+std::string replicas_mark(const Layout& layout);
 
 
 // Compare (compare.cpp): a pinned configuration beside the edited one.

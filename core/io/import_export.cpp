@@ -175,9 +175,10 @@ HfImport import_hf_config(const std::string& text) {
   constexpr const char* kDropoutKeys[] = {"attention_dropout", "hidden_dropout", "attn_pdrop", "resid_pdrop", "embd_pdrop", "dropout"};
   bool dropout_given = false;
   m.dropout = false;
-  for (const char* key : kDropoutKeys) {
-    dropout_given |= c.contains(key) && c[key].is_number();
-    m.dropout |= c.contains(key) && c[key].is_number() && c[key].get<double>() > 0;
+  for (const char* dropout_key : kDropoutKeys) {
+    const bool number = c.contains(dropout_key) && c[dropout_key].is_number();
+    dropout_given |= number;
+    m.dropout |= number && c[dropout_key].get<double>() > 0;
   }
   if (!dropout_given) m.dropout = out.model_type == "gpt2" || out.model_type == "opt";
   if (learned_positions)

@@ -199,10 +199,11 @@ void derive_replicas(const LaunchImport& import, json& merged, std::vector<Issue
                           std::to_string(dp) + ": DeepSpeed needs whole shard groups."});
     return;
   }
-  merged["dp_replicate"] = dp / import.shard_group_size;
-  if (dp / import.shard_group_size > 1)
+  const int64_t replicas = dp / import.shard_group_size;
+  merged["dp_replicate"] = replicas;
+  if (replicas > 1)
     issues.push_back({IssueCode::kMissingModel, Severity::kWarning, "dp_replicate",
-                      "dp_replicate " + std::to_string(dp / import.shard_group_size) + " = dp " + std::to_string(dp) +
+                      "dp_replicate " + std::to_string(replicas) + " = dp " + std::to_string(dp) +
                           " / mics_shard_size " + std::to_string(import.shard_group_size) + " (MiCS shard groups)."});
 }
 
@@ -344,7 +345,8 @@ LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
   out.format = LaunchFormat::kHfConfig;
   const ModelSpec& m = config.model;
   nlohmann::ordered_json hf;
-  hf["model_type"] = m.mlp == MlpKind::kSwiGlu && m.norm == NormKind::kRmsNorm ? "llama" : "gpt_neox";
+  const bool llama = m.mlp == MlpKind::kSwiGlu && m.norm == NormKind::kRmsNorm;  // else written as GPT-NeoX
+  hf["model_type"] = llama ? "llama" : "gpt_neox";
   hf["hidden_size"] = m.hidden;
   hf["num_hidden_layers"] = m.layers;
   hf["num_attention_heads"] = m.heads;
@@ -354,11 +356,10 @@ LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
   hf["vocab_size"] = m.vocab;
   hf["tie_word_embeddings"] = m.tied_embeddings;
   // Dropout: LlamaConfig has attention_dropout only; GPTNeoXConfig attention_dropout and hidden_dropout.
-  const bool llama = m.mlp == MlpKind::kSwiGlu && m.norm == NormKind::kRmsNorm;
   hf["attention_dropout"] = m.dropout ? 0.1 : 0.0;
   if (!llama) hf["hidden_dropout"] = m.dropout ? 0.1 : 0.0;
   hf["hidden_act"] = m.mlp == MlpKind::kSwiGlu ? "silu" : "gelu";
-  if (m.mlp == MlpKind::kSwiGlu && m.norm == NormKind::kRmsNorm) {
+  if (llama) {
     hf["attention_bias"] = m.linear_bias;
     hf["mlp_bias"] = m.linear_bias;
   } else if (m.mlp != MlpKind::kGelu || m.norm != NormKind::kLayerNorm || !m.linear_bias) {

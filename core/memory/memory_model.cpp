@@ -206,6 +206,12 @@ std::vector<int64_t> candidate_stages(const Config& config, const FrameworkProfi
 // profile's unsharded stage (ZeRO 0: DDP or a plain loop; torchtitan's maybe_enable_amp) in bf16 mixed
 // or fp8 precision, full training. FSDP2's MixedPrecisionPolicy and Megatron/DeepSpeed's bf16 copies
 // do not cast per use.
+bool fp8_weights_gathered(const Config& config, const FrameworkProfile& profile) {
+  const TrainingSpec& t = config.training;
+  return t.fp8_all_gather && t.precision == Precision::kFp8 && profile.gathers_whole_blocks &&
+         profile.weights_sharded(config.layout.zero) && shard_group_ranks(config) > 1;
+}
+
 bool autocast_over_fp32_weights(const Config& config, const FrameworkProfile& profile) {
   const TrainingSpec& t = config.training;
   return t.framework == Framework::kFsdp && !profile.weights_sharded(config.layout.zero) &&
@@ -516,8 +522,7 @@ MemoryPlan plan_memory(const Config& config) {
   // torchao float8 with enable_fsdp_float8_all_gather (FRAMEWORK_NOTES §1.9): the blocks' Linear
   // weights are all-gathered and kept unsharded as fp8 (1 B); norms, embedding and the filtered
   // output projection stay bf16.
-  if (training.fp8_all_gather && training.precision == Precision::kFp8 && plan.profile.gathers_whole_blocks &&
-      plan.profile.weights_sharded(layout.zero) && plan.optimizer_shard_ranks > 1)
+  if (fp8_weights_gathered(config, plan.profile))
     plan.fp8_gathered_layer_parameters = linear_weights_on_tp_rank(model, layout.tp);
   plan.vocab_parameters = double(plan.padded_vocab) * double(model.hidden) / double(layout.tp);
   return plan;

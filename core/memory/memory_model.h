@@ -263,6 +263,11 @@ struct MemoryReport {
 // fp32 parameters cast per GEMM by torch.autocast (the FSDP profile at ZeRO 0, mixed precision).
 bool autocast_over_fp32_weights(const Config& config, const FrameworkProfile& profile);
 
+// The blocks' Linear weights all-gathered in fp8 (TrainingSpec::fp8_all_gather, FRAMEWORK_NOTES §1.9):
+// asked for, under precision fp8, by a profile that gathers whole blocks with sharded weights, and
+// over a shard group of more than one rank (torchtitan's converter: dp_shard_enabled and the flag).
+bool fp8_weights_gathered(const Config& config, const FrameworkProfile& profile);
+
 // Validates, then estimates every pipeline stage. Invalid input: ranks empty, issues filled.
 MemoryReport estimate_memory(const Config& config);
 

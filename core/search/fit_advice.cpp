@@ -178,15 +178,12 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
   };
   for (const Config& changed : finetune_changes(config)) add_estimated(changed);
   // Fewer replicas of each shard group (larger groups, less state per rank): the most that fit.
-  if (config.layout.dp_replicate > 1) {
-    const FrameworkProfile& profile = framework_profile(config.training.framework);
-    const std::vector<int64_t> options = divisors(dp);
-    for (auto r = options.rbegin(); r != options.rend(); ++r) {
-      if (*r >= config.layout.dp_replicate || !replicas_hold(profile, *r, config.layout.zero, dp, config.layout.cp)) continue;
-      Config changed = config;
-      changed.layout.dp_replicate = *r;
-      if (add_estimated(changed)) break;
-    }
+  const FrameworkProfile& profile = framework_profile(config.training.framework);
+  for (int64_t r = config.layout.dp_replicate; r > 1;) {
+    r = most_replicas_holding(profile, r - 1, config.layout.zero, dp, config.layout.cp);
+    Config changed = config;
+    changed.layout.dp_replicate = r;
+    if (add_estimated(changed)) break;
   }
   std::sort(found.begin(), found.end(), fit_advice_before);
   if (found.size() > max_suggestions) found.resize(max_suggestions);

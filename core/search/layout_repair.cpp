@@ -99,8 +99,7 @@ LayoutRepair nearest_valid_layout(const Config& config, const LayoutPins& pins) 
                                    (from.dp != 0 && from.dp != dp ? 10.0 : 0.0);
           for (int64_t zero : zero_choices(t.framework)) {
             layout.zero = zero;
-            // The user's replicas where they still make whole shard groups of more than one rank
-            // at a stage that shards, else none (validate()'s replicas rule).
+            // The user's replicas where they still hold, else the most below them that do (structure.h).
             layout.dp_replicate = most_replicas_holding(profile, from.dp_replicate, zero, dp, cp);
             // Fewer replicas moves no degree of the mesh: cheaper than moving one (half a dimension).
             const double replicas_cost =

@@ -179,7 +179,7 @@ class Search {
     layout.zero = single_zero_ >= 0 ? single_zero_ : zero_options_[zi_];
     // The user's replicated shard groups wherever they hold (whole groups, a stage that shards), else
     // the most below them that do.
-    layout.dp_replicate = base_replicas_ > 1 ? most_replicas_holding(profile_, base_replicas_, layout.zero, layout.dp, layout.cp) : 1;
+    layout.dp_replicate = most_replicas_holding(profile_, base_replicas_, layout.zero, layout.dp, layout.cp);
     replicas_held_ |= layout.dp_replicate == base_replicas_;
     micro_batch(micro_batches_[mi_]);
     if (++mi_ >= micro_batches_.size()) {

@@ -132,20 +132,6 @@ struct Rules {
       check.warning(IssueCode::kPrecisionUnsupported, "precision",
                     config.gpu.name + " has no BF16 tensor cores: runs on it use fp16 mixed precision (with a loss scaler); "
                     "the estimate stands for that (same bytes as bf16 mixed, GEMMs at the FP16 tensor rate).");
-    // torchao's fp8 all-gather (FRAMEWORK_NOTES §1.9): a Float8Linear weight under FSDP2 sharding.
-    if (t.fp8_all_gather) {
-      if (t.framework != Framework::kFsdp)
-        check.error(IssueCode::kConflictingSettings, "fp8_all_gather",
-                    std::string("fp8_all_gather is FSDP2's (torchao float8 with torchtitan); ") + enum_label(t.framework) +
-                        " gathers no fp8 weights here: set it false or choose framework fsdp.");
-      else if (t.precision != Precision::kFp8)
-        check.error(IssueCode::kConflictingSettings, "fp8_all_gather",
-                    "fp8_all_gather needs precision=fp8 (it all-gathers torchao Float8Linear weights); precision=" +
-                        std::string(enum_key(t.precision)) + " has none.");
-      else if (!profile.weights_sharded(l.zero))
-        check.error(IssueCode::kConflictingSettings, "fp8_all_gather",
-                    "fp8_all_gather needs sharded weights (zero 2 or 3); at zero=" + to_string(l.zero) + " nothing is all-gathered.");
-    }
     // FSDP2 has no switch for it: each block's reduce-scatter is issued in the backward hook
     // (FRAMEWORK_NOTES §1.3-1.4), so the step time keeps it overlapped whatever the field says.
     if (t.framework == Framework::kFsdp && t.dp_comm_overlap == DpCommOverlap::kOff)
@@ -267,11 +253,23 @@ struct Rules {
     check.error(IssueCode::kReplicasInvalid, "dp_replicate", message);
   }
 
-  // torchtitan's float8 converter turns the fp8 all-gather off without a shard group
-  // (enable_fsdp_float8_all_gather = dp_shard_enabled and the flag): said, and modelled the same way.
-  void fp8_gather_group() {
-    if (ok.degrees && t.fp8_all_gather && t.framework == Framework::kFsdp && t.precision == Precision::kFp8 &&
-        profile.weights_sharded(l.zero) && shard_group_ranks(config) == 1)
+  // torchao's fp8 all-gather (FRAMEWORK_NOTES §1.9): a Float8Linear weight under FSDP2 sharding.
+  // What is left once the settings agree is the shard group: torchtitan's float8 converter turns the
+  // gather off without one (the model's fp8_weights_gathered), said here.
+  void fp8_all_gather() {
+    if (!t.fp8_all_gather) return;
+    if (!profile.gathers_whole_blocks)
+      check.error(IssueCode::kConflictingSettings, "fp8_all_gather",
+                  std::string("fp8_all_gather is FSDP2's (torchao float8 with torchtitan); ") + enum_label(t.framework) +
+                      " gathers no fp8 weights here: set it false or choose framework fsdp.");
+    else if (t.precision != Precision::kFp8)
+      check.error(IssueCode::kConflictingSettings, "fp8_all_gather",
+                  "fp8_all_gather needs precision=fp8 (it all-gathers torchao Float8Linear weights); precision=" +
+                      std::string(enum_key(t.precision)) + " has none.");
+    else if (!profile.weights_sharded(l.zero))
+      check.error(IssueCode::kConflictingSettings, "fp8_all_gather",
+                  "fp8_all_gather needs sharded weights (zero 2 or 3); at zero=" + to_string(l.zero) + " nothing is all-gathered.");
+    else if (ok.degrees && !fp8_weights_gathered(config, profile))
       check.warning(IssueCode::kConflictingSettings, "fp8_all_gather",
                     "fp8_all_gather has no effect with a shard group of one rank (torchtitan turns it off): weights stay bf16.");
   }
@@ -440,7 +438,7 @@ std::vector<Issue> validate(const Config& config) {
   rules.degrees();
   rules.degree_product();
   rules.replicas();
-  rules.fp8_gather_group();
+  rules.fp8_all_gather();
   rules.divisibility();
   rules.spatial_temporal();
   rules.pipeline();

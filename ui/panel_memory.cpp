@@ -40,7 +40,7 @@ std::string component_formula(const AppState& s, const RankMemory& rank, Compone
       break;
     case Component::kOptimizerStates:
       std::snprintf(text, sizeof text, "%s x %.4g B/param (fp32 master + moments, over %s = %lld) = %s", params.c_str(),
-                    in.optimizer_bytes_per_param, s.config.layout.dp_replicate > 1 ? "(dp/dp_replicate)*cp" : "dp*cp",
+                    in.optimizer_bytes_per_param, s.config.layout.dp_replicate > 1 ? "dp*cp/dp_replicate" : "dp*cp",
                     (long long)s.estimate.memory.optimizer_shard_ranks, total.c_str());
       break;
     case Component::kActivations:

@@ -44,9 +44,10 @@ export interface Config {
   /** @deprecated Still read, with a renamed_field warning: write kernels: 'compiled' instead of compile: true. */
   compile?: boolean;
   dp?: number; tp?: number; pp?: number; cp?: number; vpp?: number; zero?: 0 | 1 | 2 | 3;
-  /** Replicas of each shard group: model states sharded over (dp / dp_replicate) x cp ranks (1 = over all).
-   *  torchtitan HSDP (data_parallel_replicate_degree, zero 2-3), Megatron --num-distributed-optimizer-instances
-   *  (zero 1), DeepSpeed ZeRO-3 MiCS (mics_shard_size = dp / dp_replicate). */
+  /** Replicas of each shard group: model states sharded over dp x cp / dp_replicate ranks (1 = over all).
+   *  torchtitan HSDP (data_parallel_replicate_degree, zero 2-3; divides dp), Megatron
+   *  --num-distributed-optimizer-instances (zero 1; divides dp x cp), DeepSpeed ZeRO-3 MiCS
+   *  (mics_shard_size = dp / dp_replicate; divides dp). */
   dp_replicate?: number;
   pp_first_stage_layers?: number; pp_last_stage_layers?: number;
   /** Spatial-temporal (PrimePar-style) square side q: tp = (tp/q^2 conventional) x (q x q square); 1 = Megatron TP.

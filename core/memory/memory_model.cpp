@@ -35,9 +35,13 @@ const FrameworkProfile kProfiles[] = {
       p.interleave_needs_pp_multiple = true; // interleaved 1F1B: num_microbatches % pp == 0
       // arguments.py --num-distributed-optimizer-instances (needs --use-distributed-optimizer): the
       // optimizer is sharded inside each instance; param_and_grad_buffer.py start_grad_sync
-      // reduce-scatters in the intra-instance group, then all-reduces across instances.
+      // reduce-scatters in the intra-instance group, then all-reduces across instances. The instances
+      // slice the data-parallel-with-cp group: parallel_state.py initialize_model_parallel asserts
+      // (dp x cp) % instances == 0 and builds intra-partial groups of dp x cp / instances ranks
+      // (the distributed optimizer shards over dp x cp, FRAMEWORK_NOTES §2.1).
       p.replicas_mechanism = "Megatron-LM --num-distributed-optimizer-instances";
       p.replicas_from_zero = 1;
+      p.replicas_span_cp = true;
       p.vocab_pad_multiple = 128;            // --make-vocab-size-divisible-by 128 (times tp)
       p.default_loss = LossKind::kVocabParallel;  // tensor_parallel/cross_entropy.py
       // Transformer Engine caches the fp8 weight and its fp8 transpose (Hopper) between the

@@ -92,6 +92,9 @@ struct FrameworkProfile {
   // the framework's name for it (nullptr = not offered) and the lowest ZeRO stage it applies to.
   const char* replicas_mechanism = nullptr;
   int64_t replicas_from_zero = 4;
+  // The replicas divide the dp x cp ranks, not dp alone (Megatron-LM's instances are slices of the
+  // data-parallel-with-cp group); else they divide dp and each group keeps its cp ranks (HSDP, MiCS).
+  bool replicas_span_cp = false;
   bool interleave_needs_pp_multiple = false;  // vpp > 1 needs micro-batches per step % pp == 0
   bool grad_reduce_in_bf16 = false;  // gradients reduced in bf16 whatever the buffer (DeepSpeed)
   bool grad_reduce_in_fp32 = false;  // gradients reduced in fp32 whatever the buffer (FSDP2 DP sync)

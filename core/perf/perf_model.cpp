@@ -918,10 +918,18 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   // With replicated shard groups (torchtitan order [pp, dp_replicate, dp_shard, cp, tp]) the
   // gathers and reduce-scatters run inside a group of dp / replicas neighbours and the reduced shard
   // is all-reduced across the replicas, ranks a whole group apart.
+  // Megatron-LM's instances slice the dp x cp ranks (rank order tp, cp, dp): a group is
+  // dp x cp / replicas neighbours at stride tp.
   terms.replicas = std::max<int64_t>(1, layout.dp_replicate);
-  const int64_t dp_shard = dp / terms.replicas;
-  terms.dp_link = link_for_group(config, layout.tp * layout.cp, dp_shard);
-  terms.replica_link = link_for_group(config, layout.tp * layout.cp * dp_shard, terms.replicas);
+  if (terms.replicas > 1 && plan.profile.replicas_span_cp) {
+    const int64_t group = dp * layout.cp / terms.replicas;
+    terms.dp_link = link_for_group(config, layout.tp, group);
+    terms.replica_link = link_for_group(config, layout.tp * group, terms.replicas);
+  } else {
+    const int64_t dp_shard = dp / terms.replicas;
+    terms.dp_link = link_for_group(config, layout.tp * layout.cp, dp_shard);
+    terms.replica_link = link_for_group(config, layout.tp * layout.cp * dp_shard, terms.replicas);
+  }
   terms.zero3_link = terms.dp_link;
   terms.zero3_link.busbw_max *= perf.zero3_bandwidth_fraction;
   terms.pp_link = link_for_group(config, layout.tp * layout.cp * dp, 2);

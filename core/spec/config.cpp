@@ -13,7 +13,7 @@ int64_t effective_dp(const Config& config) {
 
 int64_t shard_group_ranks(const Config& config) {
   const int64_t replicas = std::max<int64_t>(1, config.layout.dp_replicate);
-  return effective_dp(config) / replicas * config.layout.cp;
+  return effective_dp(config) * config.layout.cp / replicas;
 }
 
 int64_t num_microbatches(const Config& config) {

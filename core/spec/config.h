@@ -23,7 +23,7 @@ struct Config {
 
 // dp as used by every formula: layout.dp, or gpus / (tp * pp * cp) when layout.dp == 0.
 int64_t effective_dp(const Config& config);
-// The ranks one shard of the model state is split over: (dp / dp_replicate) x cp (dp_replicate
+// The ranks one shard of the model state is split over: dp x cp / dp_replicate (dp_replicate
 // replicas of each shard; Layout::dp_replicate). The whole dp x cp group when dp_replicate is 1.
 int64_t shard_group_ranks(const Config& config);
 // Micro-batches per DP rank per optimizer step: global_batch / (dp * micro_batch).

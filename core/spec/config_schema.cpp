@@ -287,9 +287,9 @@ std::vector<ConfigField> make_fields() {
                                          "ZeRO stage 0-3 (default: the framework's; Megatron: 1 = distributed optimizer)"),
       integer<&C::layout, &Layout::dp_replicate>(
           "dp_replicate", "dpr", G::kLayout,
-          "replicas of each shard group: states sharded over (dp / dp_replicate) x cp ranks (1 = over all; "
-          "torchtitan HSDP data_parallel_replicate_degree, Megatron --num-distributed-optimizer-instances, "
-          "DeepSpeed ZeRO-3 MiCS with mics_shard_size = dp / dp_replicate)"),
+          "replicas of each shard group: states sharded over dp x cp / dp_replicate ranks (1 = over all; "
+          "torchtitan HSDP data_parallel_replicate_degree, Megatron --num-distributed-optimizer-instances "
+          "(divides dp x cp), DeepSpeed ZeRO-3 MiCS with mics_shard_size = dp / dp_replicate; the others divide dp)"),
       integer<&C::layout, &Layout::st_q>("spatial_temporal_q", "stq", G::kLayout,
                                          "spatial-temporal (PrimePar-style) square side q: tp = (tp/q^2 conventional) x "
                                          "(q x q square); 1 = Megatron TP. Modelled, not implemented by any public framework"),

@@ -25,9 +25,10 @@ struct Layout {
   // implements it, so no launch config is exported for it (launch_config.h).
   int64_t st_q = 1;
   // Replicas of the sharded model state among the dp ranks (1 = shard over all of dp x cp). With
-  // R > 1 the states are sharded over (dp / R) x cp ranks and each shard is kept by R replicas:
-  // torchtitan HSDP (data_parallel_replicate_degree; FRAMEWORK_NOTES §1.1 "Mesh"), Megatron-LM
-  // --num-distributed-optimizer-instances, DeepSpeed MiCS (mics_shard_size = dp / R).
+  // R > 1 the states are sharded over dp x cp / R ranks and each shard is kept by R replicas:
+  // torchtitan HSDP (data_parallel_replicate_degree; FRAMEWORK_NOTES §1.1 "Mesh"; R divides dp),
+  // Megatron-LM --num-distributed-optimizer-instances (R divides dp x cp), DeepSpeed MiCS
+  // (mics_shard_size = dp / R).
   int64_t dp_replicate = 1;
 };
 

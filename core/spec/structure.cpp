@@ -100,14 +100,15 @@ ReplicasRule replicas_rule(const FrameworkProfile& profile, int64_t replicas, in
   if (replicas == 1) return ReplicasRule::kHolds;
   if (profile.replicas_mechanism == nullptr) return ReplicasRule::kNotOffered;
   if (zero < profile.replicas_from_zero) return ReplicasRule::kBelowStage;
-  if (replicas < 1 || dp % replicas != 0) return ReplicasRule::kNotDivideDp;
-  if (dp / replicas * cp == 1) return ReplicasRule::kOneRankGroups;
+  const int64_t span = replicas_span(profile, dp, cp);
+  if (replicas < 1 || span % replicas != 0) return ReplicasRule::kNotDivideDp;
+  if (dp * cp / replicas == 1) return ReplicasRule::kOneRankGroups;
   return ReplicasRule::kHolds;
 }
 
 int64_t most_replicas_holding(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp) {
   if (replicas_hold(profile, replicas, zero, dp, cp)) return replicas;
-  const std::vector<int64_t> options = divisors(dp);
+  const std::vector<int64_t> options = divisors(replicas_span(profile, dp, cp));
   for (auto r = options.rbegin(); r != options.rend(); ++r)
     if (*r < replicas && replicas_hold(profile, *r, zero, dp, cp)) return *r;
   return 1;
@@ -117,7 +118,7 @@ std::vector<int64_t> replicas_choices(const Config& config) {
   std::vector<int64_t> out;
   const FrameworkProfile& profile = framework_profile(config.training.framework);
   const int64_t dp = effective_dp(config);
-  for (int64_t r : divisors(dp))
+  for (int64_t r : divisors(replicas_span(profile, dp, config.layout.cp)))
     if (replicas_hold(profile, r, config.layout.zero, dp, config.layout.cp)) out.push_back(r);
   if (out.empty()) out.push_back(1);
   return out;

@@ -46,10 +46,15 @@ std::optional<IssueCode> spatial_temporal_problem(const Config& config, int64_t 
 std::vector<int64_t> spatial_temporal_choices(const Config& config, int64_t tp);
 
 // Replicated shard groups (Layout::dp_replicate): the first broken rule for `replicas` groups of
-// (dp / replicas) x cp ranks, or kHolds: the framework offers them (kNotOffered) at this ZeRO stage
+// dp x cp / replicas ranks, or kHolds: the framework offers them (kNotOffered) at this ZeRO stage
 // (kBelowStage), the groups are whole (kNotDivideDp) and of more than one rank (kOneRankGroups).
 enum class ReplicasRule { kHolds, kNotOffered, kBelowStage, kNotDivideDp, kOneRankGroups };
 ReplicasRule replicas_rule(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp);
+// The ranks the replicas must divide: dp, or dp x cp where the framework's groups span cp
+// (FrameworkProfile::replicas_span_cp, Megatron-LM).
+inline int64_t replicas_span(const FrameworkProfile& profile, int64_t dp, int64_t cp) {
+  return profile.replicas_span_cp ? dp * cp : dp;
+}
 inline bool replicas_hold(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp) {
   return replicas_rule(profile, replicas, zero, dp, cp) == ReplicasRule::kHolds;
 }

@@ -244,10 +244,12 @@ struct Rules {
                   (l.zero == 0 ? " every rank keeps the whole state already" : " the states are sharded over every rank") + ": set 1.";
         break;
       case ReplicasRule::kNotDivideDp:
-        message = r_text + " does not divide dp=" + to_string(dp) + " (each replica holds one whole shard group).";
+        message = r_text + (profile.replicas_span_cp ? " does not divide dp x cp = " + to_string(dp * l.cp)
+                                                      : " does not divide dp=" + to_string(dp)) +
+                  " (each replica holds one whole shard group).";
         break;
       case ReplicasRule::kOneRankGroups:
-        message = r_text + " = dp with cp=1 leaves shard groups of one rank, which is plain data parallelism: set zero=0 and dp_replicate=1.";
+        message = r_text + " = dp x cp leaves shard groups of one rank, which is plain data parallelism: set zero=0 and dp_replicate=1.";
         break;
     }
     check.error(IssueCode::kReplicasInvalid, "dp_replicate", message);

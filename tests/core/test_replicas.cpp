@@ -1,6 +1,6 @@
 // test_replicas.cpp — replicated shard groups (Layout::dp_replicate): torchtitan HSDP, Megatron-LM
 // --num-distributed-optimizer-instances, DeepSpeed ZeRO-3 MiCS. The states are sharded over
-// (dp / dp_replicate) x cp ranks (FRAMEWORK_NOTES §1.1 "Mesh"); validation names the field; imports,
+// dp x cp / dp_replicate ranks (FRAMEWORK_NOTES §1.1 "Mesh", §2.1); validation names the field; imports,
 // exports, the search and the layout repair keep the value or say where it changed.
 #include <doctest/doctest.h>
 
@@ -91,6 +91,44 @@ TEST_CASE("dp_replicate is checked: whole groups of more than one rank, at a sta
   with_cp.layout.cp = 2;
   CHECK_FALSE(has_errors(validate(with_cp)));
   CHECK(shard_group_ranks(with_cp) == 2);
+}
+
+// Megatron-LM's instances slice the data-parallel-with-cp group (parallel_state.py
+// initialize_model_parallel: (dp x cp) % instances == 0, intra-partial groups of dp x cp / instances
+// ranks), so 4 instances at dp 2 x cp 4 hold; torchtitan's replicate dimension is a dp dimension only.
+TEST_CASE("Megatron's instances divide dp x cp, HSDP's replicas divide dp") {
+  auto with_cp = [](Framework framework, int64_t zero) {
+    Config config = sharded(framework, zero, 16, 4);
+    config.layout.tp = 2;
+    config.layout.cp = 4;  // dp = 16 / (2 x 4) = 2
+    config.training.global_batch = 2;
+    return config;
+  };
+  const Config megatron = with_cp(Framework::kMegatron, 1);
+  CHECK_FALSE(has_errors(validate(megatron)));
+  CHECK(shard_group_ranks(megatron) == 2);
+  const MemoryReport sliced = estimate_memory(megatron);
+  Config whole = megatron;
+  whole.layout.dp_replicate = 1;
+  const MemoryReport full = estimate_memory(whole);
+  REQUIRE(sliced.valid());
+  CHECK(sliced.optimizer_shard_ranks == 2);
+  CHECK(full.optimizer_shard_ranks == 8);
+  CHECK(sliced.worst().bytes(Component::kOptimizerStates) ==
+        doctest::Approx(4.0 * full.worst().bytes(Component::kOptimizerStates)).epsilon(0.01));
+  const FrameworkProfile& profile = framework_profile(Framework::kMegatron);
+  CHECK(replicas_choices(megatron) == std::vector<int64_t>{1, 2, 4});  // 8 would leave one-rank groups
+  CHECK(most_replicas_holding(profile, 8, 1, 2, 4) == 4);
+  Config too_many = megatron;
+  too_many.layout.dp_replicate = 3;
+  CHECK(names(validate(too_many), "dp_replicate", "does not divide dp x cp = 8"));
+  CHECK(names(validate(with_cp(Framework::kFsdp, 3)), "dp_replicate", "does not divide dp=2"));
+  // The step: an instance is 2 ranks at stride tp inside a node; the 4 instances span both nodes.
+  const StepReport step = predict_step(megatron, plan_memory(megatron));
+  CHECK(step.dp_crosses_nodes);
+  CHECK(std::isfinite(step.step_time_s));
+  CHECK(step.step_time_s > 0);
+  CHECK(step.breakdown.dp_comm_s != doctest::Approx(predict_step(whole, plan_memory(whole)).breakdown.dp_comm_s));
 }
 
 TEST_CASE("imports read HSDP, distributed-optimizer instances and MiCS, and exports write them back") {

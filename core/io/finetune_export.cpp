@@ -119,12 +119,24 @@ int64_t accumulation_steps(const Config& c) {
   return per_step > 0 ? std::max<int64_t>(1, c.training.global_batch / per_step) : 1;
 }
 
-void warn_layout(const Config& c, const Warner& warn, const char* stack) {
+// FSDP's HYBRID_SHARD (the HF Trainer's fsdp "hybrid_shard"): torch/distributed/fsdp/_init_utils.py
+// _init_process_group_state_for_hybrid_shard builds the shard group from the node's GPUs
+// (_init_intra_and_inter_node_groups with torch.cuda.device_count()) and replicates across nodes, so
+// the file can say dp_replicate only where a shard group is exactly one node.
+bool hybrid_shard_is_node(const Config& c) {
+  return c.training.framework == Framework::kFsdp && c.layout.zero >= 2 && c.layout.dp_replicate > 1 &&
+         c.layout.tp == 1 && c.layout.cp == 1 && c.layout.pp == 1 && shard_group_ranks(c) == c.cluster.gpus_per_node;
+}
+
+// `replicas`: how the stack can shard within groups ("" = it cannot), or nullptr where the file
+// writes the user's dp_replicate.
+void warn_layout(const Config& c, const Warner& warn, const char* stack, const char* replicas = "") {
   if (c.layout.pp > 1) warn("pp", std::string(stack) + " has no pipeline parallelism for fine-tuning; pp=" + std::to_string(c.layout.pp) + " is left out.");
   if (c.layout.cp > 1) warn("cp", std::string(stack) + " has no context parallelism here; cp=" + std::to_string(c.layout.cp) + " is left out.");
-  if (c.layout.dp_replicate > 1)
-    warn("dp_replicate", std::string(stack) + " shards over every data-parallel rank here; dp_replicate=" +
-                             std::to_string(c.layout.dp_replicate) + " (replicated shard groups) is left out.");
+  if (c.layout.dp_replicate > 1 && replicas != nullptr)
+    warn("dp_replicate", std::string(stack) + " shards over every data-parallel rank here" + replicas + "; dp_replicate=" +
+                             std::to_string(c.layout.dp_replicate) + " (shard groups of " + std::to_string(shard_group_ranks(c)) +
+                             " ranks) is left out.");
   if (c.training.precision == Precision::kFp8) warn("precision", "fp8 GEMMs are not a setting here; bf16 written.");
   if (c.training.recompute == Recompute::kSelective)
     warn("recompute", "selective recompute has no setting here; full activation checkpointing written.");
@@ -256,7 +268,10 @@ LaunchExport export_hf_trainer(const Config& c) {
   const bool adapters = has_adapters(t);
   const bool qlora = t.finetune == FinetuneMethod::kQlora;
   if (!is_finetune(t)) warn("finetune", "a pretraining config: written as full fine-tuning.");
-  warn_layout(c, warn, "the HF Trainer");
+  const bool hybrid = hybrid_shard_is_node(c);
+  warn_layout(c, warn, "the HF Trainer",
+              hybrid ? nullptr
+                     : t.framework == Framework::kFsdp ? " (or, with fsdp hybrid_shard, over the GPUs of one node)" : "");
   if (c.layout.tp > 1) warn("tp", "the HF Trainer has no tensor parallelism for training here; tp=" + std::to_string(c.layout.tp) + " is left out.");
   if (t.framework == Framework::kMegatron) warn("framework", "Megatron-LM is not an HF Trainer back end; plain DDP written.");
 
@@ -326,7 +341,8 @@ LaunchExport export_hf_trainer(const Config& c) {
     // The DeepSpeed JSON the deepspeed export writes, as the dict TrainingArguments(deepspeed=...) takes.
     args.push_back({"deepspeed", ojson::parse(export_launch_config(c, LaunchFormat::kDeepSpeed).text)});
   } else if (t.framework == Framework::kFsdp && c.layout.zero > 0 && c.cluster.gpus > 1) {
-    std::string fsdp = c.layout.zero >= 3 ? "full_shard auto_wrap" : "shard_grad_op auto_wrap";
+    std::string fsdp = hybrid ? (c.layout.zero >= 3 ? "hybrid_shard auto_wrap" : "hybrid_shard_zero2 auto_wrap")
+                              : c.layout.zero >= 3 ? "full_shard auto_wrap" : "shard_grad_op auto_wrap";
     if (t.offload == Offload::kParams) fsdp += " offload";
     args.push_back({"fsdp", fsdp});
     args.push_back({"fsdp_config", ojson{{"transformer_layer_cls_to_wrap", "LlamaDecoderLayer"}, {"use_orig_params", adapters}}});

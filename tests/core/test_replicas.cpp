@@ -172,6 +172,29 @@ TEST_CASE("imports read HSDP, distributed-optimizer instances and MiCS, and expo
   }
 }
 
+// FSDP's HYBRID_SHARD shards over the node's GPUs (torch/distributed/fsdp/_init_utils.py
+// _init_intra_and_inter_node_groups with torch.cuda.device_count()): the HF Trainer file writes it
+// for shard groups of one node and says what it leaves out otherwise.
+TEST_CASE("the HF Trainer export writes hybrid_shard where a shard group is one node") {
+  Config config = sharded(Framework::kFsdp, 3, 32, 4);  // 4 nodes of 8, groups of 8
+  config.training.finetune = FinetuneMethod::kFull;
+  auto warned = [](const LaunchExport& out) {
+    for (const Issue& issue : out.issues)
+      if (issue.field == "dp_replicate") return true;
+    return false;
+  };
+  const LaunchExport node = export_launch_config(config, LaunchFormat::kHfTrainer);
+  CHECK(node.text.find("\"hybrid_shard auto_wrap\"") != std::string::npos);
+  CHECK_FALSE(warned(node));
+  config.layout.zero = 2;
+  CHECK(export_launch_config(config, LaunchFormat::kHfTrainer).text.find("\"hybrid_shard_zero2 auto_wrap\"") != std::string::npos);
+  config.layout.dp_replicate = 2;  // groups of 16 ranks: two nodes, not what HYBRID_SHARD builds
+  const LaunchExport two_nodes = export_launch_config(config, LaunchFormat::kHfTrainer);
+  CHECK(two_nodes.text.find("hybrid_shard") == std::string::npos);
+  CHECK(two_nodes.text.find("\"shard_grad_op auto_wrap\"") != std::string::npos);
+  CHECK(warned(two_nodes));
+}
+
 TEST_CASE("the search keeps the user's replicas wherever they hold, and the repair drops them only when they cannot") {
   Config base = sharded(Framework::kFsdp, 3, 64, 2);
   base.training.global_batch = 128;

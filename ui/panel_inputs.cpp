@@ -208,6 +208,15 @@ bool shows_replicas(const Config& c) {
   return c.layout.dp_replicate != 1 || (profile.replicas_mechanism != nullptr && c.layout.zero >= profile.replicas_from_zero);
 }
 
+constexpr const char* kHpzLabel = "hpZ second partition (hpz_partition_size)";
+
+// DeepSpeed ZeRO++ hpZ's chooser: at ZeRO-3 with tp 1, and wherever a value other than 1 needs
+// putting right.
+bool shows_hpz(const Config& c) {
+  return c.layout.hpz_partition_size != 1 ||
+         (c.training.framework == Framework::kDeepSpeed && c.layout.zero == 3 && c.layout.tp == 1 && c.layout.dp_replicate == 1);
+}
+
 // A degree chooser that offers only the values valid for the rest of the inputs, plus the current
 // value when it is not one of them (so a bad value from a link shows, with its message).
 bool degree_combo(AppState& s, const char* field, int64_t& value, const std::vector<int64_t>& valid,
@@ -730,6 +739,15 @@ bool draw_layout(AppState& s) {
       ImGui::PopStyleColor();
     }
   }
+  if (shows_hpz(c)) {
+    changed |= degree_combo(s, "hpz_partition_size", l.hpz_partition_size, hpz_choices(c), kHpzLabel);
+    if (l.hpz_partition_size > 1 && hpz_rule(c.training.framework, l.hpz_partition_size, l, effective_dp(c)) == HpzRule::kHolds) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      ImGui::TextWrapped("ZeRO++ hpZ: a second copy of the weights sharded over %lld ranks; the backward gathers inside them",
+                         (long long)l.hpz_partition_size);
+      ImGui::PopStyleColor();
+    }
+  }
   field_issue(s, "global_batch");
   if (!s.search.top.empty() && ImGui::Button("Use the fastest layout", ImVec2(-FLT_MIN, 0))) {
     apply_candidate(s, s.search.top.front());
@@ -915,6 +933,7 @@ std::string describe_form(const AppState& s) {
   for (int64_t stage : zero_choices(t.framework)) zero["options"].push_back(option(std::to_string(stage), profile.zero_stages[size_t(stage)]));
   form.push_back(zero);
   if (shows_replicas(c)) form.push_back(degree_entry(s, "dp_replicate", l.dp_replicate, replicas_choices(c), kReplicasLabel));
+  if (shows_hpz(c)) form.push_back(degree_entry(s, "hpz_partition_size", l.hpz_partition_size, hpz_choices(c), kHpzLabel));
   json headroom = number_entry(s, "headroom", "tight at (fraction of capacity)", t.headroom, "%.2f");
   headroom["min"] = kHeadroomMin;
   headroom["max"] = kHeadroomMax;
@@ -972,6 +991,8 @@ bool set_form_field(AppState& s, const std::string& field, const std::string& te
     }
   } else if (field == "dp_replicate") {
     changed = set_degree(c, field, text, replicas_choices(c));
+  } else if (field == "hpz_partition_size") {
+    changed = set_degree(c, field, text, hpz_choices(c));
   } else if (field == "zero") {
     const CountText parsed = parse_count_text(text, 3);
     const std::vector<int64_t> stages = zero_choices(c.training.framework);

@@ -31,8 +31,13 @@ std::string component_formula(const AppState& s, const RankMemory& rank, Compone
   char text[512];
   switch (component) {
     case Component::kWeights:
-      std::snprintf(text, sizeof text, "parameters on rank x bytes/param = %s x %.4g B = %s", params.c_str(),
-                    in.weight_bytes_per_param, total.c_str());
+      if (in.hpz_secondary_bytes > 0)  // DeepSpeed ZeRO++ hpZ
+        std::snprintf(text, sizeof text, "parameters on rank x bytes/param = %s x %.4g B\n+ hpZ second partition (over %lld ranks) %s = %s",
+                      params.c_str(), in.weight_bytes_per_param, (long long)s.config.layout.hpz_partition_size,
+                      format_bytes(s, in.hpz_secondary_bytes).c_str(), total.c_str());
+      else
+        std::snprintf(text, sizeof text, "parameters on rank x bytes/param = %s x %.4g B = %s", params.c_str(),
+                      in.weight_bytes_per_param, total.c_str());
       break;
     case Component::kGradients:
       std::snprintf(text, sizeof text, "%s x %.4g B/param (sharded where the framework shards them) = %s", params.c_str(),

@@ -118,7 +118,8 @@ std::string markdown_report(const AppState& s) {
   const MemoryReport& report = s.estimate.memory;
   std::string out;
   char line[512];
-  const std::string replicas = c.layout.dp_replicate > 1 ? " dp_replicate=" + std::to_string(c.layout.dp_replicate) : "";
+  const std::string replicas = (c.layout.dp_replicate > 1 ? " dp_replicate=" + std::to_string(c.layout.dp_replicate) : "") +
+                               (c.layout.hpz_partition_size > 1 ? " hpz=" + std::to_string(c.layout.hpz_partition_size) : "");
   std::snprintf(line, sizeof line, "**meshfit**: %s on %lld x %s, dp=%lld%s tp=%lld pp=%lld cp=%lld vpp=%lld, seq %lld, "
                 "global batch %lld, micro-batch %lld, recompute %s, %s%s\n\n",
                 c.model.name.c_str(), (long long)c.cluster.gpus, c.gpu.id.c_str(), (long long)effective_dp(c), replicas.c_str(),

@@ -17,7 +17,8 @@ std::string candidate_label(const LayoutCandidate& c) {
                 (long long)c.layout.dp, (long long)c.layout.tp, (long long)c.layout.pp, (long long)c.layout.cp,
                 (long long)c.layout.vpp, (long long)c.micro_batch, (long long)c.layout.zero, to_string(c.recompute),
                 c.sp ? 1 : 0);
-  const std::string label = std::string(text) + (c.layout.dp_replicate > 1 ? " dpr=" + std::to_string(c.layout.dp_replicate) : "");
+  const std::string label = std::string(text) + (c.layout.dp_replicate > 1 ? " dpr=" + std::to_string(c.layout.dp_replicate) : "") +
+                            (c.layout.hpz_partition_size > 1 ? " hpz=" + std::to_string(c.layout.hpz_partition_size) : "");
   if (c.spatial_temporal())  // marked wherever a layout is named: it cannot be launched
     return label + " st_q=" + std::to_string(c.layout.st_q) + " (spatial-temporal: " + kSpatialTemporalNote + ")";
   return label;

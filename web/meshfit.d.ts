@@ -49,6 +49,9 @@ export interface Config {
    *  --num-distributed-optimizer-instances (zero 1; divides dp x cp), DeepSpeed ZeRO-3 MiCS
    *  (mics_shard_size = dp / dp_replicate; divides dp). */
   dp_replicate?: number;
+  /** DeepSpeed ZeRO++ hpZ (zero_hpz_partition_size; ZeRO-3, tp 1): a second 16-bit partition of the weights over
+   *  groups of this many ranks, which the backward gathers from (1 = off). */
+  hpz_partition_size?: number;
   pp_first_stage_layers?: number; pp_last_stage_layers?: number;
   /** Spatial-temporal (PrimePar-style) square side q: tp = (tp/q^2 conventional) x (q x q square); 1 = Megatron TP.
    *  Modelled, not implemented by any public framework: exportLaunchConfig refuses it (st_not_exportable). */
@@ -118,6 +121,8 @@ export interface SearchOptions {
 
 export interface LayoutCandidate extends Partial<StepFields> {
   dp: number; tp: number; pp: number; cp: number; vpp: number; micro_batch: number; zero: number;
+  /** The config's dp_replicate and hpz_partition_size as kept on this layout (the most up to them that hold). */
+  dp_replicate: number; hpz_partition_size: number;
   recompute: Recompute; sp: boolean; peak_allocated_bytes: number; peak_reserved_bytes: number; device_bytes: number;
   worst_rank_role: string; worst_rank: number; verdict: Verdict; fits: boolean; feasible: boolean;
   /** 1 for Megatron TP; q > 1 for a spatial-temporal square (then model_parallel is 'spatial_temporal'). */

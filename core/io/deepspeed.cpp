@@ -30,7 +30,8 @@ constexpr const char* kZeroIgnored[] = {"stage", "overlap_comm" /* read in read_
                                         "stage3_model_persistence_threshold", "elastic_checkpoint",
                                         "load_from_fp32_weights", "ignore_unused_parameters", "offload_optimizer",
                                         "offload_param", "use_multi_rank_bucket_allreduce", "memory_efficient_linear",
-                                        "mics_shard_size" /* read in read_mics */, "mics_hierarchical_params_gather"};
+                                        "mics_shard_size" /* read in read_mics */, "mics_hierarchical_params_gather",
+                                        "zero_hpz_partition_size" /* read in read_hpz */};
 // Top-level keys with no effect on per-GPU memory.
 constexpr const char* kTopIgnored[] = {"scheduler", "gradient_clipping", "steps_per_print", "wall_clock_breakdown",
                                        "prescale_gradients", "gradient_predivide_factor", "communication_data_type",
@@ -156,6 +157,21 @@ void read_mics(const json& zero, FieldWriter& w, LaunchImport& out) {
     out.shard_group_size = *size;
 }
 
+// ZeRO++ hpZ (runtime/zero/config.py zero_hpz_partition_size, default 1): ZeRO-3's second weight
+// partition over groups of that many ranks (Layout::hpz_partition_size).
+void read_hpz(const json& zero, FieldWriter& w) {
+  if (!zero.contains("zero_hpz_partition_size")) return;
+  const auto size = w.count(zero["zero_hpz_partition_size"], "zero_optimization.zero_hpz_partition_size");
+  if (!size || *size == 1) return;
+  const int64_t stage = w.result().fields.value("zero", int64_t(0));
+  if (stage < 3)
+    w.warn(IssueCode::kUnsupportedSetting, "zero_optimization.zero_hpz_partition_size",
+           "zero_hpz_partition_size (hpZ) partitions ZeRO-3's weights a second time; at stage " + std::to_string(stage) +
+               " there are no partitioned weights: ignored.");
+  else
+    w.set("hpz_partition_size", *size, "zero_optimization.zero_hpz_partition_size (ZeRO++ hpZ)");
+}
+
 void read_zero(const json& config, FieldWriter& w, LaunchImport& out) {
   if (!config.contains("zero_optimization")) {
     w.set("zero", 0, "no zero_optimization (stage 0)");
@@ -185,6 +201,7 @@ void read_zero(const json& config, FieldWriter& w, LaunchImport& out) {
   }
   read_offload(zero, w);
   read_mics(zero, w, out);
+  read_hpz(zero, w);
   for (const auto& [key, value] : zero.items()) {
     bool knob = false;
     for (const ZeroKnob& k : kZeroKnobs) {
@@ -290,6 +307,7 @@ LaunchExport export_deepspeed(const Config& c) {
   config["bf16"] = {{"enabled", true}};
   config["zero_optimization"] = {{"stage", l.zero}};
   if (l.zero >= 3 && l.dp_replicate > 1) config["zero_optimization"]["mics_shard_size"] = effective_dp(c) / l.dp_replicate;  // MiCS
+  if (l.zero >= 3 && l.hpz_partition_size > 1) config["zero_optimization"]["zero_hpz_partition_size"] = l.hpz_partition_size;  // ZeRO++ hpZ
   // auto is DeepSpeed's own default (overlap_comm unset); an explicit choice is written.
   if (t.dp_comm_overlap != DpCommOverlap::kAuto)
     config["zero_optimization"]["overlap_comm"] = t.dp_comm_overlap == DpCommOverlap::kOn;

@@ -554,6 +554,7 @@ json layout_candidate_to_json(const LayoutCandidate& c) {
               {"micro_batch", c.micro_batch},
               {"zero", c.layout.zero},
               {"dp_replicate", c.layout.dp_replicate},
+              {"hpz_partition_size", c.layout.hpz_partition_size},
               {"recompute", to_string(c.recompute)},
               {"sp", c.sp},
               {"pp_first_stage_layers", c.layout.pp_first_stage_layers},

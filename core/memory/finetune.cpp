@@ -322,6 +322,15 @@ StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, 
   // at a time instead of the gradient buffer.
   if (training.optimizer_in_backward)
     s.gradients = std::min(s.gradients, largest_trainable_tensor * grad_bytes_per_trainable);
+  // DeepSpeed ZeRO++ hpZ (Layout::hpz_partition_size): after each forward gather ZeRO-3 keeps a
+  // second partition of the 16-bit weights over the hpZ group, allocated once and kept
+  // (partition_parameters.py _partition_param_sec: ds_secondary_tensor of numel / group size in
+  // the parameter's dtype, on the parameters' device), and the backward gathers from it. The same
+  // bytes as the primary partition, split over hpz_partition_size ranks instead of the shard group.
+  if (config.layout.hpz_partition_size > 1 && rule.weights_sharded) {
+    s.hpz_secondary = s.weights * shard / double(config.layout.hpz_partition_size);
+    s.weights += s.hpz_secondary;
+  }
   // Offload (DeepSpeed ZeRO-Offload offload_optimizer, stage_1_and_2.py / stage3.py: fp32 master,
   // moments and the fp32 gradient partition live on the CPU and the step runs there; FSDP
   // CPUOffload(offload_params=True): sharded params and their gradients on the CPU). The GPU keeps
@@ -330,8 +339,8 @@ StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, 
     s.host += s.optimizer + s.paged_optimizer + s.gradients;
     s.optimizer = s.paged_optimizer = s.gradients = 0;
     if (training.offload == Offload::kParams) {
-      s.host += s.weights;
-      s.weights = 0;
+      s.host += s.weights;  // hpZ's second partition too (it lives on the parameters' remote device)
+      s.weights = s.hpz_secondary = 0;
     }
   }
   return s;

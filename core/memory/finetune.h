@@ -101,6 +101,7 @@ LayerFinetuneParameters layer_finetune_parameters(const ModelSpec& model, const 
 // Model states of one pipeline stage on one rank (bytes), and what lives in host memory.
 struct StageStateBytes {
   double weights = 0;              // on the GPU: frozen base + trainable weights (+ 4-bit base)
+  double hpz_secondary = 0;        // of those, DeepSpeed ZeRO++ hpZ's second partition
   double gradients = 0;            // on the GPU, persistent or built during backward
   double optimizer = 0;            // on the GPU, inside PyTorch's allocator
   double paged_optimizer = 0;      // CUDA managed memory (bitsandbytes paged): nvidia-smi only

@@ -330,6 +330,7 @@ int64_t count_communicators(const Layout& layout, int64_t dp) {
   int64_t count = 0;
   if (dp > 1) ++count;
   if (layout.dp_replicate > 1) count += 2;  // the shard group and the replica group beside the whole dp group
+  if (layout.hpz_partition_size > 1) ++count;  // DeepSpeed hpZ's zero_param_intra_parallel group
   if (layout.tp > 1) ++count;
   if (layout.pp > 1) ++count;
   if (layout.cp > 1) ++count;
@@ -834,6 +835,7 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   in.frozen_parameters = states.frozen_parameters;
   in.quantized_parameters = states.quantized_parameters;
   in.dequantized_transient_bytes = states.transient_bytes;
+  in.hpz_secondary_bytes = states.hpz_secondary;
   rank.host_bytes = states.host;
   // A stage peaks either at the end of a forward (logits and loss buffers live) or inside a
   // layer's backward (recomputed layer + gradient temporaries live); never both at once, since

@@ -192,6 +192,7 @@ struct RankIntermediates {
   double embedding_parameters = 0;      // v_pad*h/tp if the rank holds the embedding
   double lm_head_parameters = 0;        // v_pad*h/tp (+ final norm) if the rank holds the head
   double weight_bytes_per_param = 0;    // after sharding
+  double hpz_secondary_bytes = 0;       // DeepSpeed ZeRO++ hpZ's second weight partition (in the weights)
   double grad_bytes_per_param = 0;      // after sharding
   double optimizer_bytes_per_param = 0; // master + moments, after sharding
   int64_t in_flight_microbatches = 0;   // micro-batches (interleaved: chunk-micro-batches) live

@@ -872,6 +872,7 @@ struct StepTerms {
   Dims dims;
   Link dp_link{}, zero3_link{}, pp_link{};
   Link replica_link{};  // across the replicas of a shard group (Layout::dp_replicate)
+  Link hpz_link{};      // DeepSpeed ZeRO++ hpZ's group, which the backward gathers over
   bool tp_crosses_nodes = false, dp_crosses_nodes = false;
   double tp_layer_s = 0;     // TP collectives of one layer, exposed
   double cp_layer_s = 0;     // CP ring traffic of one layer, exposed
@@ -932,6 +933,12 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   }
   terms.zero3_link = terms.dp_link;
   terms.zero3_link.busbw_max *= perf.zero3_bandwidth_fraction;
+  // hpZ (Layout::hpz_partition_size, tp = 1): consecutive ranks (utils/groups.py
+  // _create_zero_param_parallel_group), gathered as DeepSpeed gathers (the same bandwidth share).
+  if (layout.hpz_partition_size > 1) {
+    terms.hpz_link = link_for_group(config, 1, layout.hpz_partition_size);
+    terms.hpz_link.busbw_max *= perf.zero3_bandwidth_fraction;
+  }
   terms.pp_link = link_for_group(config, layout.tp * layout.cp * dp, 2);
   terms.tp_crosses_nodes = layout.tp > 1 && tp_link.crosses_nodes;
   terms.dp_crosses_nodes = dp * layout.cp > 1 && (terms.dp_link.crosses_nodes || terms.replica_link.crosses_nodes);
@@ -1074,9 +1081,16 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
     const double layer_trained = layer_params * terms.work.trainable_fraction;  // gradients reduced: trainable ones only
     const bool gather_again = layout.zero == 3;  // FULL_SHARD re-gathers for backward
     const double gathers = gather_again ? 2.0 : 1.0;
-    const double in_group =
-        layers * (gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_params * 2.0 - plan.fp8_gathered_layer_parameters) * gathers +
-                  gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_trained * terms.reduce_bytes));
+    const double gathered_bytes = layer_params * 2.0 - plan.fp8_gathered_layer_parameters;
+    const double forward_gather_s = gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, gathered_bytes);
+    // DeepSpeed hpZ: the backward gathers from the second partition, inside the hpZ group
+    // (partition_parameters.py: ds_secondary_tensor is used when not forward).
+    const double backward_gather_s = !gather_again ? 0.0
+                                     : layout.hpz_partition_size > 1
+                                         ? gather_or_scatter_s(terms.hpz_link, layout.hpz_partition_size, gathered_bytes)
+                                         : forward_gather_s;
+    const double in_group = layers * (forward_gather_s + backward_gather_s +
+                                      gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_trained * terms.reduce_bytes));
     const double across_replicas = layers * replica_all_reduce_s(terms, layer_trained * terms.reduce_bytes);
     // FSDP2 HSDP: the all-reduce of one block's shard is left in flight (_all_reduce_state, held across
     // blocks, FRAMEWORK_NOTES §1.3) while the next block gathers and reduce-scatters; on a different

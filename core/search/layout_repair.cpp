@@ -28,6 +28,7 @@ bool is_layout_issue(IssueCode code) {
     case IssueCode::kCpNotDivideSeq:
     case IssueCode::kZeroUnsupported:
     case IssueCode::kReplicasInvalid:
+    case IssueCode::kHpzInvalid:
       return true;
     default:
       return false;
@@ -101,9 +102,13 @@ LayoutRepair nearest_valid_layout(const Config& config, const LayoutPins& pins) 
             layout.zero = zero;
             // The user's replicas where they still hold, else the most below them that do (structure.h).
             layout.dp_replicate = most_replicas_holding(profile, from.dp_replicate, zero, dp, cp);
+            layout.hpz_partition_size = most_hpz_holding(t.framework, from.hpz_partition_size, layout, dp);
             // Fewer replicas moves no degree of the mesh: cheaper than moving one (half a dimension).
             const double replicas_cost =
-                layout.dp_replicate == from.dp_replicate ? 0.0 : 0.5 * move_cost(from.dp_replicate, layout.dp_replicate, false);
+                (layout.dp_replicate == from.dp_replicate ? 0.0 : 0.5 * move_cost(from.dp_replicate, layout.dp_replicate, false)) +
+                (layout.hpz_partition_size == from.hpz_partition_size
+                     ? 0.0
+                     : 0.5 * move_cost(from.hpz_partition_size, layout.hpz_partition_size, false));
             const double zero_cost =
                 (from.zero == zero ? 0 : (pins.zero ? 1000.0 : 10.0) + double(std::llabs(zero - from.zero))) + replicas_cost;
             // The micro-batch: the current one when it divides, else the nearest that does.
@@ -129,7 +134,8 @@ LayoutRepair nearest_valid_layout(const Config& config, const LayoutPins& pins) 
     const std::pair<const char*, std::pair<int64_t, int64_t>> fields[] = {
         {"tp", {from.tp, to.tp}}, {"pp", {from.pp, to.pp}}, {"cp", {from.cp, to.cp}}, {"vpp", {from.vpp, to.vpp}},
         {"zero", {from.zero, to.zero}}, {"micro_batch", {t.micro_batch, moved.training.micro_batch}},
-        {"dp", {from.dp, to.dp}}, {"dp_replicate", {from.dp_replicate, to.dp_replicate}}};
+        {"dp", {from.dp, to.dp}}, {"dp_replicate", {from.dp_replicate, to.dp_replicate}},
+        {"hpz_partition_size", {from.hpz_partition_size, to.hpz_partition_size}}};
     for (const auto& [field, values] : fields)
       if (values.first != values.second) repair.changes.push_back({field, values.first, values.second});
     break;

@@ -18,7 +18,7 @@ struct LayoutPins {          // dimensions the repair must not move (the user's 
 };
 
 struct LayoutChange {
-  const char* field;         // "tp", "pp", "cp", "vpp", "zero", "micro_batch", "dp" (0 = derived), "dp_replicate"
+  const char* field;         // "tp", "pp", "cp", "vpp", "zero", "micro_batch", "dp" (0 = derived), "dp_replicate", "hpz_partition_size"
   int64_t from = 0, to = 0;
 };
 

@@ -150,6 +150,7 @@ class Search {
     base_zero_ = base.layout.zero;
     base_recompute_layers_ = base.training.recompute_layers;
     base_replicas_ = base.layout.dp_replicate;
+    base_hpz_ = base.layout.hpz_partition_size;
     // Smallest-memory first, so that the first member of a subtree bounds the rest. A fine-tune's
     // stack (Hugging Face gradient_checkpointing, torchtune, litgpt, Axolotl) checkpoints whole
     // layers: no selective recompute, as the Methods view evaluates it (method_select.cpp).
@@ -181,6 +182,8 @@ class Search {
     // the most below them that do.
     layout.dp_replicate = most_replicas_holding(profile_, base_replicas_, layout.zero, layout.dp, layout.cp);
     replicas_held_ |= layout.dp_replicate == base_replicas_;
+    // And DeepSpeed's hpZ group where it holds (ZeRO-3, tp 1, dividing dp x cp), else the largest below.
+    layout.hpz_partition_size = most_hpz_holding(config_.training.framework, base_hpz_, layout, layout.dp);
     micro_batch(micro_batches_[mi_]);
     if (++mi_ >= micro_batches_.size()) {
       mi_ = 0;
@@ -415,6 +418,7 @@ class Search {
   int64_t per_mb_ = 0;            // candidates under one micro-batch of the current mesh
   int64_t per_vpp_ = 0;           // candidates under one vpp of the current mesh
   int64_t base_replicas_ = 1;  // dp_replicate of the user's config, kept where it holds
+  int64_t base_hpz_ = 1;       // hpz_partition_size of the user's config, likewise
   bool replicas_held_ = false;  // some searched layout kept them
   int64_t base_recompute_layers_ = 0;  // recompute_layers of the user's config, for the full-recompute members
   std::optional<RejectReason> subtree_out_of_memory_;  // a smaller micro-batch of this (vpp, ZeRO) was out of memory

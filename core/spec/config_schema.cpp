@@ -290,6 +290,10 @@ std::vector<ConfigField> make_fields() {
           "replicas of each shard group: states sharded over dp x cp / dp_replicate ranks (1 = over all; "
           "torchtitan HSDP data_parallel_replicate_degree, Megatron --num-distributed-optimizer-instances "
           "(divides dp x cp), DeepSpeed ZeRO-3 MiCS with mics_shard_size = dp / dp_replicate; the others divide dp)"),
+      integer<&C::layout, &Layout::hpz_partition_size>(
+          "hpz_partition_size", "hpz", G::kLayout,
+          "DeepSpeed ZeRO++ hpZ (zero_hpz_partition_size, ZeRO-3): a second 16-bit partition of the weights over "
+          "groups of this many ranks, which the backward gathers from (1 = off; e.g. 8 = one node)"),
       integer<&C::layout, &Layout::st_q>("spatial_temporal_q", "stq", G::kLayout,
                                          "spatial-temporal (PrimePar-style) square side q: tp = (tp/q^2 conventional) x "
                                          "(q x q square); 1 = Megatron TP. Modelled, not implemented by any public framework"),

@@ -35,6 +35,7 @@ enum class IssueCode {
   kCpNotDivideSeq,          // seq % (2 * cp) != 0 (load-balanced context parallelism)
   kZeroUnsupported,         // zero stage not offered by the framework profile
   kReplicasInvalid,         // dp_replicate not dividing dp, leaving nothing to shard, or not offered
+  kHpzInvalid,              // hpz_partition_size outside DeepSpeed ZeRO-3 or not dividing dp x cp
   kPrecisionUnsupported,    // fp8 on a GPU without FP8 tensor cores
   kThresholdOutOfRange,     // headroom threshold not in (0, 1]
   kGpusPerNodeMismatch,     // warning: gpus not a multiple of gpus_per_node
@@ -96,6 +97,7 @@ template <> struct EnumNames<IssueCode> {
       {IssueCode::kCpNotDivideSeq, "cp_not_divide_seq", "cp_not_divide_seq"},
       {IssueCode::kZeroUnsupported, "zero_unsupported", "zero_unsupported"},
       {IssueCode::kReplicasInvalid, "replicas_invalid", "replicas_invalid"},
+      {IssueCode::kHpzInvalid, "hpz_invalid", "hpz_invalid"},
       {IssueCode::kPrecisionUnsupported, "precision_unsupported", "precision_unsupported"},
       {IssueCode::kThresholdOutOfRange, "threshold_out_of_range", "threshold_out_of_range"},
       {IssueCode::kGpusPerNodeMismatch, "gpus_per_node_mismatch", "gpus_per_node_mismatch"},

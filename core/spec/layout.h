@@ -30,6 +30,11 @@ struct Layout {
   // Megatron-LM --num-distributed-optimizer-instances (R divides dp x cp), DeepSpeed MiCS
   // (mics_shard_size = dp / R).
   int64_t dp_replicate = 1;
+  // DeepSpeed ZeRO++ hpZ (zero_optimization.zero_hpz_partition_size; 1 = off): ZeRO-3 keeps a
+  // second, 16-bit partition of the weights over groups of this many consecutive ranks and gathers
+  // the backward's weights from it (deepspeed/runtime/zero/partition_parameters.py
+  // _partition_param_sec, ds_secondary_tensor; utils/groups.py _create_zero_param_parallel_group).
+  int64_t hpz_partition_size = 1;
 };
 
 // The model-parallel kind a layout uses.

@@ -124,6 +124,33 @@ std::vector<int64_t> replicas_choices(const Config& config) {
   return out;
 }
 
+HpzRule hpz_rule(Framework framework, int64_t hpz, const Layout& layout, int64_t dp) {
+  if (hpz == 1) return HpzRule::kHolds;
+  if (framework != Framework::kDeepSpeed) return HpzRule::kNotDeepSpeed;
+  if (layout.zero < 3) return HpzRule::kBelowStage;
+  if (layout.tp > 1) return HpzRule::kWithTp;
+  if (hpz < 1 || (dp * layout.cp) % hpz != 0) return HpzRule::kNotDivide;
+  if (layout.dp_replicate > 1) return HpzRule::kWithReplicas;
+  return HpzRule::kHolds;
+}
+
+int64_t most_hpz_holding(Framework framework, int64_t hpz, const Layout& layout, int64_t dp) {
+  if (hpz_rule(framework, hpz, layout, dp) == HpzRule::kHolds) return hpz;
+  const std::vector<int64_t> options = divisors(dp * layout.cp);
+  for (auto h = options.rbegin(); h != options.rend(); ++h)
+    if (*h < hpz && hpz_rule(framework, *h, layout, dp) == HpzRule::kHolds) return *h;
+  return 1;
+}
+
+std::vector<int64_t> hpz_choices(const Config& config) {
+  std::vector<int64_t> out;
+  const int64_t dp = effective_dp(config);
+  for (int64_t h : divisors(dp * config.layout.cp))
+    if (hpz_rule(config.training.framework, h, config.layout, dp) == HpzRule::kHolds) out.push_back(h);
+  if (out.empty()) out.push_back(1);
+  return out;
+}
+
 bool batch_divides(int64_t global_batch, int64_t dp, int64_t micro_batch) {
   return dp > 0 && micro_batch > 0 && global_batch % (dp * micro_batch) == 0;
 }

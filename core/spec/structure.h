@@ -64,6 +64,19 @@ int64_t most_replicas_holding(const FrameworkProfile& profile, int64_t replicas,
 // dp_replicate choices that hold at the config's degrees and stage (the page's chooser): 1 first.
 std::vector<int64_t> replicas_choices(const Config& config);
 
+// DeepSpeed ZeRO++ hpZ (Layout::hpz_partition_size): the first broken rule for a secondary
+// partition over `hpz` ranks, or kHolds. It is DeepSpeed's (kNotDeepSpeed), for ZeRO-3
+// (kBelowStage), over groups of consecutive ranks that meshfit models as data-parallel ranks only
+// (kWithTp: tp = 1), dividing the dp x cp ranks ZeRO shards over (kNotDivide), and not with MiCS's
+// groups as well (kWithReplicas).
+enum class HpzRule { kHolds, kNotDeepSpeed, kBelowStage, kWithTp, kNotDivide, kWithReplicas };
+HpzRule hpz_rule(Framework framework, int64_t hpz, const Layout& layout, int64_t dp);
+// The user's hpZ size where it holds on `layout` (with its dp), else the largest divisor below it
+// that does (1 at the least): what the search and the layout repair keep.
+int64_t most_hpz_holding(Framework framework, int64_t hpz, const Layout& layout, int64_t dp);
+// hpz_partition_size choices that hold at the config's degrees and stage (the page's chooser).
+std::vector<int64_t> hpz_choices(const Config& config);
+
 bool batch_divides(int64_t global_batch, int64_t dp, int64_t micro_batch);
 // The interleaved schedule's micro-batch rule (Megatron-LM: micro-batches per step % pp == 0).
 bool interleave_fits(const FrameworkProfile& profile, int64_t vpp, int64_t microbatches, int64_t pp);

@@ -50,7 +50,7 @@ class Checker {
 struct Usable {
   bool hidden = false, layers = false, heads = false, kv = false, ffn = false;
   bool gpus = false, per_node = false, seq = false, gbs = false, mbs = false;
-  bool tp = false, pp = false, cp = false, vpp = false, st = false, dp = true, degrees = false, replicas = false;
+  bool tp = false, pp = false, cp = false, vpp = false, st = false, dp = true, degrees = false, replicas = false, hpz = false;
 };
 
 // The rules in dependency order, one function per section (the conditions of the layout rules are
@@ -183,6 +183,7 @@ struct Rules {
     ok.st = check.count("spatial_temporal_q", l.st_q, kMaxGpus);
     if (l.dp != 0) ok.dp = check.count("dp", l.dp, kMaxGpus);
     ok.replicas = check.count("dp_replicate", l.dp_replicate, kMaxGpus);
+    ok.hpz = check.count("hpz_partition_size", l.hpz_partition_size, kMaxGpus);
     if (l.zero < 0 || l.zero > 3) {
       check.error(IssueCode::kOutOfRange, "zero", "zero must be 0, 1, 2 or 3, got " + to_string(l.zero) + ".");
     } else if (!profile.offers_zero(l.zero)) {
@@ -253,6 +254,36 @@ struct Rules {
         break;
     }
     check.error(IssueCode::kReplicasInvalid, "dp_replicate", message);
+  }
+
+  // DeepSpeed ZeRO++ hpZ (Layout::hpz_partition_size): DeepSpeed's, at ZeRO-3, over dp ranks.
+  void hpz() {
+    if (!ok.hpz || l.hpz_partition_size == 1 || !ok.degrees || !ok.replicas) return;
+    const int64_t dp = effective_dp(config);
+    const std::string h_text = "hpz_partition_size=" + to_string(l.hpz_partition_size);
+    std::string message;
+    switch (hpz_rule(t.framework, l.hpz_partition_size, l, dp)) {
+      case HpzRule::kHolds: return;
+      case HpzRule::kNotDeepSpeed:
+        message = h_text + ": hpZ is DeepSpeed ZeRO++'s (zero_hpz_partition_size); " + enum_label(t.framework) + " has none: set 1.";
+        break;
+      case HpzRule::kBelowStage:
+        message = h_text + " (DeepSpeed ZeRO++ hpZ) partitions ZeRO-3's weights a second time: it needs zero=3, got zero=" +
+                  to_string(l.zero) + ".";
+        break;
+      case HpzRule::kWithTp:
+        message = h_text + ": DeepSpeed groups hpZ over consecutive ranks, which meshfit models as data-parallel ranks only; "
+                  "with tp=" + to_string(l.tp) + " set 1 (or tp=1).";
+        break;
+      case HpzRule::kNotDivide:
+        message = h_text + " does not divide dp x cp = " + to_string(dp * l.cp) + " (the ranks ZeRO-3 shards over).";
+        break;
+      case HpzRule::kWithReplicas:
+        message = h_text + " with dp_replicate=" + to_string(l.dp_replicate) +
+                  " (MiCS) is not modelled: meshfit models hpZ over the whole dp group; set one of them to 1.";
+        break;
+    }
+    check.error(IssueCode::kHpzInvalid, "hpz_partition_size", message);
   }
 
   // torchao's fp8 all-gather (FRAMEWORK_NOTES §1.9): a Float8Linear weight under FSDP2 sharding.
@@ -440,6 +471,7 @@ std::vector<Issue> validate(const Config& config) {
   rules.degrees();
   rules.degree_product();
   rules.replicas();
+  rules.hpz();
   rules.fp8_all_gather();
   rules.divisibility();
   rules.spatial_temporal();

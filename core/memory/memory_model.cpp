@@ -114,6 +114,13 @@ const FrameworkProfile kProfiles[] = {
       // groups of mics_shard_size ranks, replicated across groups; stages 1-2 shard over all ranks.
       p.replicas_mechanism = "DeepSpeed MiCS, mics_shard_size = dp / dp_replicate";
       p.replicas_from_zero = 3;
+      // DeepSpeed's PipelineEngine (runtime/pipe/engine.py) asserts "ZeRO-2 and ZeRO-3 are
+      // incompatible with pipeline parallelism", and its TrainSchedule (pipe/schedule.py) is plain
+      // 1F1B: no virtual stages.
+      p.pp_max_zero = 1;
+      p.pp_zero_source = "runtime/pipe/engine.py: \"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\"";
+      p.interleaved_schedule = false;
+      p.schedules = "its PipelineEngine runs plain 1F1B";
       // ZeRO paper (Rajbhandari 2020) stage 0: 2 + 2 + 12. Stage 1 follows
       // estimate_zero2_model_states_mem_needs: 4*P + 16*P/N (bf16 weights and gradients
       // replicated; fp32 gradients, master and moments partitioned). Stage 2 keeps only its
@@ -155,6 +162,7 @@ const FrameworkProfile kProfiles[] = {
       p.states.bf16_grads_dropped_from_zero = 4;
       p.cost_balanced_split = true;
       p.interleaved_schedule = false;
+      p.schedules = "its pp_engine is 1f1b or afab";
       p.vocab_pad_multiple = 1;                   // TensorParallelEmbedding: the vocabulary split over tp
       // The pipeline's cast_to_fp32 block, then sharded_cross_entropy (parallel/tensor_parallel/
       // functional.py): fp32 logits exponentiated in place and reused as the backward's gradient,

@@ -112,6 +112,9 @@ struct FrameworkProfile {
   // running cost passes that rank's share of the total; the head may end on a rank before the last.
   bool cost_balanced_split = false;
   bool interleaved_schedule = true;  // vpp > 1 offered (nanotron's pp_engine: 1f1b or afab only)
+  const char* schedules = "";        // where interleaving is not offered: the schedules there are
+  int64_t pp_max_zero = 3;           // the highest ZeRO stage offered with pp > 1
+  const char* pp_zero_source = "";   // where that limit is stated
   // FSDP2 under PP (torchtitan reshard_after_forward = not pp_enabled; torch pipelining
   // stage.py backward_maybe_with_nosync): the stage's params stay unsharded from the first
   // forward to the last backward, and gradients accumulate unsharded in the reduce dtype.

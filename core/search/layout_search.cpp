@@ -113,9 +113,11 @@ std::vector<Issue> validate_base(const Config& base) {
   // The user's replicas are checked as a count, and against a framework that has none; whether they
   // hold depends on each layout's dp and stage (Search keeps them where they do).
   neutral.layout.dp_replicate = base.layout.dp_replicate;
+  neutral.layout.hpz_partition_size = base.layout.hpz_partition_size;  // likewise DeepSpeed's hpZ
   std::vector<Issue> issues;
   for (const Issue& issue : validate(neutral)) {
     if (issue.code == IssueCode::kReplicasInvalid && profile.replicas_mechanism != nullptr) continue;
+    if (issue.code == IssueCode::kHpzInvalid && base.training.framework == Framework::kDeepSpeed) continue;
     switch (issue.code) {
       case IssueCode::kBatchNotDivisible:
       case IssueCode::kVppMicrobatches:
@@ -325,6 +327,10 @@ class Search {
   void micro_batch(int64_t micro_batch) {
     const TrainingSpec& training = config_.training;
     const Layout& layout = config_.layout;
+    if (layout.pp > 1 && layout.zero > profile_.pp_max_zero) {
+      collect_.reject(RejectReason::kZeroWithPp, per_mb_);
+      return;
+    }
     if (!batch_divides(training.global_batch, layout.dp, micro_batch)) {
       collect_.reject(RejectReason::kBatchNotDivisible, per_mb_);
       return;

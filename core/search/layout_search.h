@@ -54,6 +54,7 @@ enum class RejectReason {
   kPpNotDivideLayers,
   kVppNotDivideLayers,
   kVppMicrobatches,
+  kZeroWithPp,                     // a ZeRO stage the framework's pipeline engine refuses (DeepSpeed: 2, 3)
   kCpNotDivideSeq,
   kBatchNotDivisible,
   kOutOfMemoryFirstStage,
@@ -71,6 +72,7 @@ template <> struct EnumNames<RejectReason> {  // snake_case JSON keys, plain-wor
       {RejectReason::kPpNotDivideLayers, "pp_not_divide_layers", "pp does not divide the layers"},
       {RejectReason::kVppNotDivideLayers, "vpp_not_divide_layers", "pp x vpp does not divide the layers"},
       {RejectReason::kVppMicrobatches, "vpp_microbatches", "micro-batches not a multiple of pp (interleaved)"},
+      {RejectReason::kZeroWithPp, "zero_with_pp", "ZeRO stage refused with pipeline parallelism"},
       {RejectReason::kCpNotDivideSeq, "cp_not_divide_seq", "2 x cp does not divide the sequence"},
       {RejectReason::kBatchNotDivisible, "batch_not_divisible", "dp x micro-batch does not divide the batch"},
       {RejectReason::kOutOfMemoryFirstStage, "oom_first_stage", "out of memory on the first stage"},

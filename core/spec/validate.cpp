@@ -364,6 +364,12 @@ struct Rules {
 
   // Pipeline split: the rule in structure.cpp (pipeline_problem), the message here.
   void pipeline() {
+    // DeepSpeed's PipelineEngine refuses ZeRO-2/3 (FrameworkProfile::pp_max_zero).
+    if (ok.pp && l.pp > 1 && l.zero > profile.pp_max_zero && profile.offers_zero(l.zero))
+      check.error(IssueCode::kZeroUnsupported, "zero",
+                  "zero=" + to_string(l.zero) + " with pp=" + to_string(l.pp) + ": " + enum_label(t.framework) +
+                      "'s pipeline engine refuses ZeRO stages above " + to_string(profile.pp_max_zero) +
+                      " (" + profile.pp_zero_source + "); set zero=" + to_string(profile.pp_max_zero) + " or pp=1.");
     if (ok.pp && ok.vpp && l.vpp > 1 && l.pp == 1)
       check.error(IssueCode::kVppWithoutPp, "vpp",
                   "vpp=" + to_string(l.vpp) + " needs pp > 1 (interleaving splits each pipeline rank's layers).");
@@ -417,8 +423,8 @@ struct Rules {
           break;
         case IssueCode::kVppUnsupported:
           check.error(IssueCode::kVppUnsupported, "vpp",
-                      "vpp=" + to_string(l.vpp) + ": " + to_string(t.framework) +
-                          " has no interleaved pipeline schedule (its pp_engine is 1f1b or afab); use vpp=1.");
+                      "vpp=" + to_string(l.vpp) + ": " + to_string(t.framework) + " has no interleaved pipeline schedule (" +
+                          profile.schedules + "); use vpp=1.");
           break;
         case IssueCode::kVppNotDivideLayers:
           check.error(IssueCode::kVppNotDivideLayers, "vpp",

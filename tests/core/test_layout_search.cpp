@@ -154,3 +154,39 @@ TEST_CASE("Llama 3.1 405B on 16384 H100: the search picks Llama 3's own shape (t
   CHECK(best.step.mfu > 0.35);
   CHECK(best.step.mfu < 0.55);
 }
+
+// DeepSpeed's PipelineEngine asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"
+// (runtime/pipe/engine.py) and runs plain 1F1B (pipe/schedule.py TrainSchedule): no such layout is
+// offered, each is counted under its reason, and validate names the field for a user who sets one.
+TEST_CASE("DeepSpeed: no ZeRO-2/3 and no interleaving under pipeline parallelism") {
+  Config base = base_config("llama3-70b", 64, Framework::kDeepSpeed);
+  SearchOptions options;
+  options.top_k = 1000;
+  const SearchResult result = search_layouts(base, options);
+  REQUIRE(result.valid());
+  bool piped = false;
+  for (const LayoutCandidate& c : result.top) {
+    CHECK(c.layout.vpp == 1);
+    if (c.layout.pp > 1) CHECK(c.layout.zero <= 1);
+    piped |= c.layout.pp > 1;
+    CHECK_FALSE(has_errors(validate(apply(base, c))));
+  }
+  CHECK(piped);
+  CHECK(result.rejected[size_t(RejectReason::kZeroWithPp)] > 0);
+  CHECK(result.evaluated == result.feasible + rejected_total(result));
+
+  Config user = base;
+  user.layout.tp = 8;
+  user.layout.pp = 2;
+  user.layout.zero = 3;
+  bool named = false;
+  for (const Issue& issue : validate(user))
+    named |= issue.field == "zero" && issue.severity == Severity::kError && issue.message.find("pipe/engine.py") != std::string::npos;
+  CHECK(named);
+  user.layout.zero = 1;
+  user.layout.vpp = 2;
+  bool vpp_named = false;
+  for (const Issue& issue : validate(user))
+    vpp_named |= issue.field == "vpp" && issue.code == IssueCode::kVppUnsupported && issue.message.find("1F1B") != std::string::npos;
+  CHECK(vpp_named);
+}

@@ -32,7 +32,8 @@ std::vector<Config> layout_matrix() {
           Config config = preset_config(model, 256, tp, pp, cp);
           config.training.framework = framework;
           config.training.recompute = recompute;
-          config.layout.zero = framework == Framework::kMegatron ? 1 : 3;
+          // DeepSpeed's pipeline engine takes ZeRO-1 at most (FrameworkProfile::pp_max_zero).
+          config.layout.zero = framework == Framework::kMegatron || (framework == Framework::kDeepSpeed && pp > 1) ? 1 : 3;
           configs.push_back(config);
         }
   return configs;

@@ -335,9 +335,15 @@ StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, 
   // moments and the fp32 gradient partition live on the CPU and the step runs there; FSDP
   // CPUOffload(offload_params=True): sharded params and their gradients on the CPU). The GPU keeps
   // the 16-bit copies it computes with, which ZeRO-3/FSDP gather per unit (comm buffers).
+  // ZeRO-1 keeps every 16-bit gradient on every rank: the engine accumulates the micro-batches in
+  // param.grad and reduces them into the (offloaded) fp32 partition only at the step
+  // (stage_1_and_2.py, partition_gradients False), so those stay on the GPU.
   if (training.offload != Offload::kNone) {
-    s.host += s.optimizer + s.paged_optimizer + s.gradients;
-    s.optimizer = s.paged_optimizer = s.gradients = 0;
+    const double kept_gradients =
+        has_adapters(training) || rule.grads_sharded ? 0.0 : std::min(s.gradients, shape.parameters * rule.grad_bytes);
+    s.host += s.optimizer + s.paged_optimizer + s.gradients - kept_gradients;
+    s.optimizer = s.paged_optimizer = 0;
+    s.gradients = kept_gradients;
     if (training.offload == Offload::kParams) {
       s.host += s.weights;  // hpZ's second partition too (it lives on the parameters' remote device)
       s.weights = s.hpz_secondary = 0;

@@ -172,6 +172,15 @@ struct Rules {
     if (t.offload != Offload::kNone && !profile.offloads_model_states)
       check.error(IssueCode::kFinetuneUnsupported, "offload",
                   std::string("offload needs DeepSpeed or FSDP; ") + enum_label(t.framework) + " has no CPU offload of model states here.");
+    // DeepSpeed's offload_optimizer applies to ZeRO stages 1-3 (FRAMEWORK_NOTES §3.4; at stage 0 the
+    // engine's bf16 optimizer stays on the GPU); FSDP's zero 0 is DDP, which has no offload.
+    else if (t.offload == Offload::kOptimizer && l.zero == 0)
+      check.error(IssueCode::kFinetuneUnsupported, "offload",
+                  "offload=optimizer needs zero >= 1: " +
+                      std::string(t.framework == Framework::kDeepSpeed
+                                      ? "DeepSpeed's offload_optimizer applies to ZeRO stages 1-3, and at stage 0 the optimizer stays on the GPU"
+                                      : "zero=0 is plain data parallelism, which has no CPU offload") +
+                      "; set zero >= 1 or offload=none.");
   }
 
   // Each degree on its own, and the ZeRO stage against the framework profile.

@@ -114,6 +114,34 @@ TEST_CASE("offload moves optimizer states (and parameters) to the host") {
   CHECK(par.worst().bytes(Component::kWeights) == 0);
 }
 
+// ZeRO-1 does not partition gradients (stage_1_and_2.py, partition_gradients False): the 16-bit
+// gradients of every parameter accumulate on the GPU and only the fp32 partition, master and
+// moments go to the host. Stage 0 has no offload_optimizer (FRAMEWORK_NOTES §3.4: stages 1-3).
+TEST_CASE("DeepSpeed offload_optimizer: ZeRO-1 keeps its 16-bit gradients on the GPU, stage 0 has none") {
+  json base = {{"model", "llama3-8b"}, {"gpu", "a100-80gb"}, {"gpus", 8}, {"seq", 4096}, {"global_batch", 32},
+               {"micro_batch", 1}, {"framework", "deepspeed"}, {"zero", 1}};
+  const MemoryReport kept = estimate_memory(config_of(base));
+  json offloaded = base;
+  offloaded["offload"] = "optimizer";
+  const MemoryReport off = estimate_memory(config_of(offloaded));
+  REQUIRE(kept.valid());
+  REQUIRE(off.valid());
+  const double params = kept.worst().intermediates.parameters;
+  // On the GPU: 2 B per parameter of bf16 gradients; on the host: the fp32 gradient partition
+  // (4 B / dp) with the optimizer states (12 B / dp).
+  CHECK(off.worst().bytes(Component::kGradients) == doctest::Approx(2.0 * params).epsilon(1e-9));
+  CHECK(off.worst().bytes(Component::kOptimizerStates) == 0);
+  CHECK(off.worst().host_bytes == doctest::Approx(16.0 * params / 8.0).epsilon(1e-9));
+  CHECK(kept.worst().bytes(Component::kGradients) - off.worst().bytes(Component::kGradients) ==
+        doctest::Approx(4.0 * params / 8.0).epsilon(1e-9));
+  json stage0 = offloaded;
+  stage0["zero"] = 0;
+  bool refused = false;
+  for (const Issue& issue : validate(config_of(stage0)))
+    refused |= issue.field == "offload" && issue.severity == Severity::kError && issue.message.find("zero >= 1") != std::string::npos;
+  CHECK(refused);
+}
+
 TEST_CASE("paged optimizer states are outside PyTorch's counters: in device bytes only") {
   json base = llama32_3b_lora();
   base["optimizer"] = "paged_adamw";

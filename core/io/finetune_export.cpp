@@ -5,6 +5,8 @@
 // training_args.py, peft LoraConfig in tuners/lora/config.py, BitsAndBytesConfig, get_peft_model,
 // prepare_model_for_kbit_training). Both are built as data (ordered JSON trees, keyword lists) and
 // written by the two small emitters below, so quoting is decided in one place per format.
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -144,6 +146,28 @@ void warn_layout(const Config& c, const Warner& warn, const char* stack, const c
 
 const char* nproc_text(const Config& c) { return c.cluster.gpus > 1 ? "distributed" : "single_device"; }
 
+// What the file runs when the degrees it cannot carry are dropped: launched on every GPU, its data
+// parallelism is gpus / (the degrees it keeps), so its batch per step is micro-batch x that x the
+// accumulation it writes. Said where that is not the config's global batch.
+void warn_launched_batch(const Config& c, const Warner& warn, int64_t kept_model_parallel) {
+  const int64_t launched_dp = std::max<int64_t>(1, c.cluster.gpus / std::max<int64_t>(1, kept_model_parallel));
+  if (launched_dp == std::max<int64_t>(1, effective_dp(c))) return;
+  const int64_t launched_batch = c.training.micro_batch * launched_dp * accumulation_steps(c);
+  warn("global_batch", "launched on " + std::to_string(c.cluster.gpus) + " GPUs the file runs data parallelism " +
+                           std::to_string(launched_dp) + ", not " + std::to_string(effective_dp(c)) + ": " +
+                           std::to_string(launched_batch) + " sequences per step, not " +
+                           std::to_string(c.training.global_batch) +
+                           ", and a different memory per GPU (estimate it with tp/pp/cp as the file runs).");
+}
+
+// torchtune's llama3_1/llama3_2 builders are Llama's architecture, Llama 3.1's RoPE scaling
+// included; other families have builders of their own (torchtune/models/<family>).
+bool llama_family(const ModelSpec& m) {
+  std::string name = m.name;
+  for (char& ch : name) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return name.find("llama") != std::string::npos;
+}
+
 }  // namespace
 
 namespace detail {
@@ -161,6 +185,11 @@ LaunchExport export_torchtune(const Config& c) {
   if (m.mlp != MlpKind::kSwiGlu || m.norm != NormKind::kRmsNorm || m.linear_bias)
     warn("model", "torchtune's Llama builders are RMSNorm + SwiGLU without biases; this model is not one of them.");
   warn_layout(c, warn, "torchtune");
+  warn_launched_batch(c, warn, c.layout.tp);  // torchtune keeps tensor_parallel_dim
+  if (!llama_family(m))
+    warn("model", "the file builds " + m.name + " with torchtune's Llama 3.1/3.2 builder (Llama's RoPE scaling, no q/k/v "
+                  "biases or QK-norm): use the model's own builder from torchtune.models (e.g. qwen2_5, mistral, gemma2); "
+                  "the dimensions written are the ones estimated.");
   if (t.framework == Framework::kDeepSpeed || t.framework == Framework::kMegatron)
     warn("framework", std::string("torchtune shards with FSDP2, not ") + enum_label(t.framework) + ".");
 
@@ -272,6 +301,7 @@ LaunchExport export_hf_trainer(const Config& c) {
   warn_layout(c, warn, "the HF Trainer",
               hybrid ? nullptr
                      : t.framework == Framework::kFsdp ? " (or, with fsdp hybrid_shard, over the GPUs of one node)" : "");
+  warn_launched_batch(c, warn, 1);  // no tp, pp or cp in the file
   if (c.layout.tp > 1) warn("tp", "the HF Trainer has no tensor parallelism for training here; tp=" + std::to_string(c.layout.tp) + " is left out.");
   if (t.framework == Framework::kMegatron) warn("framework", "Megatron-LM is not an HF Trainer back end; plain DDP written.");
 

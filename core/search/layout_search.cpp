@@ -444,6 +444,13 @@ struct LayoutSearch::State {
 LayoutSearch::LayoutSearch(const Config& base, const SearchOptions& options) : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.options = options;
+  // A fine-tune runs on its stack (HF Trainer + PEFT, torchtune, litgpt, Axolotl), none of which
+  // has pipeline or context parallelism for fine-tuning (their exports leave pp and cp out): the
+  // search offers only layouts the stack can launch.
+  if (is_finetune(base.training)) {
+    s.options.pp.max = std::min<int64_t>(s.options.pp.max, 1);
+    s.options.cp.max = std::min<int64_t>(s.options.cp.max, 1);
+  }
   s.result.issues = validate_base(base);
   if (!s.result.valid()) {
     s.done = true;

@@ -490,6 +490,30 @@ void check_finetune_golden(const std::string& name, const std::string& text) {
 
 }  // namespace
 
+// An as-a-user review: an HF Trainer file from a pp 2 x cp 4 LoRA layout ran dp 8 with the
+// accumulation computed for dp 1 (512 sequences a step, not 64) without a word; a torchtune file for
+// Qwen2.5 used the Llama 3.1 builder silently.
+TEST_CASE("fine-tune exports say what the launched file runs: its batch, and a builder of another family") {
+  auto warned = [](const LaunchExport& out, const char* field, const char* text) {
+    for (const Issue& issue : out.issues)
+      if (issue.field == field && issue.message.find(text) != std::string::npos) return true;
+    return false;
+  };
+  const Config piped = config_of({{"model", "qwen2.5-7b"}, {"gpu", "rtx4090"}, {"gpus", 8}, {"seq", 4096},
+                                  {"global_batch", 64}, {"micro_batch", 2}, {"framework", "fsdp"}, {"finetune", "lora"},
+                                  {"pp", 2}, {"cp", 4}, {"zero", 0}});
+  CHECK(warned(export_launch_config(piped, LaunchFormat::kHfTrainer), "global_batch", "512 sequences per step, not 64"));
+  const Config plain = config_of({{"model", "qwen2.5-7b"}, {"gpus", 2}, {"seq", 2048}, {"global_batch", 16},
+                                  {"micro_batch", 1}, {"framework", "fsdp"}, {"finetune", "lora"}});
+  const LaunchExport tt = export_launch_config(plain, LaunchFormat::kTorchtune);
+  CHECK(warned(tt, "model", "qwen2_5"));
+  CHECK_FALSE(warned(tt, "global_batch", ""));
+  CHECK_FALSE(warned(export_launch_config(plain, LaunchFormat::kHfTrainer), "global_batch", ""));
+  Config llama = plain;
+  llama.model = config_of({{"model", "llama3.1-8b"}}).model;
+  CHECK_FALSE(warned(export_launch_config(llama, LaunchFormat::kTorchtune), "model", ""));
+}
+
 TEST_CASE("exports: a QLoRA config as a torchtune recipe YAML and an HF Trainer + PEFT snippet (goldens)") {
   const Config qlora = config_of({{"model", "llama3.1-8b"}, {"gpu", "a100-80gb"}, {"gpus", 1}, {"seq", 4096},
                                   {"finetune", "qlora"}, {"lora_rank", 16}, {"micro_batch", 2}, {"global_batch", 8}});

@@ -190,3 +190,26 @@ TEST_CASE("DeepSpeed: no ZeRO-2/3 and no interleaving under pipeline parallelism
     vpp_named |= issue.field == "vpp" && issue.code == IssueCode::kVppUnsupported && issue.message.find("1F1B") != std::string::npos;
   CHECK(vpp_named);
 }
+
+// An as-a-user review saw a LoRA search on 8 RTX 4090 put pp 2 x cp 4 first; the HF Trainer file
+// exported from it dropped both and launched dp 8, a different run that ran out of memory. No
+// fine-tuning stack has pipeline or context parallelism for fine-tuning.
+TEST_CASE("a fine-tune's search offers only layouts its stack can launch: pp 1 and cp 1") {
+  Config base = base_config("llama3-8b", 8, Framework::kFsdp);
+  base.gpu = *find_gpu_preset("rtx4090");
+  base.training.finetune = FinetuneMethod::kLora;
+  base.training.global_batch = 64;
+  SearchOptions options;
+  options.top_k = 1000;
+  const SearchResult result = search_layouts(base, options);
+  REQUIRE(result.valid());
+  REQUIRE_FALSE(result.top.empty());
+  for (const LayoutCandidate& c : result.top) {
+    CHECK(c.layout.pp == 1);
+    CHECK(c.layout.cp == 1);
+  }
+  base.training.finetune = FinetuneMethod::kNone;  // pretraining the same model: pipelines are offered
+  bool piped = false;
+  for (const LayoutCandidate& c : search_layouts(base, options).top) piped |= c.layout.pp > 1 || c.layout.cp > 1;
+  CHECK(piped);
+}

@@ -20,6 +20,7 @@
 #include "io/url_state.h"
 #include "search/fit_advice.h"
 #include "search/layout_repair.h"
+#include "spec/input_limits.h"
 #include "spec/structure.h"
 
 namespace meshfit::ui {
@@ -38,6 +39,7 @@ void init(AppState& s) {
   c.layout.pp = 4;
   s.override_memory = false;
   s.input_issues.clear();
+  s.link_as_given.clear();
   s.dirty = true;
   recompute(s);
 }
@@ -91,6 +93,12 @@ void set_state(AppState& s, const std::string& encoded) {
   apply_view(s, view);
   s.config = decoded.config;  // every field of the link, pipeline split and flags included
   s.input_issues = std::move(decoded.issues);
+  // A link with errors (a newer version, a repeated key, a bad value) stays in the address bar as
+  // written until the user edits: rewritten, it would lose what this page could not read, and a
+  // reload or "Copy link" would then read something else (a v=2 link as v=1). One whose problems
+  // are warnings is used, and rewritten without what was dropped; one refused as too large is not
+  // kept (it is not a link anyone could use).
+  s.link_as_given = has_errors(s.input_issues) && encoded.size() <= kMaxStateBytes ? encoded : std::string();
   const auto preset = find_gpu_preset(s.config.gpu.id);
   s.override_memory = preset && preset->memory_bytes != s.config.gpu.memory_bytes;
   s.layout_note.clear();  // a link is shown as written, its problems listed
@@ -354,7 +362,7 @@ void recompute(AppState& s) {
   s.field_issues.clear();
   for (const Issue& issue : s.issues) s.field_issues.emplace(issue.field, issue.message);  // the first per field
   s.state = encode_state(s.config);  // the shareable state of what was typed, valid or not
-  s.link = s.state + encode_view(current_view(s));
+  s.link = s.link_as_given.empty() ? s.state + encode_view(current_view(s)) : s.link_as_given;
 
   // Every layout for this model, GPU and training: the search ignores the config's layout fields. It
   // runs in slices (step_search): a first one now, the rest across frames, the last result shown.
@@ -376,7 +384,7 @@ namespace {
 
 // A view change (tab, units, sort, filter, pin) moves the link without a recompute.
 void refresh_link(AppState& s) {
-  const std::string link = s.state + encode_view(current_view(s));
+  const std::string link = s.link_as_given.empty() ? s.state + encode_view(current_view(s)) : s.link_as_given;
   if (link == s.link) return;
   s.link = link;
   s.mirror = make_mirror(s);
@@ -405,6 +413,7 @@ void keep_layout_valid(AppState& s, const Config& before) {
 
 void commit_edit(AppState& s, const Config& before) {
   s.input_issues.clear();  // the link's problems are the user's edit now
+  s.link_as_given.clear();
   if (!s.defaults_note_fresh) s.defaults_note.clear();
   s.defaults_note_fresh = false;
   keep_layout_valid(s, before);

@@ -35,6 +35,7 @@ struct AppState {
   Config config;                       // the inputs, valid or not
   bool override_memory = false;        // view: the GPU memory field is shown for a preset GPU
   std::vector<Issue> input_issues;     // problems of the link the config was read from (until an edit)
+  std::string link_as_given;           // that link, kept as the page's link until an edit (nothing it held is lost)
   bool link_issues_dismissed = false;  // the banner listing them was closed
   bool dirty = true;                   // config changed: recompute before drawing
   std::map<std::string, std::string> field_text;   // what is typed in each count field

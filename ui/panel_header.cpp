@@ -108,6 +108,7 @@ void draw_verdict_banner(AppState& s) {
         std::vector<Issue>& issues = s.input_issues;
         issues.erase(std::remove_if(issues.begin(), issues.end(), [](const Issue& i) { return i.code == IssueCode::kUnknownField; }),
                      issues.end());
+        s.link_as_given.clear();  // the user let the link go: the page's own link from here
         recompute(s);
       }
       ImGui::PopStyleColor(2);

@@ -181,6 +181,8 @@ json run_methods(json input) {
                 {"offload", to_string(c.config.training.offload)},
                 {"recompute", to_string(c.config.training.recompute)},
                 {"fits", c.fits},
+                // fits / tight / oom against the GPU and the headroom, as estimate's verdict reads
+                {"verdict", to_string(verdict_for(c.device_bytes, c.config.gpu.memory_bytes, c.config.training.headroom))},
                 {"device_bytes", c.device_bytes},
                 {"host_bytes", c.host_bytes},
                 {"step_time_s", c.step_time_s},
@@ -378,15 +380,15 @@ json run_import(const std::string& format, const std::string& text, json overrid
   const LaunchImport import = import_launch_config(*chosen, text);
   issues = import.issues;
   out["fields"] = import.fields;  // replaced by the merged fields below when the import is usable
-  if (!import.ok()) return with_status(out, issues);
   const json given = resolve_state(std::move(overrides), issues);
-  // A field the caller gives answers the import's "give --x" warning.
+  // A field the caller gives answers the import's "give --x" warning, whether or not the import is usable.
   issues.erase(std::remove_if(issues.begin(), issues.end(),
                               [&](const Issue& issue) {
                                 return issue.code == IssueCode::kMissingModel && issue.severity == Severity::kWarning &&
                                        given.is_object() && given.contains(issue.field);
                               }),
                issues.end());
+  if (!import.ok()) return with_status(out, issues);
   json merged = resolve_import(import, given, issues);
   if (drop_layout)  // fields the search chooses go, unless the caller pinned them
     for (auto it = merged.begin(); it != merged.end();)

@@ -202,7 +202,7 @@ export interface GpuValidation {
 
 export interface MethodCandidate {
   strategy: string; finetune: 'full' | 'lora' | 'qlora'; framework: Framework; zero: number; tp: number;
-  offload: 'none' | 'optimizer' | 'params'; recompute: Recompute; fits: boolean; device_bytes: number;
+  offload: 'none' | 'optimizer' | 'params'; recompute: Recompute; fits: boolean; verdict: Verdict; device_bytes: number;
   host_bytes: number; step_time_s: number; tokens_per_s_per_gpu: number; rejected?: string;
 }
 export interface MethodsResult extends Result {

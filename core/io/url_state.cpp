@@ -217,10 +217,15 @@ json state_to_object(const std::string& state, std::vector<Issue>& issues, PageV
     }
     const size_t equals = pair.find('=');
     std::string key, value;
-    if (equals == std::string::npos || !percent_decode(pair.substr(0, equals), key) ||
-        !percent_decode(pair.substr(equals + 1), value)) {
+    if (equals == std::string::npos) {
       issues.push_back({IssueCode::kUnknownField, Severity::kError, "state",
                         quote_text(pair) + " is not a key=value pair of a meshfit state."});
+      continue;
+    }
+    if (!percent_decode(pair.substr(0, equals), key) || !percent_decode(pair.substr(equals + 1), value)) {
+      // kUnknownField as a pair without "=": the page's Dismiss drops such a pair and uses the rest.
+      issues.push_back({IssueCode::kUnknownField, Severity::kError, "state",
+                        quote_text(pair) + " has a broken %-escape: each % must be followed by two hex digits (%25 for a % sign)."});
       continue;
     }
     if (!is_valid_utf8(key) || !is_valid_utf8(value)) {

@@ -298,9 +298,12 @@ std::vector<ConfigField> make_fields() {
                                          "spatial-temporal (PrimePar-style) square side q: tp = (tp/q^2 conventional) x "
                                          "(q x q square); 1 = Megatron TP. Modelled, not implemented by any public framework"),
       integer<&C::layout, &Layout::pp_first_stage_layers>("pp_first_stage_layers", "pp_first_stage_layers", G::kLayout,
-                                                          "layers on the first pipeline stage (uneven split)"),
+                                                          "layers on the first pipeline stage (uneven split); with vpp > 1, in its first "
+                                                          "virtual chunk only (Megatron-LM's --decoder-first-pipeline-num-layers "
+                                                          "counts the whole stage)"),
       integer<&C::layout, &Layout::pp_last_stage_layers>("pp_last_stage_layers", "pp_last_stage_layers", G::kLayout,
-                                                         "layers on the last pipeline stage (uneven split)"),
+                                                         "layers on the last pipeline stage (uneven split); with vpp > 1, in its last "
+                                                         "virtual chunk only"),
       // Run.
       text<&C::name>("name", G::kRun, "name of the run (shown in the page header and Markdown)"),
       text<&C::notes>("notes", G::kRun, "free text about the run (kept in links and exports)"),

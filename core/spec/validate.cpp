@@ -423,7 +423,12 @@ struct Rules {
           if (fixed > 0)
             check.error(IssueCode::kPpNotDivideLayers, "pp",
                         "the " + to_string(m.layers - fixed) + " layers between the first and last stage do not split "
-                        "evenly over " + to_string(rest_chunks) + " pipeline chunks (Megatron-LM requires it).");
+                        "evenly over " + to_string(rest_chunks) + " pipeline chunks (Megatron-LM requires it)" +
+                            (l.vpp > 1 ? "; with vpp=" + to_string(l.vpp) +
+                                             " pp_first_stage_layers/pp_last_stage_layers count one virtual chunk each, "
+                                             "not the whole stage"
+                                       : std::string()) +
+                            ".");
           else
             check.error(IssueCode::kPpNotDivideLayers, "pp",
                         "pp=" + to_string(l.pp) + " does not divide " + to_string(m.layers) +

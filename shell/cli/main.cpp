@@ -387,14 +387,15 @@ int run_methods(const Inputs& in, const std::string& methods) {
     std::printf("%s on %lld x %s (%s GiB), seq=%lld micro_batch=%lld global_batch=%lld\n\n", c["model"].get<std::string>().c_str(),
                 c["gpus"].get<long long>(), c["gpu"].get<std::string>().c_str(), gib(out["capacity_bytes"].get<double>()).c_str(),
                 c["seq"].get<long long>(), c["micro_batch"].get<long long>(), c["global_batch"].get<long long>());
-    std::printf("%-4s %-6s %-44s %-9s %9s %9s %9s %10s\n", "rank", "method", "strategy", "recompute", "GPU GiB", "host GiB",
-                "step s", "tok/s/GPU");
+    std::printf("%-4s %-6s %-44s %-9s %9s %-6s %9s %9s %10s\n", "rank", "method", "strategy", "recompute", "GPU GiB", "",
+                "host GiB", "step s", "tok/s/GPU");
     int rank = 0;
     for (const json& m : out["ranked"])
-      std::printf("%-4d %-6s %-44s %-9s %9s %9s %9.3f %10.0f\n", ++rank, m["finetune"].get<std::string>().c_str(),
+      std::printf("%-4d %-6s %-44s %-9s %9s %-6s %9s %9.3f %10.0f\n", ++rank, m["finetune"].get<std::string>().c_str(),
                   m["strategy"].get<std::string>().c_str(), m["recompute"].get<std::string>().c_str(),
-                  gib(m["device_bytes"].get<double>()).c_str(), gib(m["host_bytes"].get<double>()).c_str(),
-                  m["step_time_s"].get<double>(), m["tokens_per_s_per_gpu"].get<double>());
+                  gib(m["device_bytes"].get<double>()).c_str(), m["verdict"] == "tight" ? "tight" : "",
+                  gib(m["host_bytes"].get<double>()).c_str(), m["step_time_s"].get<double>(),
+                  m["tokens_per_s_per_gpu"].get<double>());
     std::printf("\nrejected:\n");
     for (const json& m : out["rejected"])
       std::printf("  %-6s %-44s %s\n", m["finetune"].get<std::string>().c_str(), m["strategy"].get<std::string>().c_str(),

@@ -327,6 +327,11 @@ TEST_CASE("methods_base_config: a pretraining config is ranked at the fine-tunin
   // And through the API (the CLI's and the JS API's path): the config it reports is that base.
   const nlohmann::json out = run_methods(nlohmann::json{{"model", "llama3.1-8b"}, {"gpus", 8}, {"seq", 8192}, {"framework", "fsdp"}});
   REQUIRE(out["ok"].get<bool>());
+  // Each ranked method carries estimate's verdict (an as-a-user review saw 98.6% of the GPU unmarked).
+  for (const nlohmann::json& m : out["ranked"]) {
+    const double share = m["device_bytes"].get<double>() / out["capacity_bytes"].get<double>();
+    CHECK(m["verdict"] == (share >= 0.8 ? "tight" : "fits"));
+  }
   CHECK(out["config"]["global_batch"].get<int64_t>() == 8);
   CHECK(out["config"]["finetune"].get<std::string>() == "lora");
   // A fine-tuning config is the base as it is: its typed global batch stays.

@@ -981,6 +981,20 @@ TEST_CASE("a Megatron-LM command line goes through import, search and export wit
   CHECK(back.fields["global_batch"] == 1536);
 }
 
+// An as-a-user review: a command line the import refuses still told the user to "give --gpus"
+// after they had; a given field answers that warning on both paths.
+TEST_CASE("an import that fails does not ask for the fields the caller gave") {
+  const json out = run_import("megatron",
+                              "pretrain_gpt.py --pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 4 "
+                              "--decoder-first-pipeline-num-layers 8 --num-layers 126 --bf16",
+                              {{"gpus", 1024}}, false);
+  INFO(out.dump(2));
+  CHECK(out["ok"] == false);
+  bool asks_gpus = false;
+  for (const json& issue : out["issues"]) asks_gpus |= issue["field"] == "gpus";
+  CHECK_FALSE(asks_gpus);
+}
+
 // [SECTION] Hostile input
 
 TEST_CASE("truncated, mistyped, huge, duplicated, deep and non-UTF-8 input gives issues and never crashes") {

@@ -72,6 +72,8 @@ TEST_CASE("bad states give issues, not crashes") {
   CHECK(decode_state("v=1&model=llama3-8b&tp=abc").issues.front().code == IssueCode::kNotInteger);
   CHECK(decode_state("v=1&model=llama3-8b&bogus=1").issues.front().code == IssueCode::kUnknownField);
   CHECK(decode_state("v=1&model=llama3-8b&%zz=1").issues.front().code == IssueCode::kUnknownField);
+  // An as-a-user review read "not a key=value pair" for name=%ZZ: the message names the escape.
+  CHECK(decode_state("v=1&model=llama3-8b&name=%ZZ").issues.front().message.find("%-escape") != std::string::npos);
   CHECK(decode_state("v=1&model=llama3-8b&seq").issues.front().code == IssueCode::kUnknownField);
   const ParsedConfig newer = decode_state("v=99&model=llama3-8b");
   CHECK(has_errors(newer.issues));

@@ -208,7 +208,7 @@ bool shows_replicas(const Config& c) {
   return c.layout.dp_replicate != 1 || (profile.replicas_mechanism != nullptr && c.layout.zero >= profile.replicas_from_zero);
 }
 
-constexpr const char* kHpzLabel = "hpZ second partition (hpz_partition_size)";
+constexpr const char* kHpzLabel = "hpZ ranks (hpz_partition_size)";
 
 // DeepSpeed ZeRO++ hpZ's chooser: at ZeRO-3 with tp 1, and wherever a value other than 1 needs
 // putting right.

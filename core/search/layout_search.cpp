@@ -186,6 +186,7 @@ class Search {
     replicas_held_ |= layout.dp_replicate == base_replicas_;
     // And DeepSpeed's hpZ group where it holds (ZeRO-3, tp 1, dividing dp x cp), else the largest below.
     layout.hpz_partition_size = most_hpz_holding(config_.training.framework, base_hpz_, layout, layout.dp);
+    hpz_held_ |= layout.hpz_partition_size == base_hpz_;
     micro_batch(micro_batches_[mi_]);
     if (++mi_ >= micro_batches_.size()) {
       mi_ = 0;
@@ -201,6 +202,9 @@ class Search {
   // The user's replicas (dp_replicate > 1) held as given on none of the layouts searched.
   bool replicas_never_held() const { return base_replicas_ > 1 && !replicas_held_; }
   int64_t base_replicas() const { return base_replicas_; }
+  // Likewise the user's hpZ group (hpz_partition_size > 1).
+  bool hpz_never_held() const { return base_hpz_ > 1 && !hpz_held_; }
+  int64_t base_hpz() const { return base_hpz_; }
   Framework framework() const { return config_.training.framework; }
 
   // ZeRO stages searched in the current mesh.
@@ -426,6 +430,7 @@ class Search {
   int64_t base_replicas_ = 1;  // dp_replicate of the user's config, kept where it holds
   int64_t base_hpz_ = 1;       // hpz_partition_size of the user's config, likewise
   bool replicas_held_ = false;  // some searched layout kept them
+  bool hpz_held_ = false;       // some searched layout kept the user's hpZ group
   int64_t base_recompute_layers_ = 0;  // recompute_layers of the user's config, for the full-recompute members
   std::optional<RejectReason> subtree_out_of_memory_;  // a smaller micro-batch of this (vpp, ZeRO) was out of memory
 };
@@ -496,6 +501,12 @@ void LayoutSearch::finish(bool complete) {
   std::snprintf(visited, sizeof visited, "%.1f", 100.0 * s.engine->mesh_fraction());
   s.done = true;
   s.result.complete = complete;
+  if (s.engine->hpz_never_held())
+    s.result.issues.push_back(
+        {IssueCode::kHpzInvalid, Severity::kWarning, "hpz_partition_size",
+         "hpz_partition_size=" + std::to_string(s.engine->base_hpz()) +
+             " (DeepSpeed ZeRO++ hpZ) held on none of the layouts searched (it needs ZeRO-3, tp=1 and must divide a "
+             "layout's dp x cp): each layout listed keeps the largest group below it that holds, or none."});
   if (s.engine->replicas_never_held()) {
     const FrameworkProfile& profile = framework_profile(s.engine->framework());
     s.result.issues.push_back(

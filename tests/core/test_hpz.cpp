@@ -141,6 +141,18 @@ TEST_CASE("the search and the repair keep hpZ where it holds, and the largest gr
     some_kept |= c.layout.hpz_partition_size == 8;
   }
   CHECK(some_kept);
+  // A group that holds on none of the layouts (16 on 8 GPUs) is said, as the replicas' are.
+  Config small = zero3(8, 16);
+  small.training.global_batch = 64;
+  const SearchResult none_held = search_layouts(small, options);
+  REQUIRE(none_held.valid());
+  bool said = false;
+  for (const Issue& issue : none_held.issues)
+    said |= issue.field == "hpz_partition_size" && issue.severity == Severity::kWarning &&
+            issue.message.find("held on none") != std::string::npos;
+  CHECK(said);
+  for (const LayoutCandidate& c : none_held.top) CHECK(c.layout.hpz_partition_size <= 8);
+  CHECK(search_layouts(base, options).issues.empty());
   // On a layout with dp 4 (cp 1) 8 cannot divide the ranks: the largest group below it that does.
   Layout four;
   four.tp = 1;

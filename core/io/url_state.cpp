@@ -278,7 +278,13 @@ ParsedConfig decode_state(const std::string& state, PageView* view) {
 
 Config methods_base_config(const Config& config) {
   if (is_finetune(config.training)) return config;
-  const ParsedConfig parsed = decode_state(encode_state(config) + "&finetune=lora");
+  // Each method chooses its own tp, ZeRO stage and dp: the pretraining layout goes, so the stack's
+  // default batch is per the GPUs (an as-a-user review saw tp 8 x pp 4 on 64 GPUs leave a batch of
+  // 2, which no method with more data parallelism divides: 0 methods listed).
+  Config neutral = config;
+  neutral.layout = Layout{};
+  neutral.layout.zero = framework_profile(config.training.framework).default_zero;
+  const ParsedConfig parsed = decode_state(encode_state(neutral) + "&finetune=lora");
   return has_errors(parsed.issues) ? config : parsed.config;
 }
 

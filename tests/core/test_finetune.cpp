@@ -338,6 +338,13 @@ TEST_CASE("methods_base_config: a pretraining config is ranked at the fine-tunin
   Config lora = base;
   lora.training.global_batch = 32;
   CHECK(methods_base_config(lora).training.global_batch == 32);
+  // A pretraining link with tp 8 x pp 4 on 64 GPUs: each method picks its own layout, so the stack's
+  // batch is per GPU (64), not per the link's dp of 2, which no DDP or FSDP method divides. An
+  // as-a-user review saw 0 of 33 methods listed.
+  Config piped = config_of({{"model", "llama3.1-70b"}, {"gpus", 64}, {"seq", 8192}, {"tp", 8}, {"pp", 4}});
+  CHECK(methods_base_config(piped).training.global_batch == 64);
+  CHECK(methods_base_config(piped).layout.tp == 1);
+  CHECK_FALSE(rank_finetune_methods(methods_base_config(piped), MethodOptions{}).ranked.empty());
 }
 
 TEST_CASE("fine-tuning methods: Llama 3.1 70B on 8 A100 80GB at seq 4096, fastest that fits first") {

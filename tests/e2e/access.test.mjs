@@ -212,6 +212,10 @@ test('a change in the DOM form goes through the app: results, link and tables fo
   assert.equal(m.config.gpus, 128);
   assert.deepEqual(m.ranks, nativeRanks(m.state));
   assert.match(await page.evaluate(() => location.hash), /gpus=128/);
+  // The commit changed the choosers' options, so the form was rebuilt: the field still shows what was
+  // committed (an as-a-user review found it blank), and keeps the focus.
+  assert.equal(await gpus.inputValue(), '128');
+  assert.ok(await gpus.evaluate((el) => el === document.activeElement));
   const rows = await page.getByRole('table', { name: 'Per-rank memory' }).getByRole('row').allTextContents();
   assert.equal(rows.length, m.ranks.length + 1);
   const worst = m.ranks[m.worst_rank];

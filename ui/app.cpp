@@ -40,6 +40,8 @@ void init(AppState& s) {
   s.override_memory = false;
   s.input_issues.clear();
   s.link_as_given.clear();
+  s.before_finetune.reset();
+  s.after_finetune.reset();
   s.dirty = true;
   recompute(s);
 }
@@ -92,6 +94,8 @@ void set_state(AppState& s, const std::string& encoded) {
   }
   apply_view(s, view);
   s.config = decoded.config;  // every field of the link, pipeline split and flags included
+  s.before_finetune.reset();  // a new link: no pretraining config of this page's to go back to
+  s.after_finetune.reset();
   s.input_issues = std::move(decoded.issues);
   // A link with errors (a newer version, a repeated key, a bad value) stays in the address bar as
   // written until the user edits: rewritten, it would lose what this page could not read, and a
@@ -404,9 +408,21 @@ void keep_layout_valid(AppState& s, const Config& before) {
   pins.vpp = a.vpp != b.vpp;
   pins.zero = a.zero != b.zero;
   pins.micro_batch = before.training.micro_batch != s.config.training.micro_batch;
+  const int64_t framework_zero = b.zero;  // before the repair (b is the config's own layout)
   const LayoutRepair repair = nearest_valid_layout(s.config, pins);
   s.layout_note = repair.summary();
   if (repair.moved()) s.config = repair.config;
+  // A framework without the user's ZeRO stage took its default (the framework chooser): said, as the
+  // repair's own moves are (an as-a-user review saw zero 3 -> 1 on a switch to Megatron-LM unsaid).
+  // (A training-mode or stack switch sets the stage with its defaults, and its own note says so.)
+  if (before.training.framework != s.config.training.framework && a.zero != framework_zero &&
+      before.training.finetune == s.config.training.finetune && before.training.stack == s.config.training.stack &&
+      !framework_profile(s.config.training.framework).offers_zero(a.zero)) {
+    const std::string moved = "zero " + std::to_string(a.zero) + " \xE2\x86\x92 " + std::to_string(framework_zero) + ": " +
+                              enum_label(s.config.training.framework) + " has no stage " + std::to_string(a.zero) +
+                              " (its default stage taken)";
+    s.layout_note = s.layout_note.empty() ? moved : moved + "; " + s.layout_note;
+  }
 }
 
 }  // namespace

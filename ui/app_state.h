@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct AppState {
   bool override_memory = false;        // view: the GPU memory field is shown for a preset GPU
   std::vector<Issue> input_issues;     // problems of the link the config was read from (until an edit)
   std::string link_as_given;           // that link, kept as the page's link until an edit (nothing it held is lost)
+  // Pretraining -> fine-tuning: the config before and just after the stack's defaults, so that going
+  // back to pretraining restores what the defaults changed and the user has not edited since.
+  std::optional<Config> before_finetune, after_finetune;
   bool link_issues_dismissed = false;  // the banner listing them was closed
   bool dirty = true;                   // config changed: recompute before drawing
   std::map<std::string, std::string> field_text;   // what is typed in each count field

@@ -594,7 +594,17 @@ bool draw_finetune(AppState& s) {
   if (t.finetune != before) {
     changed = true;
     if (t.finetune == FinetuneMethod::kNone) {
-      // Back to pretraining: the pretraining defaults of what fine-tuning set.
+      // Back to the pretraining config fine-tuning started from (when this page switched to it): each
+      // field the stack's defaults changed then, and the user has not edited since, takes its
+      // pretraining value again (framework, batch, ZeRO stage...). An as-a-user review saw them stay.
+      std::vector<std::pair<const ConfigField*, nlohmann::json>> restore;
+      if (s.before_finetune && s.after_finetune)
+        for (const ConfigField& field : config_fields()) {
+          if (std::string(field.key) == "finetune" || !field.get || !field.set) continue;
+          const nlohmann::json was = field.get(*s.before_finetune);
+          if (was != field.get(*s.after_finetune) && field.get(c) == field.get(*s.after_finetune)) restore.emplace_back(&field, was);
+        }
+      // The pretraining defaults of what fine-tuning set, then the restored values over them.
       const TrainingSpec plain = default_config().training;
       t.precision = plain.precision;
       t.optimizer = plain.optimizer;
@@ -602,10 +612,18 @@ bool draw_finetune(AppState& s) {
       t.loss = plain.loss;
       t.allocator = plain.allocator;
       t.offload = plain.offload;
-      note_defaults(s, before_config, "pretraining's defaults");
+      for (const auto& [field, was] : restore) field->set(c, was);
+      note_defaults(s, before_config, restore.empty() ? "pretraining's defaults" : "back to the pretraining settings");
     } else {
       apply_finetune_defaults(s, before_config, before == FinetuneMethod::kNone || before == FinetuneMethod::kFull,
                               before != FinetuneMethod::kNone);
+    }
+    if (before == FinetuneMethod::kNone) {
+      s.before_finetune = before_config;
+      s.after_finetune = c;
+    } else if (t.finetune == FinetuneMethod::kNone) {
+      s.before_finetune.reset();
+      s.after_finetune.reset();
     }
   }
   field_issue(s, "finetune");

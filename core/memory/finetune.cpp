@@ -167,7 +167,12 @@ FinetuneDefaults finetune_defaults(const Config& config, bool framework_given) {
   FinetuneDefaults d;
   d.framework = framework_given ? t.framework : stack.framework;
   d.zero = framework_given ? framework_profile(d.framework).default_zero : one_gpu ? stack.zero_one_gpu : stack.zero_many_gpus;
-  d.global_batch = t.micro_batch * std::max<int64_t>(1, effective_dp(config));
+  // One sequence per data-parallel rank per step. QLoRA's 4-bit layers have no tensor-parallel form
+  // (validate.cpp), so its ranks are data-parallel whatever tp a pretraining config carried: the batch
+  // of the layout it can run, not of one it cannot (tp 8 on 8 GPUs gave 1, which tp 1 cannot divide).
+  Config runs = config;
+  if (t.finetune == FinetuneMethod::kQlora && runs.layout.dp == 0) runs.layout.tp = 1;
+  d.global_batch = t.micro_batch * std::max<int64_t>(1, effective_dp(runs));
   d.recompute = stack.recompute[method];
   d.loss = stack.loss;
   d.precision = stack.precision;

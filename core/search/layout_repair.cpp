@@ -69,7 +69,9 @@ LayoutRepair nearest_valid_layout(const Config& config, const LayoutPins& pins) 
   const Issue* first_layout_error = nullptr;
   for (const Issue& issue : issues) {
     if (issue.severity != Severity::kError) continue;
-    if (!is_layout_issue(issue.code)) return repair;  // a non-layout error: no layout can help
+    // QLoRA's 4-bit layers refuse tp > 1 (validate.cpp): a layout with tp 1 helps, so it is one too.
+    const bool qlora_tp = issue.code == IssueCode::kFinetuneUnsupported && issue.field == "tp";
+    if (!is_layout_issue(issue.code) && !qlora_tp) return repair;  // a non-layout error: no layout can help
     if (first_layout_error == nullptr) first_layout_error = &issue;
   }
   if (first_layout_error == nullptr) return repair;

@@ -345,6 +345,13 @@ TEST_CASE("methods_base_config: a pretraining config is ranked at the fine-tunin
   CHECK(methods_base_config(piped).training.global_batch == 64);
   CHECK(methods_base_config(piped).layout.tp == 1);
   CHECK_FALSE(rank_finetune_methods(methods_base_config(piped), MethodOptions{}).ranked.empty());
+  // QLoRA has no tensor parallelism: its default batch counts every GPU as data-parallel, so the
+  // layout repair's tp 1 divides it (tp 8 on 8 GPUs once gave a batch of 1).
+  Config qlora_tp = config_of({{"model", "llama3.1-70b"}, {"gpus", 8}, {"seq", 4096}, {"tp", 8}});
+  qlora_tp.training.finetune = FinetuneMethod::kQlora;
+  CHECK(finetune_defaults(qlora_tp, false).global_batch == 8);
+  qlora_tp.training.finetune = FinetuneMethod::kLora;
+  CHECK(finetune_defaults(qlora_tp, false).global_batch == 1);  // LoRA keeps tp 8: one dp rank
 }
 
 TEST_CASE("fine-tuning methods: Llama 3.1 70B on 8 A100 80GB at seq 4096, fastest that fits first") {

@@ -66,3 +66,19 @@ TEST_CASE("an error outside the layout is not the layout's to fix") {
   config.training.seq = 0;
   CHECK_FALSE(nearest_valid_layout(config).moved());
 }
+
+// bitsandbytes' 4-bit layers have no tensor-parallel form (validate.cpp): an as-a-user review chose
+// QLoRA with tp 8 set and was left with no result; a layout with tp 1 is the way out, taken and said.
+TEST_CASE("QLoRA with tp > 1 moves tp to 1 and says why") {
+  Config config = preset_config("llama3.1-70b", 8, 8, 1);
+  config.training.finetune = FinetuneMethod::kQlora;
+  config.training.global_batch = 8;
+  config.training.seq = 4096;
+  REQUIRE(has_errors(validate(config)));
+  const LayoutRepair repair = nearest_valid_layout(config);
+  REQUIRE(repair.moved());
+  CHECK(repair.config.layout.tp == 1);
+  CHECK_FALSE(has_errors(validate(repair.config)));
+  CHECK(repair.summary().find("tp 8 \xE2\x86\x92 1") != std::string::npos);
+  CHECK(repair.summary().find("bitsandbytes") != std::string::npos);
+}

@@ -944,3 +944,40 @@ test('Validation: the GPU ground truth sub-tab lists the H100 rows and the CLI\'
     }
   }
 });
+
+// An as-a-user review of the page: a framework switch lowered an explicit ZeRO stage unsaid; LoRA and
+// back to pretraining left the LoRA stack's framework, batch and stage; QLoRA with tp 8 left the page
+// with no result. Each move is now made and said, or undone.
+test('mode and framework switches say what they move, LoRA and back restores pretraining, QLoRA takes tp 1', async () => {
+  let { context, page, errors } = await openPage('#v=1&model=llama3.1-8b&gpus=16&framework=deepspeed&zero=3');
+  let v = await version(page);
+  await page.getByRole('combobox', { name: 'framework' }).selectOption('megatron');
+  await settled(page, v);
+  let m = await mirror(page);
+  assert.equal(m.config.zero, 1);
+  assert.match(m.layout_note, /zero 3 \u2192 1: Megatron-LM has no stage 3/);
+  assert.deepEqual(errors, []);
+  await context.close();
+
+  ({ context, page, errors } = await openPage('#v=1&model=llama3.1-70b&gpus=64&seq=8192&tp=8&pp=4'));
+  const pretraining = (await mirror(page)).state;
+  await clickWidget(page, 'finetune_lora', { changes: true });
+  m = await mirror(page);
+  assert.equal(m.config.finetune, 'lora');
+  assert.notEqual(m.state, pretraining);
+  await clickWidget(page, 'finetune_none', { changes: true });
+  m = await mirror(page);
+  assert.equal(m.state, pretraining, 'back to pretraining: the settings LoRA\'s defaults changed are restored');
+  assert.match(m.defaults_note, /back to the pretraining settings/);
+  assert.deepEqual(errors, []);
+  await context.close();
+
+  ({ context, page, errors } = await openPage('#v=1&model=llama3.1-70b&gpus=8&seq=4096&tp=8'));
+  await clickWidget(page, 'finetune_qlora', { changes: true });
+  m = await mirror(page);
+  assert.equal(m.config.tp, 1);
+  assert.equal(m.ok, true);
+  assert.match(m.layout_note, /tp 8 \u2192 1: .*bitsandbytes/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

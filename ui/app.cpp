@@ -76,6 +76,15 @@ PageView current_view(const AppState& s) {
   return view;
 }
 
+namespace {
+
+// The page's link: the config's state and the view, or a link with errors kept as given (set_state).
+std::string page_link(const AppState& s) {
+  return s.link_as_given.empty() ? s.state + encode_view(current_view(s)) : s.link_as_given;
+}
+
+}  // namespace
+
 void set_state(AppState& s, const std::string& encoded) {
   PageView view;
   ParsedConfig decoded = decode_state(encoded, &view);
@@ -366,7 +375,7 @@ void recompute(AppState& s) {
   s.field_issues.clear();
   for (const Issue& issue : s.issues) s.field_issues.emplace(issue.field, issue.message);  // the first per field
   s.state = encode_state(s.config);  // the shareable state of what was typed, valid or not
-  s.link = s.link_as_given.empty() ? s.state + encode_view(current_view(s)) : s.link_as_given;
+  s.link = page_link(s);
 
   // Every layout for this model, GPU and training: the search ignores the config's layout fields. It
   // runs in slices (step_search): a first one now, the rest across frames, the last result shown.
@@ -388,7 +397,7 @@ namespace {
 
 // A view change (tab, units, sort, filter, pin) moves the link without a recompute.
 void refresh_link(AppState& s) {
-  const std::string link = s.link_as_given.empty() ? s.state + encode_view(current_view(s)) : s.link_as_given;
+  const std::string link = page_link(s);
   if (link == s.link) return;
   s.link = link;
   s.mirror = make_mirror(s);

@@ -11,8 +11,10 @@
 
 namespace meshfit {
 
-bool is_layout_issue(IssueCode code) {
-  switch (code) {
+bool is_layout_issue(const Issue& issue) {
+  // QLoRA's 4-bit layers refuse tp > 1 (validate.cpp, named on tp): a layout with tp 1 helps.
+  if (issue.code == IssueCode::kFinetuneUnsupported && issue.field == "tp") return true;
+  switch (issue.code) {
     case IssueCode::kLayoutProductMismatch:
     case IssueCode::kTpNotDivideHeads:
     case IssueCode::kTpNotDivideKvHeads:
@@ -69,9 +71,7 @@ LayoutRepair nearest_valid_layout(const Config& config, const LayoutPins& pins) 
   const Issue* first_layout_error = nullptr;
   for (const Issue& issue : issues) {
     if (issue.severity != Severity::kError) continue;
-    // QLoRA's 4-bit layers refuse tp > 1 (validate.cpp): a layout with tp 1 helps, so it is one too.
-    const bool qlora_tp = issue.code == IssueCode::kFinetuneUnsupported && issue.field == "tp";
-    if (!is_layout_issue(issue.code) && !qlora_tp) return repair;  // a non-layout error: no layout can help
+    if (!is_layout_issue(issue)) return repair;  // a non-layout error: no layout can help
     if (first_layout_error == nullptr) first_layout_error = &issue;
   }
   if (first_layout_error == nullptr) return repair;
@@ -105,12 +105,10 @@ LayoutRepair nearest_valid_layout(const Config& config, const LayoutPins& pins) 
             // The user's replicas where they still hold, else the most below them that do (structure.h).
             layout.dp_replicate = most_replicas_holding(profile, from.dp_replicate, zero, dp, cp);
             layout.hpz_partition_size = most_hpz_holding(t.framework, from.hpz_partition_size, layout, dp);
-            // Fewer replicas moves no degree of the mesh: cheaper than moving one (half a dimension).
-            const double replicas_cost =
-                (layout.dp_replicate == from.dp_replicate ? 0.0 : 0.5 * move_cost(from.dp_replicate, layout.dp_replicate, false)) +
-                (layout.hpz_partition_size == from.hpz_partition_size
-                     ? 0.0
-                     : 0.5 * move_cost(from.hpz_partition_size, layout.hpz_partition_size, false));
+            // A smaller group size moves no degree of the mesh: cheaper than moving one (half a dimension).
+            const auto group_cost = [](int64_t was, int64_t now) { return was == now ? 0.0 : 0.5 * move_cost(was, now, false); };
+            const double replicas_cost = group_cost(from.dp_replicate, layout.dp_replicate) +
+                                         group_cost(from.hpz_partition_size, layout.hpz_partition_size);
             const double zero_cost =
                 (from.zero == zero ? 0 : (pins.zero ? 1000.0 : 10.0) + double(std::llabs(zero - from.zero))) + replicas_cost;
             // The micro-batch: the current one when it divides, else the nearest that does.

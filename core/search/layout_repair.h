@@ -31,8 +31,9 @@ struct LayoutRepair {
   std::string summary() const;
 };
 
-// Whether an issue code is about the layout (degrees, split, ZeRO stage, batch divisibility).
-bool is_layout_issue(IssueCode code);
+// Whether an issue is about the layout (degrees, split, ZeRO stage, batch divisibility, the group
+// sizes, QLoRA's refusal of tp > 1): one that a layout change can fix.
+bool is_layout_issue(const Issue& issue);
 
 // The config unchanged when it is valid, or when an error outside the layout remains (seq=0: no
 // layout can help); otherwise the valid layout nearest to it: fewest changed dimensions, then the

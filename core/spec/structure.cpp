@@ -106,22 +106,41 @@ ReplicasRule replicas_rule(const FrameworkProfile& profile, int64_t replicas, in
   return ReplicasRule::kHolds;
 }
 
-int64_t most_replicas_holding(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp) {
-  if (replicas_hold(profile, replicas, zero, dp, cp)) return replicas;
-  const std::vector<int64_t> options = divisors(replicas_span(profile, dp, cp));
-  for (auto r = options.rbegin(); r != options.rend(); ++r)
-    if (*r < replicas && replicas_hold(profile, *r, zero, dp, cp)) return *r;
+namespace {
+
+// The group sizes (dp_replicate, hpz_partition_size) are divisors of a rank count `span`. The
+// value where it holds, else the largest divisor below it that does (1 at the least): what the
+// search and the layout repair keep.
+template <typename Holds>
+int64_t largest_holding(int64_t value, int64_t span, Holds holds) {
+  if (holds(value)) return value;
+  const std::vector<int64_t> options = divisors(span);
+  for (auto d = options.rbegin(); d != options.rend(); ++d)
+    if (*d < value && holds(*d)) return *d;
   return 1;
 }
 
-std::vector<int64_t> replicas_choices(const Config& config) {
+// Every divisor of `span` that holds, ascending (the page's choosers); {1} when none does.
+template <typename Holds>
+std::vector<int64_t> holding_divisors(int64_t span, Holds holds) {
   std::vector<int64_t> out;
-  const FrameworkProfile& profile = framework_profile(config.training.framework);
-  const int64_t dp = effective_dp(config);
-  for (int64_t r : divisors(replicas_span(profile, dp, config.layout.cp)))
-    if (replicas_hold(profile, r, config.layout.zero, dp, config.layout.cp)) out.push_back(r);
+  for (int64_t d : divisors(span))
+    if (holds(d)) out.push_back(d);
   if (out.empty()) out.push_back(1);
   return out;
+}
+
+}  // namespace
+
+int64_t most_replicas_holding(const FrameworkProfile& profile, int64_t replicas, int64_t zero, int64_t dp, int64_t cp) {
+  return largest_holding(replicas, replicas_span(profile, dp, cp),
+                         [&](int64_t r) { return replicas_hold(profile, r, zero, dp, cp); });
+}
+
+std::vector<int64_t> replicas_choices(const Config& config) {
+  const FrameworkProfile& profile = framework_profile(config.training.framework);
+  const int64_t dp = effective_dp(config), cp = config.layout.cp, zero = config.layout.zero;
+  return holding_divisors(replicas_span(profile, dp, cp), [&](int64_t r) { return replicas_hold(profile, r, zero, dp, cp); });
 }
 
 HpzRule hpz_rule(Framework framework, int64_t hpz, const Layout& layout, int64_t dp) {
@@ -135,20 +154,14 @@ HpzRule hpz_rule(Framework framework, int64_t hpz, const Layout& layout, int64_t
 }
 
 int64_t most_hpz_holding(Framework framework, int64_t hpz, const Layout& layout, int64_t dp) {
-  if (hpz_rule(framework, hpz, layout, dp) == HpzRule::kHolds) return hpz;
-  const std::vector<int64_t> options = divisors(dp * layout.cp);
-  for (auto h = options.rbegin(); h != options.rend(); ++h)
-    if (*h < hpz && hpz_rule(framework, *h, layout, dp) == HpzRule::kHolds) return *h;
-  return 1;
+  return largest_holding(hpz, dp * layout.cp, [&](int64_t h) { return hpz_rule(framework, h, layout, dp) == HpzRule::kHolds; });
 }
 
 std::vector<int64_t> hpz_choices(const Config& config) {
-  std::vector<int64_t> out;
   const int64_t dp = effective_dp(config);
-  for (int64_t h : divisors(dp * config.layout.cp))
-    if (hpz_rule(config.training.framework, h, config.layout, dp) == HpzRule::kHolds) out.push_back(h);
-  if (out.empty()) out.push_back(1);
-  return out;
+  return holding_divisors(dp * config.layout.cp, [&](int64_t h) {
+    return hpz_rule(config.training.framework, h, config.layout, dp) == HpzRule::kHolds;
+  });
 }
 
 bool batch_divides(int64_t global_batch, int64_t dp, int64_t micro_batch) {

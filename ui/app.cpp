@@ -20,6 +20,7 @@
 #include "io/url_state.h"
 #include "search/fit_advice.h"
 #include "search/layout_repair.h"
+#include "spec/config_schema.h"
 #include "spec/input_limits.h"
 #include "spec/structure.h"
 
@@ -434,7 +435,33 @@ void keep_layout_valid(AppState& s, const Config& before) {
   }
 }
 
+// The fine-tuning snapshot after a training-mode or stack switch, once the layout repair has run. The
+// first switch takes the whole config. A later switch (LoRA -> QLoRA, a stack) moves each field the
+// user has not edited since (the same in the snapshot and before the switch) to what its defaults and
+// the repair wrote, so the way back to pretraining undoes them too; an as-a-user review saw the tp and
+// cp that QLoRA's repair moved stay after LoRA -> QLoRA -> pretraining. Edited fields keep their values.
+void take_finetune_snapshot(AppState& s, const Config& before) {
+  if (!s.finetune_switched || !s.before_finetune || !s.after_finetune) return;
+  if (before.training.finetune == FinetuneMethod::kNone) {
+    s.after_finetune = s.config;
+    return;
+  }
+  for (const ConfigField& field : config_fields())
+    if (field.get && field.set && held_value(field, before) == held_value(field, *s.after_finetune))
+      set_held_value(field, *s.after_finetune, held_value(field, s.config));
+}
+
 }  // namespace
+
+nlohmann::json held_value(const ConfigField& field, const Config& config) {
+  if (std::string(field.key) == "dp") return config.layout.dp;
+  return field.get(config);
+}
+
+void set_held_value(const ConfigField& field, Config& config, const nlohmann::json& value) {
+  if (std::string(field.key) == "dp") config.layout.dp = value.get<int64_t>();
+  else field.set(config, value);
+}
 
 void commit_edit(AppState& s, const Config& before) {
   s.input_issues.clear();  // the link's problems are the user's edit now
@@ -442,6 +469,8 @@ void commit_edit(AppState& s, const Config& before) {
   if (!s.defaults_note_fresh) s.defaults_note.clear();
   s.defaults_note_fresh = false;
   keep_layout_valid(s, before);
+  take_finetune_snapshot(s, before);
+  s.finetune_switched = false;
   s.dirty = true;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "app_state.h"
+#include "spec/config_schema.h"
 
 namespace meshfit::ui {
 
@@ -28,6 +29,10 @@ void refresh_mirror(AppState& state);
 // After an edit of the config (`before` = the config before it): the link's problems are dropped,
 // a layout the edit broke moves to the nearest valid one (saying what moved), results recompute.
 void commit_edit(AppState& state, const Config& before);
+// A field's value as the config holds it, for the fine-tuning snapshots: dp as given (0 = derived
+// from the GPU count), where the schema's getter writes it resolved; set_held_value is its inverse.
+nlohmann::json held_value(const ConfigField& field, const Config& config);
+void set_held_value(const ConfigField& field, Config& config, const nlohmann::json& value);
 // Sets one inputs-panel field from text typed or chosen in the page's DOM form (the accessible twin
 // of the panel), through the same parsing and schema setters as the panel; text that is not a
 // valid value is refused beside the field. Returns whether the config changed.

@@ -40,6 +40,8 @@ struct AppState {
   // Pretraining -> fine-tuning: the config before and just after the stack's defaults, so that going
   // back to pretraining restores what the defaults changed and the user has not edited since.
   std::optional<Config> before_finetune, after_finetune;
+  bool finetune_switched = false;      // this edit switched the training mode or stack: commit_edit moves
+                                       // after_finetune to what the defaults and the layout repair wrote
   bool link_issues_dismissed = false;  // the banner listing them was closed
   bool dirty = true;                   // config changed: recompute before drawing
   std::map<std::string, std::string> field_text;   // what is typed in each count field

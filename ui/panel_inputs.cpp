@@ -601,8 +601,9 @@ bool draw_finetune(AppState& s) {
       if (s.before_finetune && s.after_finetune)
         for (const ConfigField& field : config_fields()) {
           if (std::string(field.key) == "finetune" || !field.get || !field.set) continue;
-          const nlohmann::json was = field.get(*s.before_finetune);
-          if (was != field.get(*s.after_finetune) && field.get(c) == field.get(*s.after_finetune)) restore.emplace_back(&field, was);
+          const nlohmann::json was = held_value(field, *s.before_finetune);
+          if (was != held_value(field, *s.after_finetune) && held_value(field, c) == held_value(field, *s.after_finetune))
+            restore.emplace_back(&field, was);
         }
       // The pretraining defaults of what fine-tuning set, then the restored values over them.
       const TrainingSpec plain = default_config().training;
@@ -612,7 +613,7 @@ bool draw_finetune(AppState& s) {
       t.loss = plain.loss;
       t.allocator = plain.allocator;
       t.offload = plain.offload;
-      for (const auto& [field, was] : restore) field->set(c, was);
+      for (const auto& [field, was] : restore) set_held_value(*field, c, was);
       note_defaults(s, before_config, restore.empty() ? "pretraining's defaults" : "back to the pretraining settings");
     } else {
       apply_finetune_defaults(s, before_config, before == FinetuneMethod::kNone || before == FinetuneMethod::kFull,
@@ -620,11 +621,12 @@ bool draw_finetune(AppState& s) {
     }
     if (before == FinetuneMethod::kNone) {
       s.before_finetune = before_config;
-      s.after_finetune = c;
+      s.after_finetune = c;  // taken again after the layout repair (commit_edit)
     } else if (t.finetune == FinetuneMethod::kNone) {
       s.before_finetune.reset();
       s.after_finetune.reset();
     }
+    s.finetune_switched = t.finetune != FinetuneMethod::kNone;
   }
   field_issue(s, "finetune");
   if (!is_finetune(t)) return changed;
@@ -633,6 +635,7 @@ bool draw_finetune(AppState& s) {
   const Config before_stack = c;
   if (combo_enum("##stack", t.stack)) {
     apply_finetune_defaults(s, before_stack, true, true);
+    s.finetune_switched = true;
     changed = true;
   }
   record_rect(s, "stack");

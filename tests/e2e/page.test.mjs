@@ -969,15 +969,28 @@ test('mode and framework switches say what they move, LoRA and back restores pre
   m = await mirror(page);
   assert.equal(m.state, pretraining, 'back to pretraining: the settings LoRA\'s defaults changed are restored');
   assert.match(m.defaults_note, /back to the pretraining settings/);
+  // The same through two fine-tuning switches: what QLoRA's defaults and layout repair wrote after
+  // LoRA's (tp 8 -> 1) is undone too; before, only the first switch was tracked and tp stayed 1.
+  await clickWidget(page, 'finetune_lora', { changes: true });
+  assert.equal((await mirror(page)).config.tp, 8);
+  await clickWidget(page, 'finetune_qlora', { changes: true });
+  assert.equal((await mirror(page)).config.tp, 1);
+  await clickWidget(page, 'finetune_none', { changes: true });
+  m = await mirror(page);
+  assert.equal(m.state, pretraining, 'back to pretraining after LoRA and QLoRA');
   assert.deepEqual(errors, []);
   await context.close();
 
   ({ context, page, errors } = await openPage('#v=1&model=llama3.1-70b&gpus=8&seq=4096&tp=8'));
+  const tp8 = (await mirror(page)).state;
   await clickWidget(page, 'finetune_qlora', { changes: true });
   m = await mirror(page);
   assert.equal(m.config.tp, 1);
   assert.equal(m.ok, true);
   assert.match(m.layout_note, /tp 8 \u2192 1: .*bitsandbytes/);
+  // What the repair moved on the first switch is undone on the way back as well.
+  await clickWidget(page, 'finetune_none', { changes: true });
+  assert.equal((await mirror(page)).state, tp8);
   assert.deepEqual(errors, []);
   await context.close();
 });

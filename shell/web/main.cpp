@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "app.h"
 #include "backends/imgui_impl_opengl3.h"
@@ -54,6 +55,8 @@ struct Host {
   EMSCRIPTEN_WEBGL_CONTEXT_HANDLE gl = 0;
   double css_width = 0, css_height = 0, dpr = 1;
   double font_dpr = 0;              // the ratio the font atlas was built for
+  std::string font_user_text;       // the user's text the atlas was built for (its letters beyond Latin-1)
+  std::vector<ImWchar> font_ranges; // the atlas's glyph ranges (ImGui keeps a pointer to them)
   int frames_to_draw = 3;           // draw while > 0; events set it again
   bool context_lost = false;
   bool first_frame_done = false;
@@ -115,22 +118,45 @@ void add_arrow_glyph(ImFont* font, float size) {
     }
 }
 
+// Text the user typed or a link carried, drawn by the page: its letters beyond Latin-1 (a run named
+// in Greek, Cyrillic or Polish) get glyphs too. An as-a-user review saw such names drawn as "?".
+std::string user_text(const AppState& s) {
+  return s.config.name + '\n' + s.config.notes + '\n' + s.pin_config.name + '\n' + s.pin_config.notes + '\n' +
+         s.hf_text + '\n' + s.hf_fetch.id + '\n' + s.layout_filter;
+}
+
+// Latin-1, the dashes and comparison signs the messages use, U+FFFD (ImGui's fallback when present:
+// a glyph the font lacks, CJK or emoji, shows as the replacement mark rather than a literal "?"),
+// and the letters of the user's text that the font has (stb_truetype skips the rest).
+std::vector<ImWchar> glyph_ranges(const std::string& text) {
+  static const ImWchar base[] = {0x0020, 0x00FF, 0x2010, 0x2027, 0x2264, 0x2265, 0xFFFD, 0xFFFD, 0};
+  ImFontGlyphRangesBuilder builder;
+  builder.AddRanges(base);
+  builder.AddText(text.c_str());
+  ImVector<ImWchar> built;
+  builder.BuildRanges(&built);
+  return std::vector<ImWchar>(built.begin(), built.end());
+}
+
 void rebuild_fonts_if_needed() {
   Host& h = host();
-  if (h.font_dpr == h.dpr) return;
+  std::string text = user_text(h.app);
+  if (h.font_dpr == h.dpr && text == h.font_user_text) return;
+  std::vector<ImWchar> ranges = glyph_ranges(text);
+  h.font_user_text = std::move(text);
+  if (h.font_dpr == h.dpr && ranges == h.font_ranges) return;  // no new letter: the same atlas
   h.font_dpr = h.dpr;
+  h.font_ranges = std::move(ranges);
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
   ImFontConfig config;
   config.FontDataOwnedByAtlas = false;
   config.OversampleH = 2;
   config.OversampleV = 1;
-  // Latin-1 plus the dashes and comparison signs the messages use.
-  static const ImWchar ranges[] = {0x0020, 0x00FF, 0x2010, 0x2027, 0x2264, 0x2265, 0};
   // Rasterise at the physical size so text is crisp at any devicePixelRatio; draw at 1/dpr.
   const float size = float(h.app.em * h.dpr);
   ImFont* font = io.Fonts->AddFontFromMemoryTTF(const_cast<unsigned char*>(meshfit_font_data), int(meshfit_font_size),
-                                                size, &config, ranges);
+                                                size, &config, h.font_ranges.data());
   add_arrow_glyph(font, size);
   io.FontGlobalScale = float(1.0 / h.dpr);
   ImGui_ImplOpenGL3_DestroyFontsTexture();

@@ -137,6 +137,7 @@ constexpr MegatronFlag kMegatronFlags[] = {
     {"--accumulate-allreduce-grads-in-fp32", Arity::kSwitch, Use::kRead},
     {"--use-flash-attn", Arity::kSwitch, Use::kRead}, {"--attention-backend", Arity::kValue, Use::kRead},
     {"--cpu-offloading", Arity::kSwitch, Use::kRead}, {"--optimizer-cpu-offload", Arity::kSwitch, Use::kRead},
+    {"--optimizer-offload-fraction", Arity::kValue, Use::kRead},
     // Known, no effect on the per-GPU memory or layout meshfit models.
     {"--max-position-embeddings", Arity::kValue, Use::kIgnored}, {"--norm-epsilon", Arity::kValue, Use::kIgnored},
     {"--rotary-base", Arity::kValue, Use::kIgnored}, {"--rotary-percent", Arity::kValue, Use::kIgnored},
@@ -586,9 +587,21 @@ void read_training(const MegatronReader& r, FieldWriter& w, LaunchImport& out) {
       w.warn(IssueCode::kUnknownValue, "--attention-backend", "--attention-backend " + quote_text(backend) + " is not known; flash assumed.");
   }
   w.set("flash", flash, "--attention-backend");
-  for (const char* offload : {"--cpu-offloading", "--optimizer-cpu-offload"})
-    if (r.has(offload))
-      w.warn(IssueCode::kUnsupportedSetting, offload, std::string(offload) + ": CPU offload is not modelled (GPU memory overestimated).");
+  if (r.has("--cpu-offloading"))
+    w.warn(IssueCode::kUnsupportedSetting, "--cpu-offloading",
+           "--cpu-offloading (Transformer Engine's activation and weight offload) is not modelled (GPU memory overestimated).");
+  // --optimizer-cpu-offload: the distributed optimizer's shard on the CPU (memory_model.cpp's
+  // profile). A fraction below 1 (--optimizer-offload-fraction) keeps part of it on the GPU, which
+  // meshfit cannot split: counted on the GPU rather than under-counted.
+  if (r.has("--optimizer-cpu-offload")) {
+    const std::optional<double> fraction = r.has("--optimizer-offload-fraction") ? r.real("--optimizer-offload-fraction") : 1.0;
+    if (fraction && *fraction == 1.0)
+      w.set("offload", enum_key(Offload::kOptimizer), "--optimizer-cpu-offload");
+    else if (fraction)
+      w.warn(IssueCode::kUnsupportedSetting, "--optimizer-offload-fraction",
+             "--optimizer-offload-fraction " + r.text("--optimizer-offload-fraction") +
+                 ": a partial optimizer offload is not modelled; the whole optimizer is counted on the GPU (GPU memory overestimated).");
+  }
 }
 
 void read_world_size(const ParsedArgs& args, FieldWriter& w) {
@@ -775,6 +788,14 @@ LaunchExport export_megatron(const Config& c) {
   if (t.optimizer == Optimizer::kSgd) word("--optimizer", "sgd");
   if (t.optimizer == Optimizer::kAdam8bit) warn("optimizer", "Megatron-LM has no 8-bit Adam; the flags keep its default Adam.");
   if (!t.fp32_grad_buffer) flag("--grad-reduce-in-bf16");
+  // The hybrid device optimizer runs on the precision-aware optimizer's code path (its dtype flags
+  // left at their fp32 defaults: the same bytes).
+  if (t.offload == Offload::kOptimizer) {
+    flag("--optimizer-cpu-offload");
+    flag("--use-precision-aware-optimizer");
+  } else if (t.offload == Offload::kParams) {
+    warn("offload", "Megatron-LM has no parameter offload; the flags keep the parameters on the GPU.");
+  }
   word("--attention-backend", t.flash ? "flash" : "unfused");
   out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "vocab",
                         "Megatron-LM takes the vocabulary from the tokenizer (--tokenizer-type, --tokenizer-model); "

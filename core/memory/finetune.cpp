@@ -342,10 +342,12 @@ StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, 
   // the 16-bit copies it computes with, which ZeRO-3/FSDP gather per unit (comm buffers).
   // ZeRO-1 keeps every 16-bit gradient on every rank: the engine accumulates the micro-batches in
   // param.grad and reduces them into the (offloaded) fp32 partition only at the step
-  // (stage_1_and_2.py, partition_gradients False), so those stay on the GPU.
+  // (stage_1_and_2.py, partition_gradients False), so those stay on the GPU. Megatron-LM's
+  // --optimizer-cpu-offload keeps its unsharded fp32 main-grad buffer (memory_model.cpp's profile).
+  // In general: the gradients a stage keeps whole stay; sharded ones go with the optimizer.
   if (training.offload != Offload::kNone) {
-    const double kept_gradients =
-        has_adapters(training) || rule.grads_sharded ? 0.0 : std::min(s.gradients, shape.parameters * rule.grad_bytes);
+    const double kept_bytes = (rule.grads_sharded ? 0.0 : rule.grad_bytes) + (rule.grads_fp32_sharded ? 0.0 : rule.grad_fp32_bytes);
+    const double kept_gradients = has_adapters(training) ? 0.0 : std::min(s.gradients, shape.parameters * kept_bytes);
     s.host += s.optimizer + s.paged_optimizer + s.gradients - kept_gradients;
     s.optimizer = s.paged_optimizer = 0;
     s.gradients = kept_gradients;

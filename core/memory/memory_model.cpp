@@ -31,7 +31,15 @@ const FrameworkProfile kProfiles[] = {
       p.states.fp32_grads_from_zero = 0;
       p.states.bf16_grads_dropped_from_zero = 0;
       p.even_middle_split = true;            // arguments.py: layers split evenly over the middle stages
-      p.offloads_model_states = false;       // no CPU offload of model states modelled for Megatron-LM
+      // --optimizer-cpu-offload (core/optimizer/cpu_offloading/hybrid_optimizer.py HybridDeviceOptimizer,
+      // inside the distributed optimizer): the shard's fp32 master and Adam moments live on the CPU and
+      // the step runs there; the bf16 params and the fp32 main-grad buffer stay on the GPU. Each step the
+      // shard's fp32 gradients go to the host and its fp32 updated params come back (param_update_in_fp32):
+      // 4 + 4 B per parameter. From Megatron-LM's source as remembered, NOT re-read here; parameters
+      // have no offload (--cpu-offloading is TE's activation offload, not modelled).
+      p.offloads_params = false;
+      p.offload_mechanism = "Megatron-LM --optimizer-cpu-offload";
+      p.offload_pcie_bytes_per_param = 8;
       p.interleave_needs_pp_multiple = true; // interleaved 1F1B: num_microbatches % pp == 0
       // arguments.py --num-distributed-optimizer-instances (needs --use-distributed-optimizer): the
       // optimizer is sharded inside each instance; param_and_grad_buffer.py start_grad_sync
@@ -60,6 +68,7 @@ const FrameworkProfile kProfiles[] = {
       FrameworkProfile p;
       p.framework = Framework::kFsdp;
       p.source = "PyTorch FSDP2 fully_shard as configured by torchtitan (bf16 params, fp32 reduce)";
+      p.offload_mechanism = "FSDP CPUOffload";
       // torchtitan: DDP, reshard_after_forward=False (SHARD_GRAD_OP), full sharding (the default).
       p.zero_stages = {"0 (DDP)", nullptr, "2 (reshard_after_forward=False)", "3 (full sharding)"};
       // HSDP: data_parallel_replicate_degree x data_parallel_shard_degree, sharded over dp_shard x cp
@@ -107,6 +116,7 @@ const FrameworkProfile kProfiles[] = {
       FrameworkProfile p;
       p.framework = Framework::kDeepSpeed;
       p.source = "DeepSpeed ZeRO (Megatron-DeepSpeed), estimate_zero*_model_states_mem_needs";
+      p.offload_mechanism = "DeepSpeed ZeRO-Offload (offload_optimizer, offload_param)";
       p.zero_stages = {"0 (off)", "1", "2", "3"};
       p.default_zero = 1;
       p.weights_sharded_from_zero = 3;
@@ -169,6 +179,7 @@ const FrameworkProfile kProfiles[] = {
       // Megatron's vocab-parallel scheme.
       p.default_loss = LossKind::kVocabParallel;
       p.fp8_weight_cache_bytes = 0;               // no fp8 training path modelled for nanotron
+      p.offloads_optimizer = p.offloads_params = false;  // its config has no CPU offload
       // Gradients go through torch DDP's bucket hooks during the backward (parallel/data_parallel).
       p.dp_overlap_default_from_zero = 0;
       p.dp_overlap_default_source = "nanotron reduces gradients in torch DDP bucket hooks during the backward";

@@ -144,7 +144,15 @@ struct FrameworkProfile {
   // The largest unit gathered at once under sharding: one transformer block (or the head), as FSDP2
   // wraps per block; false = the largest single module (DeepSpeed ZeRO-3 fetches by module).
   bool gathers_whole_blocks = false;
-  bool offloads_model_states = true;   // CPU offload of optimizer/params exists (ZeRO-Offload, FSDP CPUOffload)
+  // CPU offload of the optimizer (offload=optimizer: ZeRO-Offload offload_optimizer, FSDP CPUOffload,
+  // Megatron-LM --optimizer-cpu-offload) and of the parameters (offload=params: ZeRO-3 offload_param,
+  // FSDP CPUOffload(offload_params=True)); the framework's name for it, in messages.
+  bool offloads_optimizer = true;
+  bool offloads_params = true;
+  const char* offload_mechanism = "";
+  // Bytes per trained parameter of the rank's shard crossing PCIe each step with offload=optimizer:
+  // gradients to the host and updated weights back.
+  double offload_pcie_bytes_per_param = 4;
   bool casts_base_to_bf16 = false;     // bf16 mode casts the whole module, a frozen fp32 base included
                                        // (DeepSpeed engine.py _configure_distributed_model)
   // How gradients are bucketed for the DP reduce (step time): Megatron's DDP buckets (40M elements,

@@ -1171,9 +1171,11 @@ double optimizer_step_s(const StepTerms& terms, double stage_trained) {
   if (terms.config.training.offload == Offload::kNone) return optimizer_bytes / optimizer_step_bytes_per_s(terms.config.gpu, terms.config.training);
   // ZeRO-Offload: the rank's gradient partition goes device->host (2 B) and its updated 16-bit
   // parameters come back (2 B) over PCIe each step; the step runs on the CPU (Ren et al. 2021,
-  // ZeRO-Offload §4; DeepSpeed stage_1_and_2.py / stage3.py offload_optimizer).
+  // ZeRO-Offload §4; DeepSpeed stage_1_and_2.py / stage3.py offload_optimizer). Megatron-LM's
+  // hybrid optimizer moves fp32 both ways (the profile's offload_pcie_bytes_per_param).
   const double rank_trained = stage_trained / (layout.zero >= 1 ? double(terms.shard_ranks) : 1.0);
-  return 4.0 * rank_trained / kPcieBytesPerS + 16.0 * 2.0 * rank_trained / kHostOptimizerBytesPerS;
+  const double pcie_bytes = framework_profile(terms.config.training.framework).offload_pcie_bytes_per_param;
+  return pcie_bytes * rank_trained / kPcieBytesPerS + 16.0 * 2.0 * rank_trained / kHostOptimizerBytesPerS;
 }
 
 }  // namespace

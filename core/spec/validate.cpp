@@ -165,13 +165,17 @@ struct Rules {
     if (t.finetune == FinetuneMethod::kQlora && l.tp > 1)
       check.error(IssueCode::kFinetuneUnsupported, "tp",
                   "finetune=qlora with tp=" + to_string(l.tp) + ": bitsandbytes 4-bit layers cannot be split by tensor parallelism; use tp=1 with FSDP or ZeRO-3.");
-    if (t.offload == Offload::kParams && !profile.weights_sharded(l.zero))
+    if (t.offload != Offload::kNone && !profile.offloads_optimizer)
+      check.error(IssueCode::kFinetuneUnsupported, "offload",
+                  std::string("offload needs DeepSpeed, FSDP or Megatron-LM; ") + enum_label(t.framework) + " has no CPU offload.");
+    else if (t.offload == Offload::kParams && !profile.offloads_params)
+      check.error(IssueCode::kFinetuneUnsupported, "offload",
+                  std::string("offload=params: ") + profile.offload_mechanism +
+                      " moves the optimizer only (offload=optimizer); the parameters stay on the GPU.");
+    else if (t.offload == Offload::kParams && !profile.weights_sharded(l.zero))
       check.error(IssueCode::kFinetuneUnsupported, "offload",
                   "offload=params needs sharded parameters (ZeRO-3 offload_param / FSDP CPUOffload); zero=" +
                       to_string(l.zero) + " with " + enum_label(t.framework) + " keeps them whole on every rank.");
-    if (t.offload != Offload::kNone && !profile.offloads_model_states)
-      check.error(IssueCode::kFinetuneUnsupported, "offload",
-                  std::string("offload needs DeepSpeed or FSDP; ") + enum_label(t.framework) + " has no CPU offload of model states here.");
     // DeepSpeed's offload_optimizer applies to ZeRO stages 1-3 (FRAMEWORK_NOTES §3.4; at stage 0 the
     // engine's bf16 optimizer stays on the GPU); FSDP's zero 0 is DDP, which has no offload.
     else if (t.offload == Offload::kOptimizer && l.zero == 0)
@@ -179,6 +183,8 @@ struct Rules {
                   "offload=optimizer needs zero >= 1: " +
                       std::string(t.framework == Framework::kDeepSpeed
                                       ? "DeepSpeed's offload_optimizer applies to ZeRO stages 1-3, and at stage 0 the optimizer stays on the GPU"
+                                  : t.framework == Framework::kMegatron
+                                      ? "Megatron-LM's --optimizer-cpu-offload is modelled inside the distributed optimizer (zero 1)"
                                       : "zero=0 is plain data parallelism, which has no CPU offload") +
                       "; set zero >= 1 or offload=none.");
   }

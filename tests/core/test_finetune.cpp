@@ -142,6 +142,45 @@ TEST_CASE("DeepSpeed offload_optimizer: ZeRO-1 keeps its 16-bit gradients on the
   CHECK(refused);
 }
 
+// Megatron-LM --optimizer-cpu-offload (HybridDeviceOptimizer inside the distributed optimizer,
+// memory_model.cpp's profile): the shard's fp32 master and moments (12 B / dp) go to the host, the
+// unsharded fp32 main-grad buffer (4 B) and the bf16 params stay; the step pays the CPU step and
+// 4 + 4 B per shard parameter over PCIe. No parameter offload; zero 0 and nanotron have none.
+TEST_CASE("Megatron-LM optimizer CPU offload: the optimizer shard leaves, the main-grad buffer stays") {
+  json base = {{"model", "llama3-8b"}, {"gpu", "h100-sxm"}, {"gpus", 8}, {"seq", 4096}, {"global_batch", 64},
+               {"micro_batch", 1}, {"framework", "megatron"}, {"zero", 1}};
+  const Estimate kept = estimate(config_of(base));
+  json offloaded = base;
+  offloaded["offload"] = "optimizer";
+  const Estimate off = estimate(config_of(offloaded));
+  REQUIRE(kept.memory.valid());
+  REQUIRE(off.memory.valid());
+  const double params = kept.memory.worst().intermediates.parameters;
+  CHECK(off.memory.worst().bytes(Component::kGradients) == kept.memory.worst().bytes(Component::kGradients));
+  CHECK(off.memory.worst().bytes(Component::kGradients) == doctest::Approx(4.0 * params).epsilon(1e-9));
+  CHECK(off.memory.worst().bytes(Component::kWeights) == kept.memory.worst().bytes(Component::kWeights));
+  CHECK(off.memory.worst().bytes(Component::kOptimizerStates) == 0);
+  CHECK(off.memory.worst().host_bytes == doctest::Approx(kept.memory.worst().bytes(Component::kOptimizerStates)).epsilon(1e-9));
+  CHECK(off.memory.worst().host_bytes == doctest::Approx(12.0 * params / 8.0).epsilon(1e-3));
+  REQUIRE(off.step.step_time_s > 0);
+  CHECK(off.step.step_time_s > kept.step.step_time_s);
+  const auto refused = [](json with, const char* words) {
+    bool found = false;
+    for (const Issue& issue : validate(config_of(with)))
+      found |= issue.field == "offload" && issue.severity == Severity::kError && issue.message.find(words) != std::string::npos;
+    return found;
+  };
+  json params_offload = base;
+  params_offload["offload"] = "params";
+  CHECK(refused(params_offload, "moves the optimizer only"));
+  json ddp = offloaded;
+  ddp["zero"] = 0;
+  CHECK(refused(ddp, "distributed optimizer"));
+  json nanotron = offloaded;
+  nanotron["framework"] = "nanotron";
+  CHECK(refused(nanotron, "has no CPU offload"));
+}
+
 TEST_CASE("paged optimizer states are outside PyTorch's counters: in device bytes only") {
   json base = llama32_3b_lora();
   base["optimizer"] = "paged_adamw";

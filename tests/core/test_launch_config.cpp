@@ -864,6 +864,8 @@ TEST_CASE("round trips are stable: config -> launch config -> config -> launch c
     c.training.recompute = Recompute::kFull;
     c.training.recompute_layers = 5;
     add("megatron 70B block recompute of 5 layers", c, LaunchFormat::kMegatron);
+    c.training.offload = Offload::kOptimizer;
+    add("megatron 70B optimizer CPU offload", c, LaunchFormat::kMegatron);
     Config tt = layout_config("llama3.1-8b", 64, 1, 1, 1, Framework::kFsdp);
     tt.training.recompute = Recompute::kFull;
     tt.training.recompute_layers = 8;
@@ -1137,3 +1139,24 @@ TEST_CASE("Megatron-LM export of a split only nanotron or torchtitan run writes 
     CHECK(back.fields["pp_first_stage_layers"] == 2);
   }
 }
+
+// Megatron-LM --optimizer-cpu-offload (memory_model.cpp's profile): offload=optimizer, written back
+// with the precision-aware optimizer it runs on; a partial fraction is not modelled and errs high
+// (the whole optimizer counted on the GPU); --cpu-offloading (TE's) stays a warning.
+TEST_CASE("Megatron-LM --optimizer-cpu-offload is offload=optimizer, a partial fraction errs high") {
+  const LaunchImport whole = import_megatron_args("--num-layers 2 --use-distributed-optimizer --optimizer-cpu-offload");
+  CHECK(whole.fields["offload"] == "optimizer");
+  const LaunchImport one = import_megatron_args("--num-layers 2 --optimizer-cpu-offload --optimizer-offload-fraction 1.0");
+  CHECK(one.fields["offload"] == "optimizer");
+  const LaunchImport part = import_megatron_args("--num-layers 2 --optimizer-cpu-offload --optimizer-offload-fraction 0.5");
+  CHECK_FALSE(part.fields.contains("offload"));
+  CHECK(has_issue(part.issues, IssueCode::kUnsupportedSetting, "--optimizer-offload-fraction"));
+  CHECK_FALSE(has_issue(part.issues, IssueCode::kUnknownField, "--optimizer-offload-fraction"));
+  CHECK(has_issue(import_megatron_args("--num-layers 2 --cpu-offloading").issues, IssueCode::kUnsupportedSetting, "--cpu-offloading"));
+  Config c = layout_config("llama3.1-8b", 8, 1, 1, 1, Framework::kMegatron);
+  c.training.offload = Offload::kOptimizer;
+  const std::string flags = export_launch_config(c, LaunchFormat::kMegatron).text;
+  CHECK(flags.find("--optimizer-cpu-offload") != std::string::npos);
+  CHECK(flags.find("--use-precision-aware-optimizer") != std::string::npos);
+}
+

@@ -163,7 +163,11 @@ class Reader {
         const size_t before = issues_.size();
         int64_t number = 0;
         integer(key, value, number);
-        if (issues_.size() == before) row.set(config, number);
+        // A setter refuses a value outside the row's documented range, as for numbers below (an
+        // as-a-user review saw gpu_sms=-1 dropped without a word and the preset's kept).
+        if (issues_.size() == before && !row.set(config, number))
+          issues_.push_back({number > 0 ? IssueCode::kOutOfRange : IssueCode::kNotPositive, Severity::kError, key,
+                             key + "=" + describe(value) + " is refused: " + key + " must be " + row.allowed + "."});
         return;
       }
       case FieldKind::kNumber: {

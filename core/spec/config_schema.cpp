@@ -137,6 +137,21 @@ ConfigField gpu_figure(const char* key, const char* help) {
   return field;
 }
 
+// A measured fraction of a GPU figure (GEMM ceilings): in (0, 1]. Above 1 the model would run GEMMs
+// past the datasheet peak (an as-a-user review saw MFU 179% from a ceiling of 5); 0 has no step time.
+template <double GpuSpec::*Member>
+ConfigField gpu_fraction(const char* key, const char* help) {
+  ConfigField field{key, key, help, FieldKind::kNumber, FieldGroup::kHardware, "a number above 0 and at most 1"};
+  field.get = [](const Config& c) -> json { return c.gpu.*Member; };
+  field.set = [](Config& c, const json& value) {
+    const double fraction = value.get<double>();
+    if (!(fraction > 0 && fraction <= 1)) return false;
+    c.gpu.*Member = fraction;
+    return true;
+  };
+  return field;
+}
+
 // [SECTION] The table
 
 // One row per field: a table, not logic (its length is the number of inputs).
@@ -180,16 +195,20 @@ std::vector<ConfigField> make_fields() {
       gpu_figure<&GpuSpec::hbm_bytes_per_s, Tera>("gpu_hbm_tbps", "memory bandwidth, TB/s"),
       gpu_figure<&GpuSpec::nvlink_bytes_per_s, Giga>("gpu_nvlink_gbps", "NVLink/xGMI GB/s per GPU, both directions (0 = none)"),
       gpu_figure<&GpuSpec::internode_bytes_per_s, GigaBit>("gpu_nic_gbps", "network Gb/s per GPU (bits)"),
-      gpu_figure<&GpuSpec::bf16_gemm_ceiling, One>("gpu_bf16_gemm_ceiling", "measured best bf16 matmul / bf16 peak (0-1)"),
-      gpu_figure<&GpuSpec::fp8_gemm_ceiling, One>("gpu_fp8_gemm_ceiling", "measured best fp8 matmul / fp8 peak (0-1)"),
+      gpu_fraction<&GpuSpec::bf16_gemm_ceiling>("gpu_bf16_gemm_ceiling", "measured best bf16 matmul / bf16 peak (0-1]"),
+      gpu_fraction<&GpuSpec::fp8_gemm_ceiling>("gpu_fp8_gemm_ceiling", "measured best fp8 matmul / fp8 peak (0-1]"),
       gpu_figure<&GpuSpec::power_limit_w, One>("gpu_power_limit_w", "power cap in W (0 = none; needs the part's TDP)"),
       gpu_figure<&GpuSpec::tdp_w, One>("gpu_tdp_w", "board power in W"),
       custom("gpu_nvlink_domain", "gpu_nvlink_domain", FieldKind::kInteger, G::kHardware,
              "GPUs in one NVLink domain (8 HGX, 72 NVL72)", [](const Config& c) -> json { return c.gpu.nvlink_domain; },
              [](Config& c, const json& value) {
-               c.gpu.nvlink_domain = value.get<int64_t>();
+               // At least the GPU itself (an as-a-user review saw -5 accepted, TP timed 10x slower).
+               const int64_t domain = value.get<int64_t>();
+               if (domain < 1 || domain > kMaxGpus) return false;
+               c.gpu.nvlink_domain = domain;
                return true;
-             }),
+             },
+             "a whole number from 1 (no NVLink) to 4194304"),
       custom("gpu_sms", "gpu_sms", FieldKind::kInteger, G::kHardware,
              "streaming multiprocessors (AMD: compute units) for GEMM wave quantization (0 = unknown)",
              [](const Config& c) -> json { return c.gpu.sms; },

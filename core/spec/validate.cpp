@@ -6,6 +6,7 @@
 #include "spec/structure.h"
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "spec/checked.h"
@@ -214,6 +215,14 @@ struct Rules {
   }
 
   // The degrees together: their product against the GPU count.
+  // The product as a whole number, also past int64 (three degrees of 2^22 reach 2^66; converting
+  // that double to int64 is undefined: an as-a-user review saw -9223372036854775808 printed).
+  static std::string product_text(double product) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.0f", product);
+    return text;
+  }
+
   void degree_product() {
     ok.degrees = ok.tp && ok.pp && ok.cp && ok.dp && ok.gpus;
     if (ok.degrees) {
@@ -224,7 +233,7 @@ struct Rules {
         ok.degrees = false;
         check.error(IssueCode::kLayoutProductMismatch, "gpus",
                     "tp*pp*cp = " + to_string(l.tp) + "*" + to_string(l.pp) + "*" + to_string(l.cp) + " = " +
-                        to_string(int64_t(product)) + " exceeds gpus=" + to_string(c.gpus) + ".");
+                        product_text(product) + " exceeds gpus=" + to_string(c.gpus) + ".");
       } else if (l.dp == 0 && c.gpus % model_parallel != 0) {
         ok.degrees = false;
         check.error(IssueCode::kLayoutProductMismatch, "gpus",

@@ -83,6 +83,21 @@ TEST_CASE("bad states give issues, not crashes") {
   CHECK(unversioned.config.layout.tp == 2);
   for (const char* hostile : {"", "&&&", "=", "v=", "%", "%4", "v=1&model=%00", "v=1&tp=1e400", "v=1&gpus=-5"})
     CHECK_NOTHROW(decode_state(hostile));
+  // An as-a-user review: integers a setter refuses were dropped without a word (the preset's kept),
+  // and the NVLink domain and GEMM ceilings took any value.
+  for (const char* refused : {"v=1&model=llama3-8b&gpu_sms=-7", "v=1&model=llama3-8b&gpu_nvlink_domain=0",
+                              "v=1&model=llama3-8b&gpu_nvlink_domain=-5", "v=1&model=llama3-8b&gpu_bf16_gemm_ceiling=5",
+                              "v=1&model=llama3-8b&gpu_fp8_gemm_ceiling=0"}) {
+    CAPTURE(refused);
+    const ParsedConfig parsed = decode_state(refused);
+    REQUIRE(has_errors(parsed.issues));
+    CHECK(parsed.issues.front().message.find("is refused") != std::string::npos);
+  }
+  CHECK_FALSE(has_errors(decode_state("v=1&model=llama3-8b&gpu_nvlink_domain=72&gpu_bf16_gemm_ceiling=1").issues));
+  // A whole page address is read as its hash.
+  const ParsedConfig address = decode_state("https://example.org/meshfit.html#v=1&model=llama3-8b&tp=2");
+  CHECK_FALSE(has_errors(address.issues));
+  CHECK(address.config.layout.tp == 2);
 }
 
 TEST_CASE("the API envelope: ok and issues on every result, state merged under explicit fields") {

@@ -150,19 +150,24 @@ json run_methods(json input) {
   if (object.is_object() && object.contains("methods")) {
     const json methods = object["methods"];
     object.erase("methods");
+    // A comma list of full, lora, qlora: every other word is an error naming it (an as-a-user review
+    // saw "lora,QLoRA" rank LoRA alone, without a word).
     const std::string text = methods.is_string() ? methods.get<std::string>() : "";
     options.methods = {false, false, false};
+    if (!methods.is_string())
+      issues.push_back({IssueCode::kUnknownValue, Severity::kError, "methods",
+                        "methods must be text, a comma list of full, lora, qlora; got " + methods.dump() + "."});
     size_t begin = 0;
-    while (begin <= text.size()) {
+    while (methods.is_string() && begin <= text.size()) {
       const size_t comma = std::min(text.find(',', begin), text.size());
       const std::string word = text.substr(begin, comma - begin);
       if (const auto method = enum_from_key<FinetuneMethod>(word); method && *method != FinetuneMethod::kNone)
         options.methods[size_t(*method) - 1] = true;
+      else
+        issues.push_back({IssueCode::kUnknownValue, Severity::kError, "methods",
+                          "\"" + word + "\" in methods is not one of full, lora, qlora (lower case, comma-separated)."});
       begin = comma + 1;
     }
-    if (!options.methods[0] && !options.methods[1] && !options.methods[2])
-      issues.push_back({IssueCode::kUnknownValue, Severity::kError, "methods",
-                        "methods \"" + text + "\" names none of full, lora, qlora."});
   }
   const ParsedConfig parsed = parse_config(object);
   issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());

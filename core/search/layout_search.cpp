@@ -206,6 +206,8 @@ class Search {
   bool hpz_never_held() const { return base_hpz_ > 1 && !hpz_held_; }
   int64_t base_hpz() const { return base_hpz_; }
   Framework framework() const { return config_.training.framework; }
+  int64_t gpus() const { return config_.cluster.gpus; }
+  bool finetune() const { return is_finetune(config_.training); }
 
   // ZeRO stages searched in the current mesh.
   size_t zero_count() const { return single_zero_ >= 0 ? 1 : zero_options_.size(); }
@@ -516,6 +518,30 @@ void LayoutSearch::finish(bool complete) {
              "than one rank, at zero " + std::to_string(profile.replicas_from_zero) +
              (profile.replicas_from_zero < 3 ? " or above" : "") +
              "): each layout listed keeps the most replicas below it that hold, or shards over all of its dp ranks."});
+  }
+  // Pins or bounds that leave no (dp, tp, pp, cp) with product gpus: said, naming them (an as-a-user
+  // review saw "0 layouts evaluated" with no issue for tp=3 on 8 GPUs).
+  if (complete && s.result.evaluated == 0) {
+    std::string pins, first;
+    const auto add = [&](const char* name, const Range& range, const Range& open) {
+      if (range.min == open.min && range.max == open.max) return;
+      if (first.empty()) first = name;
+      pins += (pins.empty() ? "" : ", ") + std::string(name) +
+              (range.min == range.max ? "=" + std::to_string(range.min)
+               : range.max == open.max ? ">=" + std::to_string(range.min)
+                                       : " " + std::to_string(range.min) + ".." + std::to_string(range.max));
+    };
+    const SearchOptions open;
+    add("dp", s.options.dp, open.dp);
+    add("tp", s.options.tp, open.tp);
+    add("pp", s.options.pp, open.pp);
+    add("cp", s.options.cp, open.cp);
+    s.result.issues.push_back(
+        {IssueCode::kLayoutProductMismatch, Severity::kError, first.empty() ? "gpus" : first,
+         "no layout to search: with " + (pins.empty() ? std::string("these bounds") : pins) +
+             ", no dp x tp x pp x cp equals gpus=" + std::to_string(s.engine->gpus()) +
+             (s.engine->finetune() ? " (a fine-tune keeps pp = cp = 1)" : "") +
+             ". Pin degrees whose product divides gpus."});
   }
   if (!complete)
     s.result.issues.push_back(

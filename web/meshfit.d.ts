@@ -217,8 +217,8 @@ export type LaunchFormat = 'hf' | 'megatron' | 'torchtitan' | 'deepspeed' | 'tor
 export interface ImportOptions {
   /** The text's format; 'auto' (the default) detects it. */
   format?: LaunchFormat | 'auto';
-  /** Config fields (or a state) over what the text sets, e.g. gpus for a command line without torchrun. */
-  overrides?: Config;
+  /** Config fields (or a state string "v=1&gpus=16") over what the text sets, e.g. gpus for a command line without torchrun. */
+  overrides?: Config | string;
   /** Leave out the fields the layout search chooses (dp, tp, pp, cp, vpp, micro_batch, zero, recompute, sp). */
   drop_layout?: boolean;
 }
@@ -251,7 +251,10 @@ export interface Meshfit {
   presets(): Presets;
   validate(): ValidationResult;
   parseHfConfig(configJsonText: string): Result & { model?: Config; model_type: string };
+  /** ok: the fields were read and written as a state. It does not validate them (gpus: -1 is encoded):
+   *  estimate() answers whether the config is valid. */
   encodeState(config: Config): Result & { state?: string };
+  /** ok: the state was read (keys, values, escapes). Like encodeState it does not validate the config. */
   decodeState(state: string): Result & { fields: Record<string, unknown>; config?: Required<Config> };
   importLaunchConfig(text: string, options?: ImportOptions): ImportResult;
   exportLaunchConfig(config: Config, format: LaunchFormat): ExportResult;

@@ -82,6 +82,21 @@ function wrap(module) {
     return guard(() => JSON.parse(call(...texts)));
   };
   const asString = (value) => (typeof value === 'string' ? value : String(value));
+  // An options argument: absent (undefined or null) is {}; anything but a plain object, or a key the
+  // call does not read, is an issue naming it (an as-a-user review saw a typo such as `overides`, a
+  // string or an array ignored without a word, and `importLaunchConfig(text, null)` throw).
+  const describe = (value) => (Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value);
+  const optionsOf = (options, keys, what) => {
+    if (options === undefined || options === null) return { options: {} };
+    if (typeof options !== 'object' || Array.isArray(options))
+      return { failed: failure('unknown_value', 'options', `${what} options must be an object, got ${describe(options)}.`) };
+    const unknown = Object.keys(options).filter((key) => !keys.includes(key));
+    if (unknown.length > 0)
+      return { failed: failure('unknown_field', unknown[0], `${what} option "${unknown[0]}" is not one of ${keys.join(', ')}.`) };
+    return { options };
+  };
+  const searchKeys = ['dp', 'tp', 'pp', 'cp', 'vpp', 'micro_batch', 'zero', 'recompute', 'sp', 'max_dp', 'max_tp', 'max_pp',
+    'max_cp', 'max_vpp', 'max_micro_batch', 'memory_limit', 'top', 'budget', 'keep_all', 'spatial_temporal'];
   return Object.freeze({
     /** The meshfit version string. */
     version: module.version(),
@@ -89,8 +104,11 @@ function wrap(module) {
     estimate: (config) => withTexts([[config, 'config']], (json) => module.estimate(json)),
     /** Every layout for the GPU count, ranked; options pin (tp: 8) or bound (max_pp: 4) dimensions;
      *  budget caps the work (complete: false and a search_cut_short warning when it stopped early). */
-    search: (config, options = {}) =>
-      withTexts([[config, 'config'], [options, 'options']], (json, optionsJson) => module.search(json, optionsJson)),
+    search: (config, options) => guard(() => {
+      const checked = optionsOf(options, searchKeys, 'search');
+      return checked.failed ??
+        withTexts([[config, 'config'], [checked.options, 'options']], (json, optionsJson) => module.search(json, optionsJson));
+    }),
     /** Model and GPU presets. */
     presets: () => guard(() => JSON.parse(module.presets())),
     /** Fine-tuning: every distributed method x full/LoRA/QLoRA, fits ranked by step time, the rest with reasons
@@ -115,10 +133,22 @@ function wrap(module) {
      * to config fields. Options: format ('auto' detects it), overrides (config fields over the import),
      * drop_layout (leave out what the layout search chooses).
      */
-    importLaunchConfig: (text, { format = 'auto', overrides = {}, drop_layout = false } = {}) => guard(() => {
-      const string = asString(text);
-      return tooLong(string, module.maxJsonBytes, 'text') ??
-        withTexts([[overrides, 'overrides']], (json) => module.importLaunchConfig(asString(format), string, json, Boolean(drop_layout)));
+    importLaunchConfig: (text, options) => guard(() => {
+      const checked = optionsOf(options, ['format', 'overrides', 'drop_layout'], 'importLaunchConfig');
+      if (checked.failed) return checked.failed;
+      const { format = 'auto', overrides = {}, drop_layout = false } = checked.options;
+      if (typeof text !== 'string')
+        return failure('unknown_value', 'text', `the launch config must be text, got ${describe(text)}.`);
+      if (typeof format !== 'string')
+        return failure('unknown_value', 'format', `format must be a string, got ${describe(format)}.`);
+      if (typeof drop_layout !== 'boolean')
+        return failure('unknown_value', 'drop_layout', `drop_layout must be true or false, got ${describe(drop_layout)}.`);
+      // Overrides: config fields, or a state string ("v=1&gpus=16") read as {state}.
+      const given = typeof overrides === 'string' ? { state: overrides } : overrides ?? {};
+      if (typeof given !== 'object' || Array.isArray(given))
+        return failure('unknown_value', 'overrides', `overrides must be config fields or a state string, got ${describe(overrides)}.`);
+      return tooLong(text, module.maxJsonBytes, 'text') ??
+        withTexts([[given, 'overrides']], (json) => module.importLaunchConfig(format, text, json, drop_layout));
     }),
     /** A config as what a framework runs: format 'megatron' | 'torchtitan' | 'deepspeed' | 'hf'. */
     exportLaunchConfig: (config, format) =>

@@ -126,3 +126,36 @@ test('free text: a run name round-trips through the API and the state; over 1 Ki
   assert.equal(old.config.kernels, 'compiled');
   assert.ok(codes(old).includes('renamed_field'));
 });
+
+// An as-a-user review of the JS API: options that are null, not objects, or carry a key the call
+// does not read; range-refused integers through JSON; empty search spaces; unknown method words.
+test('options of the wrong shape and refused values are issues naming them, never a throw or a silent default', () => {
+  const megatron = 'pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4';
+  assert.equal(meshfit.importLaunchConfig(megatron, null).format, 'megatron');
+  refused(meshfit.importLaunchConfig(megatron, 'x'), 'unknown_value');
+  refused(meshfit.importLaunchConfig(megatron, { overides: { gpus: 8 } }), 'unknown_field');
+  refused(meshfit.importLaunchConfig(megatron, { drop_layout: 'no' }), 'unknown_value');
+  refused(meshfit.importLaunchConfig(megatron, { overrides: [1] }), 'unknown_value');
+  refused(meshfit.importLaunchConfig(42), 'unknown_value');
+  // A state string as overrides is read, not ignored.
+  assert.equal(meshfit.importLaunchConfig(megatron, { overrides: 'v=1&gpus=16' }).fields.gpus, 16);
+  const config = { model: 'llama3.1-8b', gpus: 8 };
+  refused(meshfit.search(config, 'x'), 'unknown_value');
+  refused(meshfit.search(config, { gpus: 64 }), 'unknown_field');
+  assert.equal(meshfit.search(config, null).ok, true);
+  const none = meshfit.search(config, { tp: 3 });
+  refused(none, 'layout_product_mismatch');
+  assert.equal(none.issues[0].field, 'tp');
+  for (const [field, value] of [['gpu_sms', -1], ['gpu_nvlink_domain', -5], ['gpu_nvlink_domain', 0],
+    ['gpu_bf16_gemm_ceiling', 5], ['gpu_fp8_gemm_ceiling', 0]]) {
+    const result = meshfit.estimate({ ...config, [field]: value });
+    refused(result);
+    assert.ok(result.issues.some((issue) => issue.field === field), `${field}=${value}: ${JSON.stringify(result.issues)}`);
+  }
+  const methods = meshfit.methods({ ...config, methods: 'lora,QLoRA' });
+  refused(methods, 'unknown_value');
+  assert.match(methods.issues.map((issue) => issue.message).join(' '), /"QLoRA"/);
+  refused(meshfit.methods({ ...config, methods: 5 }), 'unknown_value');
+  const huge = meshfit.estimate({ model: 'llama3-8b', gpus: 4194304, tp: 4194304, pp: 4194304, cp: 4194304 });
+  assert.match(huge.issues.map((issue) => issue.message).join(' '), /= 73786976294838206464 exceeds/);
+});

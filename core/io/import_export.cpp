@@ -107,6 +107,15 @@ HfImport import_hf_config(const std::string& text) {
   if (c.contains("kv_lora_rank") && !c["kv_lora_rank"].is_null())
     unsupported("kv_lora_rank", "multi-head latent attention (DeepSeek MLA) is not modelled yet.");
 
+  // A multimodal wrapper: the encoders beside text_config are not counted (the same review saw a
+  // Gemma 3 vision tower of ~0.4 B parameters pass without a word).
+  if (&c != &config)
+    for (const char* tower : {"vision_config", "audio_config", "vision_tower_config", "speech_config"})
+      if (config.contains(tower))
+        out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, tower,
+                              std::string("config.json's ") + tower +
+                                  " (an encoder beside the language model) is not counted: meshfit models text_config's "
+                                  "decoder only, so its weights, gradients and activations are missing from the estimate."});
   for (const auto& [name, value] : c.items()) {
     bool known = false;
     for (const char* ignored : kIgnoredHfKeys) known |= name == ignored;
@@ -147,7 +156,8 @@ HfImport import_hf_config(const std::string& text) {
       string_or(c, "hidden_act", string_or(c, "hidden_activation", string_or(c, "activation_function", "silu")));
   const bool gated = act == "silu" || act == "swiglu" || act == "swish" || act == "gelu_pytorch_tanh" ||
                      out.model_type == "llama" || out.model_type == "mistral" || out.model_type == "qwen2" ||
-                     out.model_type == "qwen3" || out.model_type == "gemma" || out.model_type == "gemma2";
+                     out.model_type == "qwen3" || out.model_type == "gemma" || out.model_type == "gemma2" ||
+                     out.model_type == "gemma3" || out.model_type == "gemma3_text";
   const bool gpt_style = out.model_type == "gpt2" || out.model_type == "gpt_neox" || out.model_type == "opt" ||
                          out.model_type == "gptj" || out.model_type == "gpt_bigcode" || out.model_type == "bloom";
   // Learned absolute position embeddings (GPT-2 wpe, OPT embed_positions) are not counted.
@@ -166,8 +176,10 @@ HfImport import_hf_config(const std::string& text) {
   m.norm = gpt_style ? NormKind::kLayerNorm : NormKind::kRmsNorm;
   m.linear_bias = gpt_style || bool_or(c, "attention_bias", false) || bool_or(c, "mlp_bias", false);
   // transformers' defaults: GPTNeoXConfig ties nothing; GPT-2, OPT and BLOOM tie the LM head, and so
-  // do GemmaConfig and Gemma2Config (tie_word_embeddings=True; their config.json files omit the key).
-  const bool gemma = out.model_type == "gemma" || out.model_type == "gemma2";
+  // do GemmaConfig, Gemma2Config and Gemma3TextConfig (tie_word_embeddings=True; their config.json
+  // files omit the key: an as-a-user review saw Gemma-3-4B imported untied, 4.55 B instead of 3.88 B).
+  const bool gemma = out.model_type == "gemma" || out.model_type == "gemma2" || out.model_type == "gemma3" ||
+                     out.model_type == "gemma3_text";
   m.tied_embeddings = bool_or(c, "tie_word_embeddings", (gpt_style && out.model_type != "gpt_neox") || gemma);
   // Dropout layers (1-byte masks saved in training mode): any of transformers' dropout probabilities
   // above 0; absent, the config class's defaults (GPT2Config resid/attn/embd_pdrop 0.1, OPTConfig

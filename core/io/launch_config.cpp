@@ -35,7 +35,10 @@ std::string_view trimmed(std::string_view text) {
 
 // Not a hot path (once per paste): one block of tell-tale signs per format.
 std::optional<LaunchFormat> detect_launch_format(const std::string& text) {
-  const std::string_view head = trimmed(text);
+  std::string_view head = trimmed(text);
+  // A file saved with a UTF-8 byte order mark (Windows editors): the JSON parser skips it, and so
+  // does the detection (an as-a-user review saw such a config.json called no known format).
+  if (head.substr(0, 3) == "\xEF\xBB\xBF") head = trimmed(head.substr(3));
   if (head.empty()) return std::nullopt;
   if (head.front() == '{') {
     // A DeepSpeed config has no model dimensions; a config.json always names some.

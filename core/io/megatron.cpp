@@ -171,6 +171,7 @@ constexpr MegatronFlag kMegatronFlags[] = {
     {"--no-async-tensor-model-parallel-allreduce", Arity::kSwitch, Use::kIgnored},
     {"--attention-softmax-in-fp32", Arity::kSwitch, Use::kIgnored},
     {"--cross-entropy-loss-fusion", Arity::kSwitch, Use::kIgnored}, {"--manual-gc", Arity::kSwitch, Use::kIgnored},
+    {"--manual-gc-interval", Arity::kValue, Use::kIgnored},
     {"--fp8-recipe", Arity::kValue, Use::kIgnored}, {"--fp8-margin", Arity::kValue, Use::kIgnored},
     {"--fp8-amax-history-len", Arity::kValue, Use::kIgnored},
     {"--fp8-amax-compute-algo", Arity::kValue, Use::kIgnored}, {"--log-throughput", Arity::kSwitch, Use::kIgnored},

@@ -197,6 +197,10 @@ json state_to_object(const std::string& state, std::vector<Issue>& issues, PageV
     return object;
   }
   std::string text = state;
+  // A whole page address as copied from the browser (https://.../meshfit.html#v=1&...): its hash.
+  if (const size_t hash = text.find('#'); hash != std::string::npos && text.find("://") != std::string::npos &&
+                                          text.find("://") < hash)
+    text.erase(0, hash);
   if (!text.empty() && (text[0] == '#' || text[0] == '?')) text.erase(0, 1);
   int version = 0;
   bool version_given = false;

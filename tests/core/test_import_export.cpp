@@ -54,6 +54,25 @@ TEST_CASE("config.json dropout: any probability above 0 (or the class default) t
   CHECK(back.model.dropout);
 }
 
+// An as-a-user review: Gemma 3 (Gemma3TextConfig ties the LM head by default; its config.json omits
+// the key) came in untied, and the vision tower beside text_config passed unsaid. A UTF-8 byte
+// order mark hid the format from the detection.
+TEST_CASE("Gemma 3 config.json: tied, gated, its vision tower said; a byte order mark is read past") {
+  const std::string gemma3 = R"({"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+    "text_config": {"model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 34,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 262208,
+    "hidden_activation": "gelu_pytorch_tanh"}, "vision_config": {"hidden_size": 1152}})";
+  const HfImport import = import_hf_config(gemma3);
+  REQUIRE(import.ok());
+  CHECK(import.model.tied_embeddings);
+  CHECK(import.model.mlp == MlpKind::kSwiGlu);
+  bool tower = false;
+  for (const Issue& issue : import.issues) tower |= issue.field == "vision_config" && issue.severity == Severity::kWarning;
+  CHECK(tower);
+  CHECK(detect_launch_format("\xEF\xBB\xBF" + gemma3) == LaunchFormat::kHfConfig);
+  CHECK(detect_launch_format("\xEF\xBB\xBF{\"zero_optimization\": {\"stage\": 2}}") == LaunchFormat::kDeepSpeed);
+}
+
 TEST_CASE("unsupported architectures and broken text come back as issues naming the key") {
   const HfImport moe = import_hf_config(R"({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32,
     "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000,

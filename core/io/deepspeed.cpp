@@ -318,6 +318,8 @@ LaunchExport export_deepspeed(const Config& c) {
   if (t.optimizer == Optimizer::kSgd) config["optimizer"] = {{"type", "SGD"}};
   else config["optimizer"] = {{"type", "AdamW"}};
   if (t.optimizer == Optimizer::kAdam8bit) warn("optimizer", "8-bit Adam is not a DeepSpeed optimizer type; AdamW written.");
+  warn("optimizer", "optimizer.params (lr, betas, eps, weight_decay) are not written: add yours, or DeepSpeed builds the "
+                    "optimizer at its defaults (lr 1e-3). Under the HF Trainer write \"auto\" (the hf export does).");
   if (l.tp > 1) config["tensor_parallel"] = {{"autotp_size", l.tp}};
   if (l.pp > 1) warn("pp", "pipeline parallelism comes from the model (deepspeed.pipe.PipelineModule(num_stages=" + std::to_string(l.pp) + ")), not this file.");
   if (l.cp > 1) warn("cp", "context parallelism has no DeepSpeed config key; cp=" + std::to_string(l.cp) + " is left out.");

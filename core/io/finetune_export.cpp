@@ -368,8 +368,15 @@ LaunchExport export_hf_trainer(const Config& c) {
   if (t.recompute != Recompute::kNone) args.push_back({"gradient_checkpointing_kwargs", ojson{{"use_reentrant", false}}});
   if (t.kernels == Kernels::kCompiled) args.push_back({"torch_compile", true});
   if (t.framework == Framework::kDeepSpeed && c.cluster.gpus > 1) {
-    // The DeepSpeed JSON the deepspeed export writes, as the dict TrainingArguments(deepspeed=...) takes.
-    args.push_back({"deepspeed", ojson::parse(export_launch_config(c, LaunchFormat::kDeepSpeed).text)});
+    // The DeepSpeed JSON the deepspeed export writes, as the dict TrainingArguments(deepspeed=...) takes,
+    // with the optimizer's hyper-parameters "auto": the Trainer fills them from its own arguments
+    // (integrations/deepspeed.py trainer_config_process). Without params DeepSpeed would build the
+    // optimizer at its defaults (lr 1e-3) and learning_rate would not apply (an as-a-user review).
+    ojson deepspeed = ojson::parse(export_launch_config(c, LaunchFormat::kDeepSpeed).text);
+    deepspeed["optimizer"]["params"] = t.optimizer == Optimizer::kSgd
+                                           ? ojson{{"lr", "auto"}, {"weight_decay", "auto"}}
+                                           : ojson{{"lr", "auto"}, {"betas", "auto"}, {"eps", "auto"}, {"weight_decay", "auto"}};
+    args.push_back({"deepspeed", deepspeed});
   } else if (t.framework == Framework::kFsdp && c.layout.zero > 0 && c.cluster.gpus > 1) {
     std::string fsdp = hybrid ? (c.layout.zero >= 3 ? "hybrid_shard auto_wrap" : "hybrid_shard_zero2 auto_wrap")
                               : c.layout.zero >= 3 ? "full_shard auto_wrap" : "shard_grad_op auto_wrap";

@@ -27,6 +27,6 @@ training_args = TrainingArguments(
     gradient_checkpointing=True,
     optim="adamw_torch",
     gradient_checkpointing_kwargs={"use_reentrant": False},
-    deepspeed={"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "bf16": {"enabled": True}, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": True}}, "data_types": {"grad_accum_dtype": "fp32"}, "optimizer": {"type": "AdamW"}},
+    deepspeed={"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "bf16": {"enabled": True}, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": True}}, "data_types": {"grad_accum_dtype": "fp32"}, "optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": "auto", "eps": "auto", "weight_decay": "auto"}}},
 )
 # Sequences of 4096 tokens: pad or pack to this in your collator (TRL SFTConfig max_length).

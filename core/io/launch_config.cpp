@@ -4,6 +4,8 @@
 #include "io/launch_config.h"
 #include "memory/memory_model.h"
 
+#include <cctype>
+
 #include "spec/config_schema.h"
 #include "io/import_export.h"
 #include "io/import_common.h"
@@ -306,6 +308,11 @@ void note_uncarried(const Config& config, LaunchExport& out) {
     if (key == "dp_comm_overlap" &&
         dp_comm_overlapped(config.training, config.layout.zero) == dp_comm_overlapped(again.training, again.layout.zero))
       continue;
+    // Likewise the loss: auto under torch.compile is the compiled loss the file names (an as-a-user
+    // review saw "loss=auto (the file: compiled)" for the same run).
+    if (key == "loss" && effective_loss(framework_profile(config.training.framework), config.training) ==
+                             effective_loss(framework_profile(again.training.framework), again.training))
+      continue;
     missing += (missing.empty() ? "" : ", ") + key + "=" + (wanted.is_string() ? wanted.get<std::string>() : wanted.dump()) +
                " (the file: " + (written.is_string() ? written.get<std::string>() : written.dump()) + ")";
   }
@@ -369,6 +376,16 @@ LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
     out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "model",
                           "no transformers architecture has this norm/MLP/bias mix; written as GPT-NeoX."});
   }
+  // The file carries the shapes meshfit counts, not the family's own details (an as-a-user review saw
+  // Gemma 2 written as model_type llama with silu, and Llama 3.1 without its rope_theta).
+  std::string name = m.name;
+  for (char& ch : name) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  const bool named_family = name != "custom" && name.find(llama ? "llama" : "gpt") == std::string::npos;
+  out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "model",
+                        std::string("the shapes meshfit counts, as a ") + (llama ? "LlamaConfig" : "GPTNeoXConfig") +
+                            ": rope_theta, RoPE scaling and max_position_embeddings are not written" +
+                            (named_family ? ", and " + m.name + "'s own architecture (activation, norms, biases) is not named" : "") +
+                            "; load weights with the model's own config.json."});
   out.text = hf.dump(2) + "\n";
   return out;
 }

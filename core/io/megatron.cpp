@@ -800,7 +800,7 @@ LaunchExport export_megatron(const Config& c) {
   word("--attention-backend", t.flash ? "flash" : "unfused");
   out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "vocab",
                         "Megatron-LM takes the vocabulary from the tokenizer (--tokenizer-type, --tokenizer-model); "
-                        "--vocab-size is read by the NullTokenizer. Add your data, tokenizer and optimizer flags."});
+                        "--vocab-size is read by the NullTokenizer. Add your data, tokenizer, optimizer and RoPE (--rotary-base) flags."});
   // The command to paste: words quoted for sh, flags with their values on one line each.
   std::string text;
   for (size_t i = 0; i < a.size(); ++i) {

@@ -57,7 +57,7 @@ TEST_CASE("config.json dropout: any probability above 0 (or the class default) t
 // An as-a-user review: Gemma 3 (Gemma3TextConfig ties the LM head by default; its config.json omits
 // the key) came in untied, and the vision tower beside text_config passed unsaid. A UTF-8 byte
 // order mark hid the format from the detection.
-TEST_CASE("Gemma 3 config.json: tied, gated, its vision tower said; a byte order mark is read past") {
+TEST_CASE("Gemma 3 config.json: tied, gated, its vision tower said, a byte order mark read past") {
   const std::string gemma3 = R"({"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
     "text_config": {"model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 34,
     "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 262208,

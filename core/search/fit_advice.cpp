@@ -176,7 +176,15 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
     found.push_back(suggestion);
     return true;
   };
-  for (const Config& changed : finetune_changes(config)) add_estimated(changed);
+  // Each fine-tuning change alone, and when that is not enough, with full recompute too: a 4-bit base
+  // frees the weights, checkpointing the activations, and on one 24 GB GPU an 8B model needs both (an
+  // as-a-user review saw "no change helps" beside a Methods tab listing QLoRA + checkpointing at 73%).
+  for (const Config& changed : finetune_changes(config)) {
+    if (add_estimated(changed) || changed.training.recompute == Recompute::kFull) continue;
+    Config checkpointed = changed;
+    checkpointed.training.recompute = Recompute::kFull;
+    add_estimated(checkpointed);
+  }
   // Fewer replicas of each shard group (larger groups, less state per rank): the most that fit.
   const FrameworkProfile& profile = framework_profile(config.training.framework);
   for (int64_t r = config.layout.dp_replicate; r > 1;) {

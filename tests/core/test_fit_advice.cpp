@@ -101,3 +101,21 @@ TEST_CASE("no suggestion repeats another's figures with a ZeRO change that does 
       CHECK_FALSE((a.device_bytes == b.device_bytes && a.tokens_per_s_per_gpu == b.tokens_per_s_per_gpu));
     }
 }
+
+// An as-a-user review: an 8B full fine-tune on one 24 GB GPU (147 GiB) read "no change helps" while
+// the Methods tab listed QLoRA with activation checkpointing at 73% of the GPU. A fine-tuning change
+// that does not fit alone is tried with full recompute as well.
+TEST_CASE("fit advice for an 8B full fine-tune on one 24 GB GPU: QLoRA with full recompute") {
+  const ParsedConfig parsed = parse_config({{"model", "llama3.1-8b"}, {"gpu", "a10"}, {"gpus", 1}, {"finetune", "full"}});
+  REQUIRE_FALSE(has_errors(parsed.issues));
+  const Config& config = parsed.config;
+  REQUIRE(estimate(config).memory.verdict == Verdict::kOutOfMemory);
+  const FitAdvice advice = fit_advice(config);
+  bool qlora_checkpointed = false;
+  for (const FitSuggestion& s : advice.suggestions) {
+    CAPTURE(s.change);
+    CHECK(estimate(s.config).worst().device_bytes <= config.training.headroom * estimate(s.config).memory.capacity_bytes);
+    qlora_checkpointed |= s.config.training.finetune == FinetuneMethod::kQlora && s.config.training.recompute == Recompute::kFull;
+  }
+  CHECK(qlora_checkpointed);
+}

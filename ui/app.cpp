@@ -119,6 +119,15 @@ void set_state(AppState& s, const std::string& encoded) {
   s.defaults_note.clear();
   s.link_issues_dismissed = false;
   s.text_errors.clear();
+  // A count the link gave that could not be read stays in its field as written, refused beside it
+  // (an as-a-user review saw seq=abc shown as 4096 under "seq must be an integer, got abc").
+  const std::map<std::string, std::string> texts = state_texts(encoded);
+  for (const Issue& issue : s.input_issues) {
+    const auto given = texts.find(issue.field);
+    if (issue.severity != Severity::kError || given == texts.end() || !is_count_field(issue.field)) continue;
+    s.field_text[issue.field] = given->second;
+    s.text_errors.emplace(issue.field, issue.message);
+  }
   s.dirty = true;
   recompute(s);
 }
@@ -372,7 +381,15 @@ void cancel_search(AppState& s) {
 void recompute(AppState& s) {
   s.estimate = estimate(s.config);
   s.issues = s.input_issues;
-  s.issues.insert(s.issues.end(), s.estimate.memory.issues.begin(), s.estimate.memory.issues.end());
+  // A link whose model could not be read (an unknown preset) leaves no dimensions: one issue on the
+  // model says so, not six "must be a positive integer, got 0" (an as-a-user review).
+  const bool model_unread = std::any_of(s.input_issues.begin(), s.input_issues.end(),
+                                        [](const Issue& i) { return i.field == "model" && i.severity == Severity::kError; });
+  for (const Issue& issue : s.estimate.memory.issues) {
+    const ConfigField* field = find_config_field(issue.field);
+    if (model_unread && field && field->dimension) continue;
+    s.issues.push_back(issue);
+  }
   s.field_issues.clear();
   for (const Issue& issue : s.issues) s.field_issues.emplace(issue.field, issue.message);  // the first per field
   s.state = encode_state(s.config);  // the shareable state of what was typed, valid or not

@@ -90,6 +90,12 @@ const CountField* find_count_field(const std::string& field) {
   return nullptr;
 }
 
+}  // namespace
+
+bool is_count_field(const std::string& field) { return find_count_field(field) != nullptr; }
+
+namespace {
+
 // A custom GPU's figures as the panel shows them: stored value = shown value * scale.
 struct FigureField {
   const char* field;
@@ -224,7 +230,10 @@ bool degree_combo(AppState& s, const char* field, int64_t& value, const std::vec
   ImGui::TextUnformatted(label != nullptr ? label : field);
   ImGui::SetNextItemWidth(-FLT_MIN);
   char preview[32];
-  const bool is_valid = std::find(valid.begin(), valid.end(), value) != valid.end();
+  // Marked invalid when it is not a valid choice, unless there are no choices because another field is
+  // wrong (tp=3 on 8 GPUs left pp and cp "1 (invalid)": an as-a-user review) and this one has no issue.
+  const bool is_valid = std::find(valid.begin(), valid.end(), value) != valid.end() ||
+                        (valid.empty() && s.field_issues.count(field) == 0);
   std::snprintf(preview, sizeof preview, is_valid ? "%lld" : "%lld (invalid)", (long long)value);
   bool changed = false;
   const std::string id = std::string("##") + field;
@@ -447,7 +456,7 @@ bool draw_training(AppState& s) {
   changed |= input_count(s, "global_batch", t.global_batch);
   changed |= input_count(s, "micro_batch", t.micro_batch);
   // For the time to train (days); the schema's range (validate.h kMaxTokensToTrain) bounds it here too.
-  changed |= input_scaled(s, "tokens to train (billions, 0 = none)", "tokens_to_train", t.tokens_to_train, 1e9, "%.0f",
+  changed |= input_scaled(s, "tokens to train (billions, 0 = none)", "tokens_to_train", t.tokens_to_train, 1e9, "%.9g",
                           kMaxTokensToTrain);
   field_issue(s, "tokens_to_train");
   ImGui::TextUnformatted("framework");

@@ -258,7 +258,10 @@ bool draw_scatter(AppState& s) {
   max_x *= 1.02;
   max_y *= 1.08;
   const float em = s.em;
-  const ImVec2 size(ImGui::GetContentRegionAvail().x, std::max(10.0f * em, ImGui::GetContentRegionAvail().y - 0.5f * em));
+  // A phone's view scrolls as one column, whose space left is a strip: the plot takes half the screen
+  // there (an as-a-user review saw it 80 px tall).
+  const float least = narrow_window(s) ? 0.5f * ImGui::GetMainViewport()->Size.y : 10.0f * em;
+  const ImVec2 size(ImGui::GetContentRegionAvail().x, std::max(least, ImGui::GetContentRegionAvail().y - 0.5f * em));
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   // The x axis's caption, wrapped to the plot's width (a phone cut it at "red: capac").
   std::string caption = std::string("peak device memory per GPU (") + unit_label(s) + "); red: capacity";
@@ -337,12 +340,7 @@ bool draw_scatter(AppState& s) {
 
 bool draw_layouts_view(AppState& s) {
   if (!s.search.valid()) {
-    ImGui::TextWrapped("Fix the inputs marked on the left to search the layouts.");
-    for (const Issue& issue : s.search.issues)
-      if (issue.severity == Severity::kError) {
-        ImGui::Bullet();
-        ImGui::TextWrapped("%s", issue.message.c_str());  // BulletText does not wrap: a phone cut it
-      }
+    input_problems(s, s.search.issues, "the layouts are searched once they are fixed");
     return false;
   }
   if (s.running_search) {
@@ -365,7 +363,11 @@ bool draw_layouts_view(AppState& s) {
                   std::to_string(s.search.rejected[size_t(i)]);
   ImGui::TextWrapped("Rejected: %s", rejected.empty() ? "none" : rejected.c_str());
   bool changed = draw_layout_table(s);
-  ImGui::SeparatorText("All evaluated layouts: memory vs throughput (blue fits, red does not, green Pareto front)");
+  // The legend on a line of its own: as the separator's title a phone cut it at "(blue fi...".
+  ImGui::SeparatorText("All evaluated layouts: memory vs throughput");
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  text_wrapped_at_spaces("blue fits, red does not, green: the Pareto front (each faster than all with less memory)");
+  ImGui::PopStyleColor();
   changed |= draw_scatter(s);
   return changed;
 }

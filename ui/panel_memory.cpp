@@ -468,7 +468,9 @@ bool draw_fit_advice(AppState& s) {
       ImGui::TextWrapped("Ranking changes needs the GPU's dense BF16 TFLOPS and HBM bandwidth: enter them under Hardware.");
     } else if (advice.suggestions.empty()) {
       ImGui::TextWrapped("No change of one or two layout dimensions brings the worst rank under %.0f%% of capacity; "
-                         "see Layouts for every evaluated layout, or add GPUs.", 100.0 * s.config.training.headroom);
+                         "see %s, or add GPUs.", 100.0 * s.config.training.headroom,
+                         is_finetune(s.config.training) ? "Methods for every fine-tuning setup on these GPUs and Layouts for every evaluated layout"
+                                                        : "Layouts for every evaluated layout");
     } else if (narrow_window(s)) {
       // A phone's width: the change, then its figures and the button under it (five columns
       // would leave the change a letter wide).
@@ -561,13 +563,7 @@ static void draw_fine_tuning_line(const AppState& s) {
 
 bool draw_memory_view(AppState& s) {
   if (!s.estimate.valid() || has_errors(s.issues)) {
-    ImGui::PushStyleColor(ImGuiCol_Text, error_text_color(s));
-    ImGui::TextUnformatted("The inputs have problems; each is shown next to its field:");
-    ImGui::PopStyleColor();
-    for (const Issue& issue : s.issues) {
-      ImGui::Bullet();
-      ImGui::TextWrapped("%s: %s", issue.field.c_str(), issue.message.c_str());  // BulletText does not wrap
-    }
+    input_problems(s, s.issues, "the memory is estimated once they are fixed");
     return false;
   }
   const MemoryReport& report = s.estimate.memory;

@@ -31,9 +31,7 @@ bool draw_methods_view(AppState& s) {
   ensure_methods(s);
   const MethodRanking& ranking = s.methods;
   if (has_errors(ranking.issues)) {
-    ImGui::PushStyleColor(ImGuiCol_Text, error_text_color(s));
-    ImGui::TextUnformatted("The inputs have problems; each is shown next to its field.");
-    ImGui::PopStyleColor();
+    input_problems(s, ranking.issues, "the methods are ranked once they are fixed");
     return false;
   }
   ImGui::PushTextWrapPos(0.0f);
@@ -64,7 +62,10 @@ bool draw_methods_view(AppState& s) {
   const bool narrow = ImGui::GetContentRegionAvail().x < 30.0f * s.em;
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                                 (narrow ? ImGuiTableFlags_SizingStretchProp : ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit);
-  const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y * (narrow ? 0.7f : 0.55f));
+  // On a phone the view is one scrolling column whose space left is a strip: the table takes most of
+  // the screen (an as-a-user review saw two rows in a 150 px box above a full-height Rejected list).
+  const float height = narrow ? std::max(8.0f * s.em, 0.6f * ImGui::GetMainViewport()->Size.y)
+                              : std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y * 0.55f);
   if (ImGui::BeginTable("methods", narrow ? 2 : 8, flags, ImVec2(0, height))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     if (narrow) {

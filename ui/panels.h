@@ -54,6 +54,14 @@ bool narrow_window(const AppState& s);
 bool inline_button(const AppState& s, const char* label);
 // Lines of at most `width` at `font_size`, broken at spaces only, a number kept with its unit.
 std::string wrap_at_spaces(const std::string& text, float font_size, float width);
+// Text wrapped at spaces to the space left on the line (ImGui's TextWrapped also breaks after '.',
+// which split preset names such as "llama3.1-70b": an as-a-user review).
+void text_wrapped_at_spaces(const std::string& text);
+// The inputs' errors as a list, under a line saying what waits for them ("the layouts are searched
+// once they are fixed"): the memory, Layouts and Methods views of inputs that do not validate.
+void input_problems(const AppState& s, const std::vector<Issue>& issues, const char* what_waits);
+// Whether the inputs panel shows this schema field as a count typed as text (panel_inputs.cpp).
+bool is_count_field(const std::string& field);
 // The inputs panel's fields in its order, as JSON for the page's DOM form (panel_inputs.cpp):
 // [{field, label, kind: count|number|choice|flag, value, error, options?: [{value, label}]}].
 std::string describe_form(const AppState& s);

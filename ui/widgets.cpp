@@ -102,13 +102,29 @@ ImU32 warning_text_color(const AppState& s) { return s.dark ? IM_COL32(240, 180,
 ImU32 ok_text_color(const AppState& s) { return s.dark ? IM_COL32(60, 180, 100, 255) : IM_COL32(20, 110, 50, 255); }
 ImU32 overflow_color() { return IM_COL32(180, 35, 24, 255); }
 
+void text_wrapped_at_spaces(const std::string& text) {
+  ImGui::TextUnformatted(wrap_at_spaces(text, ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x).c_str());
+}
+
+void input_problems(const AppState& s, const std::vector<Issue>& issues, const char* what_waits) {
+  // A phone has no inputs column beside the view: the list is the way to see them (an as-a-user
+  // review read "marked on the left" there, and Methods listed nothing).
+  ImGui::PushStyleColor(ImGuiCol_Text, error_text_color(s));
+  text_wrapped_at_spaces(std::string("The inputs have problems (each is also shown at its field") +
+                         (narrow_window(s) ? " under Inputs" : " on the left") + "); " + what_waits + ":");
+  ImGui::PopStyleColor();
+  for (const Issue& issue : issues)
+    if (issue.severity == Severity::kError) {
+      ImGui::Bullet();
+      text_wrapped_at_spaces(issue.field + ": " + issue.message);  // BulletText does not wrap
+    }
+}
+
 void field_issue(const AppState& s, const char* field) {
   const auto it = s.field_issues.find(field);
   if (it == s.field_issues.end()) return;
   ImGui::PushStyleColor(ImGuiCol_Text, error_text_color(s));
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(it->second.c_str());
-  ImGui::PopTextWrapPos();
+  text_wrapped_at_spaces(it->second);
   ImGui::PopStyleColor();
 }
 

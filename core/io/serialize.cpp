@@ -117,7 +117,7 @@ class Reader {
 
   void too_large(const std::string& field, const json& value) {
     issues_.push_back({IssueCode::kOutOfRange, Severity::kError, field,
-                       field + "=" + describe(value) + " is too large to be a count (the limit is 2^63-1)."});
+                       field + "=" + describe(value) + " is too large to read as a whole number (over 2^63-1)."});
   }
 
   bool number(const std::string& field, const json& value, double& out) {
@@ -252,8 +252,10 @@ ParsedConfig parse_config(const json& object) {
       c.model = *spec;
       have_model_preset = true;
     } else if (id != "custom") {
+      const std::string near = nearest_preset_ids(model_presets(), id);
       issues.push_back({IssueCode::kUnknownModelPreset, Severity::kError, "model",
-                        "model " + describe(value) + " is not a preset; known: " + preset_ids(model_presets()) + "."});
+                        "model " + describe(value) + " is not a preset" + (near.empty() ? "" : " (did you mean " + near + "?)") +
+                            "; known: " + preset_ids(model_presets()) + "."});
     }
   }
   if (object.contains("gpu")) {
@@ -264,8 +266,10 @@ ParsedConfig parse_config(const json& object) {
     } else if (id == "custom") {
       c.gpu = GpuSpec{};  // no figures until given: memory for the estimate, compute for the step time
     } else {
+      const std::string near = nearest_preset_ids(gpu_presets(), id);
       issues.push_back({IssueCode::kUnknownGpuPreset, Severity::kError, "gpu",
-                        "gpu " + describe(value) + " is not a preset; known: " + preset_ids(gpu_presets()) + "."});
+                        "gpu " + describe(value) + " is not a preset" + (near.empty() ? "" : " (did you mean " + near + "?)") +
+                            "; known: " + preset_ids(gpu_presets()) + "."});
     }
   }
 

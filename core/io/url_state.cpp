@@ -272,6 +272,29 @@ json state_to_object(const std::string& state, std::vector<Issue>& issues, PageV
   return object;
 }
 
+std::map<std::string, std::string> state_texts(const std::string& state) {
+  std::map<std::string, std::string> out;
+  if (state.size() > kMaxStateBytes) return out;
+  std::string text = state;
+  if (const size_t hash = text.find('#'); hash != std::string::npos) text.erase(0, hash + 1);
+  else if (!text.empty() && text[0] == '?') text.erase(0, 1);
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('&', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string pair = text.substr(start, end - start);
+    start = end + 1;
+    const size_t equals = pair.find('=');
+    std::string key, value;
+    if (equals == std::string::npos || !percent_decode(pair.substr(0, equals), key) ||
+        !percent_decode(pair.substr(equals + 1), value))
+      continue;
+    const ConfigField* field = find_config_field_by_state_key(key);
+    out.emplace(field ? field->key : key, value);
+  }
+  return out;
+}
+
 ParsedConfig decode_state(const std::string& state, PageView* view) {
   std::vector<Issue> issues;
   const json object = state_to_object(state, issues, view);

@@ -90,6 +90,9 @@ ParsedConfig decode_state(const std::string& state, PageView* view = nullptr);
 // The state's fields as a config object (short keys mapped to JSON names), for front ends that
 // merge it with other inputs; issues for malformed pairs and versions, warnings for bad view values.
 nlohmann::json state_to_object(const std::string& state, std::vector<Issue>& issues, PageView* view = nullptr);
+// Each field's value as the state writes it (JSON name -> decoded text, the first of a repeated key),
+// so that a front end can show a value it could not read as given ("seq=abc" keeps "abc").
+std::map<std::string, std::string> state_texts(const std::string& state);
 // The config the fine-tuning methods are ranked from: a fine-tuning config as it is; a pretraining
 // one as its link with finetune=lora reads (the stack's defaults fill what the link leaves out: a
 // global batch without accumulation, its checkpointing and loss), so the page's Methods view and

@@ -78,7 +78,7 @@ template <> struct EnumNames<RejectReason> {  // snake_case JSON keys, plain-wor
       {RejectReason::kOutOfMemoryFirstStage, "oom_first_stage", "out of memory on the first stage"},
       {RejectReason::kOutOfMemoryMiddleStage, "oom_middle_stage", "out of memory on a middle stage"},
       {RejectReason::kOutOfMemoryLastStage, "oom_last_stage", "out of memory on the last stage"},
-      {RejectReason::kOutOfMemoryOnlyStage, "oom_only_stage", "out of memory"},
+      {RejectReason::kOutOfMemoryOnlyStage, "oom_only_stage", "out of memory without pipelining (pp 1)"},
       {RejectReason::kOverMemoryLimit, "over_memory_limit", "over the memory limit"}};
 };
 constexpr int kRejectReasonCount = int(enum_count<RejectReason>());

@@ -103,6 +103,12 @@ struct Rules {
       check.error(IssueCode::kOutOfRange, "gpu_memory_gib", "gpu_memory_gib exceeds the supported maximum of 1 PB.");
     ok.gpus = check.count("gpus", c.gpus, kMaxGpus);
     ok.per_node = check.count("gpus_per_node", c.gpus_per_node, kMaxGpus);
+    // The schema's ranges again, for front ends that write the struct (the page's count fields).
+    check.count("gpu_nvlink_domain", config.gpu.nvlink_domain, kMaxGpus);
+    for (const auto& [field, ceiling] : {std::pair<const char*, double>{"gpu_bf16_gemm_ceiling", config.gpu.bf16_gemm_ceiling},
+                                         {"gpu_fp8_gemm_ceiling", config.gpu.fp8_gemm_ceiling}})
+      if (!(ceiling > 0 && ceiling <= 1))
+        check.error(IssueCode::kOutOfRange, field, std::string(field) + " must be above 0 and at most 1, got " + to_string(ceiling) + ".");
     if (ok.gpus && ok.per_node && c.gpus > c.gpus_per_node && c.gpus % c.gpus_per_node != 0)
       check.warning(IssueCode::kGpusPerNodeMismatch, "gpus",
                     "gpus=" + to_string(c.gpus) + " is not a multiple of gpus_per_node=" +

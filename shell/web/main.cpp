@@ -69,7 +69,11 @@ struct Host {
   int touch_id = -1;                // the finger followed (others are ignored)
   double touch_start_x = 0, touch_start_y = 0, touch_last_x = 0, touch_last_y = 0;
   bool touch_dragged = false;
+  int64_t last_geometry = 0;        // the last frame's vertex and index counts (settling tables)
+  int settle_frames = 0;            // frames drawn in a row because the geometry still changed
 };
+
+constexpr int kSettleFrames = 8;
 
 Host& host() {
   static Host instance;  // the one host of this page (the emscripten main loop has no other owner)
@@ -377,6 +381,18 @@ void frame(void*) {
   glClearColor(clear.x, clear.y, clear.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  // Tables settle their column widths and scrollbars a frame or two after their content: while the
+  // frame's geometry still changes, draw one more (an as-a-user review saw the Validation table's
+  // scrollbar appear only after the mouse moved). A settled frame ends it; at most kSettleFrames.
+  const ImDrawData* drawn = ImGui::GetDrawData();
+  const int64_t geometry = int64_t(drawn->TotalVtxCount) * 1000003 + drawn->TotalIdxCount;
+  if (geometry != h.last_geometry && h.settle_frames < kSettleFrames) {
+    ++h.settle_frames;
+    wake(1);
+  } else if (geometry == h.last_geometry) {
+    h.settle_frames = 0;
+  }
+  h.last_geometry = geometry;
 
   meshfit::ui::Outbox& out = h.app.outbox;
   if (!out.clipboard.empty()) {

@@ -94,6 +94,10 @@ TEST_CASE("bad states give issues, not crashes") {
     CHECK(parsed.issues.front().message.find("is refused") != std::string::npos);
   }
   CHECK_FALSE(has_errors(decode_state("v=1&model=llama3-8b&gpu_nvlink_domain=72&gpu_bf16_gemm_ceiling=1").issues));
+  // An unknown preset names the nearest ones (a prefix, or at most two edits).
+  CHECK(decode_state("v=1&model=llama3.1-8B").issues.front().message.find("did you mean llama3.1-8b") != std::string::npos);
+  CHECK(decode_state("v=1&gpu=h100").issues.front().message.find("did you mean h100-sxm") != std::string::npos);
+  CHECK(decode_state("v=1&model=gpt5").issues.front().message.find("did you mean") == std::string::npos);
   // A whole page address is read as its hash.
   const ParsedConfig address = decode_state("https://example.org/meshfit.html#v=1&model=llama3-8b&tp=2");
   CHECK_FALSE(has_errors(address.issues));

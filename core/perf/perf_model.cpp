@@ -1262,18 +1262,18 @@ std::string error_band_text(const ErrorBand& band) {
   if (band.runs == 0) return "not validated for this framework and GPU family";
   char text[160];
   if (band.exact_runs >= 0) {
-    std::snprintf(text, sizeof text, "\xC2\xB1%.0f%% on %d measured runs of this framework on any GPU, %lld-%lld GPUs; %d on "
+    std::snprintf(text, sizeof text, "\xC2\xB1%.0f%%, the median error on %d measured runs of this framework on any GPU, %lld-%lld GPUs; %d on "
                   "this GPU family", 100.0 * band.median_abs_error, band.runs, (long long)band.min_gpus,
                   (long long)band.max_gpus, band.exact_runs);
     return text;
   }
   if (band.max_gpus <= 0)
-    std::snprintf(text, sizeof text, "\xC2\xB1%.0f%% on %d measured runs", 100.0 * band.median_abs_error, band.runs);
+    std::snprintf(text, sizeof text, "\xC2\xB1%.0f%%, the median error on %d measured runs", 100.0 * band.median_abs_error, band.runs);
   else if (band.min_gpus == band.max_gpus)
-    std::snprintf(text, sizeof text, "\xC2\xB1%.0f%% on %d measured runs, each on %lld GPU%s", 100.0 * band.median_abs_error,
+    std::snprintf(text, sizeof text, "\xC2\xB1%.0f%%, the median error on %d measured runs, each on %lld GPU%s", 100.0 * band.median_abs_error,
                   band.runs, (long long)band.max_gpus, band.max_gpus == 1 ? "" : "s");  // "runs of 1 GPU" read odd beside an 8-GPU job
   else
-    std::snprintf(text, sizeof text, "\xC2\xB1%.0f%% on %d measured runs of %lld-%lld GPUs", 100.0 * band.median_abs_error,
+    std::snprintf(text, sizeof text, "\xC2\xB1%.0f%%, the median error on %d measured runs of %lld-%lld GPUs", 100.0 * band.median_abs_error,
                   band.runs, (long long)band.min_gpus, (long long)band.max_gpus);
   return text;
 }

@@ -65,6 +65,26 @@ TEST_CASE("estimates against memory_measured.csv: OOM runs are never 'fits', mea
   CHECK(report.median_abs_error <= 0.12);
 }
 
+// docs.html's table of the memory model's constants names each of kMemoryConstants once (an as-a-user
+// review found §5 titled "named constants" naming one of 18).
+TEST_CASE("docs.html lists every named memory constant in its constants table") {
+  std::ifstream file(std::string(MESHFIT_SOURCE_DIR) + "/site/docs.html");
+  REQUIRE(file.good());
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string docs = text.str();
+  const size_t table = docs.find("<table id=\"memory-constants\">");
+  REQUIRE(table != std::string::npos);
+  const std::string rows = docs.substr(table, docs.find("</table>", table) - table);
+  size_t listed = 0;
+  for (size_t at = rows.find("<tr><td>"); at != std::string::npos; at = rows.find("<tr><td>", at + 1)) ++listed;
+  CHECK(listed == std::size(kMemoryConstants));
+  for (const NamedConstant& k : kMemoryConstants) {
+    CAPTURE(k.name);
+    CHECK(rows.find(std::string("<code>") + k.name + "</code>") != std::string::npos);
+  }
+}
+
 TEST_CASE("the validation view lists every named constant of overheads.h with its value, meaning and source") {
   // Read the header's declarations, so a constant added without a row in kMemoryConstants fails here.
   std::ifstream file(std::string(MESHFIT_SOURCE_DIR) + "/core/memory/overheads.h");

@@ -209,7 +209,8 @@ test('tokens/s, MFU and the time to train are shown with the validation error ba
   m = await mirror(page);
   assert.equal(m.config.tokens_to_train, 15e12);
   const days = native.time_to_train_days.toFixed(1);
-  assert.ok(m.throughput_text.includes(`${days} days to train 15 T tokens (${native.error_band.text})`), m.throughput_text);
+  assert.ok(m.throughput_text.includes(`${days} days to train 15 T tokens (each ${native.error_band.text})`), m.throughput_text);
+  assert.equal(m.throughput_text.split(native.error_band.text).length, 2, 'the band once');
   assert.ok((await page.evaluate(() => document.getElementById('results').textContent)).includes(native.error_band.text));
   await clickWidget(page, 'copy_markdown');
   assert.ok((await page.evaluate(() => meshfitShell.lastClipboard())).includes(m.throughput_text));

@@ -409,8 +409,9 @@ void draw_step_breakdown(AppState& s) {
   ImGui::TextWrapped("%s", throughput_text(s).c_str());
   record_rect(s, "throughput");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Band: median |predicted / measured - 1| of tokens/s/GPU over the measured runs of this framework\n"
-                      "and GPU family in tests/data (%s). MFU scales with tokens/s, the time to train inversely.",
+    ImGui::SetTooltip("Band: median |predicted / measured - 1| of tokens/s/GPU over the measured runs in tests/data that the\n"
+                      "text names (this framework and GPU family, or the framework on any GPU when the family has too few): %s.\n"
+                      "Half the runs lie within it. MFU scales with tokens/s, the time to train inversely.",
                       *step.error_band.basis ? step.error_band.basis : "none");
   const std::pair<double, const char*> terms[] = {
       {b.compute_s, "compute"},          {b.tp_comm_s, "TP comm"},      {b.cp_comm_s, "CP comm"},

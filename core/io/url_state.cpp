@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <vector>
 
 #include "io/text.h"
 #include "spec/config_schema.h"
@@ -187,6 +188,28 @@ int parse_version(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+// The state's key=value pairs as written: a leading '#' or '?' dropped, and of a whole page address as
+// copied from the browser (https://.../meshfit.html#v=1&...) its hash.
+std::vector<std::string> state_pairs(const std::string& state) {
+  std::string text = state;
+  if (const size_t hash = text.find('#'); hash != std::string::npos && text.find("://") != std::string::npos &&
+                                          text.find("://") < hash)
+    text.erase(0, hash);
+  if (!text.empty() && (text[0] == '#' || text[0] == '?')) text.erase(0, 1);
+  std::vector<std::string> pairs;
+  for (size_t start = 0; start <= text.size();) {
+    size_t end = text.find('&', start);
+    if (end == std::string::npos) end = text.size();
+    pairs.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return pairs;
+}
+
+}  // namespace
+
 json state_to_object(const std::string& state, std::vector<Issue>& issues, PageView* view) {
   PageView unused;
   json object = json::object();
@@ -196,22 +219,11 @@ json state_to_object(const std::string& state, std::vector<Issue>& issues, PageV
                           std::to_string(kMaxStateBytes) + " bytes."});
     return object;
   }
-  std::string text = state;
-  // A whole page address as copied from the browser (https://.../meshfit.html#v=1&...): its hash.
-  if (const size_t hash = text.find('#'); hash != std::string::npos && text.find("://") != std::string::npos &&
-                                          text.find("://") < hash)
-    text.erase(0, hash);
-  if (!text.empty() && (text[0] == '#' || text[0] == '?')) text.erase(0, 1);
   int version = 0;
   bool version_given = false;
   std::set<std::string> seen;
   size_t pairs = 0;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('&', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string pair = text.substr(start, end - start);
-    start = end + 1;
+  for (const std::string& pair : state_pairs(state)) {
     if (pair.empty()) continue;
     if (++pairs > kMaxStateKeys) {
       issues.push_back({IssueCode::kInputTooLarge, Severity::kError, "state",
@@ -275,15 +287,7 @@ json state_to_object(const std::string& state, std::vector<Issue>& issues, PageV
 std::map<std::string, std::string> state_texts(const std::string& state) {
   std::map<std::string, std::string> out;
   if (state.size() > kMaxStateBytes) return out;
-  std::string text = state;
-  if (const size_t hash = text.find('#'); hash != std::string::npos) text.erase(0, hash + 1);
-  else if (!text.empty() && text[0] == '?') text.erase(0, 1);
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('&', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string pair = text.substr(start, end - start);
-    start = end + 1;
+  for (const std::string& pair : state_pairs(state)) {
     const size_t equals = pair.find('=');
     std::string key, value;
     if (equals == std::string::npos || !percent_decode(pair.substr(0, equals), key) ||

@@ -931,13 +931,16 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
     terms.dp_link = link_for_group(config, layout.tp * layout.cp, dp_shard);
     terms.replica_link = link_for_group(config, layout.tp * layout.cp * dp_shard, terms.replicas);
   }
+  // The ZeRO-3 share is a network one (one NIC's rail per GPU, its calibration's multi-node runs):
+  // gathers inside a node run at the link's rate (an as-a-user review saw one node's NVLink priced
+  // at 44 GB/s, an 8B ZeRO-3 step twice FSDP2's).
   terms.zero3_link = terms.dp_link;
-  terms.zero3_link.busbw_max *= perf.zero3_bandwidth_fraction;
+  if (terms.zero3_link.crosses_nodes) terms.zero3_link.busbw_max *= perf.zero3_bandwidth_fraction;
   // hpZ (Layout::hpz_partition_size, tp = 1): consecutive ranks (utils/groups.py
   // _create_zero_param_parallel_group), gathered as DeepSpeed gathers (the same bandwidth share).
   if (layout.hpz_partition_size > 1) {
     terms.hpz_link = link_for_group(config, 1, layout.hpz_partition_size);
-    terms.hpz_link.busbw_max *= perf.zero3_bandwidth_fraction;
+    if (terms.hpz_link.crosses_nodes) terms.hpz_link.busbw_max *= perf.zero3_bandwidth_fraction;
   }
   terms.pp_link = link_for_group(config, layout.tp * layout.cp * dp, 2);
   terms.tp_crosses_nodes = layout.tp > 1 && tp_link.crosses_nodes;

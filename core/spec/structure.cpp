@@ -66,11 +66,15 @@ bool choose_pipeline_split(int64_t layers, const FrameworkProfile& profile, Layo
   return false;
 }
 
+constexpr int64_t kHgxNvlinkGpus = 8;  // the GPUs of one HGX/DGX board's NVSwitch fabric
+
 int64_t nvlink_domain_gpus(const Config& config) {
   const GpuSpec& gpu = config.gpu;
   if (gpu.nvlink_bytes_per_s <= 0) return 1;
-  return gpu.nvlink_domain > config.cluster.gpus_per_node ? gpu.nvlink_domain
-                                                          : std::min(gpu.nvlink_domain, config.cluster.gpus_per_node);
+  // A domain of more than one HGX board (NVL72's 72 over 18 trays of 4) spans nodes; an HGX domain of
+  // 8 ends at the node, so fewer GPUs per node cut it (an as-a-user review saw tp=4 over two 2-GPU
+  // nodes priced as NVLink and not said to cross nodes).
+  return gpu.nvlink_domain > kHgxNvlinkGpus ? gpu.nvlink_domain : std::min(gpu.nvlink_domain, config.cluster.gpus_per_node);
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include "api.h"
 #include "io/measured_runs.h"
 #include "io/serialize.h"
+#include "spec/structure.h"
 #include "io/throughput_runs.h"
 #include "perf/perf_model.h"
 
@@ -464,4 +465,37 @@ TEST_CASE("recompute_layers: the step recomputes only those layers, between full
   // The recompute forward is the share of the layers: half of them, about half of the extra time.
   config.training.recompute_layers = 10;
   CHECK(predict(config).step_time_s - none == doctest::Approx(0.5 * (full - none)).epsilon(0.05));
+}
+
+// From an as-a-user review of the numbers. An HGX NVLink domain (8) ends at the node: with 2 GPUs per
+// node a tp=4 group crosses nodes (priced as NVLink and not said, before); NVL72's domain spans its
+// 4-GPU trays. DeepSpeed ZeRO-3's 1/8 bandwidth share is a network one: one node's gathers run at
+// NVLink's rate (an 8B ZeRO-3 step on one H100 node read twice FSDP2's).
+TEST_CASE("the NVLink domain ends at an HGX node, and ZeRO-3's bandwidth share applies across nodes only") {
+  Config hgx = preset_config("llama3.1-70b", 64, 4, 4);
+  hgx.gpu = *find_gpu_preset("h100-sxm");
+  hgx.cluster.gpus_per_node = 2;
+  CHECK(nvlink_domain_gpus(hgx) == 2);
+  CHECK(estimate(hgx).step.tp_crosses_nodes);
+  Config nvl72 = preset_config("llama3.1-70b", 72, 8);
+  nvl72.gpu = *find_gpu_preset("gb200");
+  nvl72.cluster.gpus_per_node = 4;
+  CHECK(nvlink_domain_gpus(nvl72) == 72);
+  CHECK_FALSE(estimate(nvl72).step.tp_crosses_nodes);
+
+  Config one_node = preset_config("llama3.1-8b", 8);
+  one_node.gpu = *find_gpu_preset("h100-sxm");
+  one_node.training.framework = Framework::kDeepSpeed;
+  one_node.layout.zero = 3;
+  one_node.training.recompute = Recompute::kFull;
+  one_node.training.global_batch = 512;
+  Config spread = one_node;  // the same 8 ranks, one per node: the gathers cross the network
+  spread.cluster.gpus_per_node = 1;
+  const StepReport inside = estimate(one_node).step, across = estimate(spread).step;
+  REQUIRE(inside.step_time_s > 0);
+  REQUIRE(across.step_time_s > 0);
+  CHECK(inside.breakdown.dp_comm_s * 4 < across.breakdown.dp_comm_s);
+  Config fsdp = one_node;
+  fsdp.training.framework = Framework::kFsdp;
+  CHECK(inside.step_time_s < 1.25 * estimate(fsdp).step.step_time_s);
 }

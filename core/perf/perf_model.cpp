@@ -329,7 +329,7 @@ namespace {
 // norm_kernel resolved against the profile's own default (`profile_eager`, framework_perf's).
 bool eager_rmsnorm_resolved(const Config& config, bool profile_eager) {
   const TrainingSpec& t = config.training;
-  if (config.model.norm != NormKind::kRmsNorm || t.kernels == Kernels::kCompiled) return false;
+  if (config.model.norm != NormKind::kRmsNorm || runs_compiled(t)) return false;
   if (t.norm_kernel != NormKernel::kAuto) return t.norm_kernel == NormKernel::kEager;
   // auto: a fine-tune runs its stack's own module, Hugging Face's LlamaRMSNorm (PEFT, Axolotl,
   // DeepSpeed/FSDP through Accelerate), torchtune's modules/rms_norm.py or litgpt's RMSNorm, each an
@@ -341,7 +341,7 @@ bool eager_rmsnorm_resolved(const Config& config, bool profile_eager) {
 
 bool runs_eager_rmsnorm(const Config& config) {
   const TrainingSpec& t = config.training;
-  return eager_rmsnorm_resolved(config, framework_perf(t.framework, t.kernels, true).eager_rmsnorm);
+  return eager_rmsnorm_resolved(config, framework_perf(t.framework, runs_compiled(t) ? Kernels::kCompiled : t.kernels, true).eager_rmsnorm);
 }
 
 // [SECTION] Kernel times
@@ -889,13 +889,15 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const TrainingSpec& training = config.training;
   const Layout& layout = config.layout;
   // dp_comm_overlap auto resolves per framework and ZeRO stage (memory_model.h dp_comm_overlapped).
-  FrameworkPerf perf = framework_perf(training.framework, training.kernels, dp_comm_overlapped(training, layout.zero));
+  // AsyncTP runs under torch.compile (runs_compiled): timed with the compiled kernels, as its memory is.
+  FrameworkPerf perf = framework_perf(training.framework, runs_compiled(training) ? Kernels::kCompiled : training.kernels,
+                                      dp_comm_overlapped(training, layout.zero));
   // A fine-tune runs its stack's model code (Hugging Face transformers, torchtune, litgpt: eager
   // PyTorch modules) under whichever wrapper, DDP, FSDP or DeepSpeed: the kernels, so the dispatch
   // count and the elementwise rate, are the stack's, not those of the pretraining profile the wrapper
   // stands for (DeepSpeed's eager profile is the one Hagemann's Megatron-derived code calibrates).
   // The wrapper keeps its own hooks, gathers and overlap.
-  if (training.finetune != FinetuneMethod::kNone && training.kernels != Kernels::kCompiled && training.kernels != Kernels::kFused) {
+  if (training.finetune != FinetuneMethod::kNone && !runs_compiled(training) && training.kernels != Kernels::kFused) {
     const FrameworkPerf stack = eager("the fine-tuning stack's eager PyTorch modules");
     perf.host_ops_per_layer = stack.host_ops_per_layer;
     perf.host_ops_per_microbatch = stack.host_ops_per_microbatch;
@@ -958,7 +960,10 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   // host's dispatch (a side stream's transfer runs while the compute stream idles), so a faster GPU
   // never exposes more of it.
   const double host_wait = terms.layer.host_wait_s;
-  if (training.tp_comm_overlap && layout.tp > 1)
+  // AsyncTP (torchtitan's micro-pipelined all-gather/reduce-scatter matmuls) hides TP as
+  // Megatron's --tp-comm-overlap does (an as-a-user review saw it change memory but not time).
+  const bool tp_overlap = training.tp_comm_overlap || async_tp_applies(training);
+  if (tp_overlap && layout.tp > 1)
     terms.tp_layer_s = std::max(0.0, terms.tp_layer_s - 0.9 * (3.0 + recompute_share) *
                                                             terms.layer.matmul_fwd_s - host_wait);
   if (spatial_temporal(layout)) {
@@ -975,7 +980,7 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
     const int64_t conventional = st_conventional(config);
     const Link conventional_link = link_for_group(config, square, conventional);
     double collectives = tp_collectives * all_reduce_s(conventional_link, conventional, tp_message / double(square));
-    if (training.tp_comm_overlap && conventional > 1)
+    if (tp_overlap && conventional > 1)
       collectives = std::max(0.0, collectives - 0.9 * (3.0 + recompute_share) * terms.layer.matmul_fwd_s - host_wait);
     terms.tp_layer_s = exposed + collectives;
     terms.tp_crosses_nodes = conventional > 1 && conventional_link.crosses_nodes;

@@ -319,6 +319,19 @@ struct Rules {
   // torchao's fp8 all-gather (FRAMEWORK_NOTES §1.9): a Float8Linear weight under FSDP2 sharding.
   // What is left once the settings agree is the shard group: torchtitan's float8 converter turns the
   // gather off without one (the model's fp8_weights_gathered), said here.
+  void async_tp() {
+    if (!t.async_tp) return;
+    if (t.framework != Framework::kFsdp)
+      check.warning(IssueCode::kConflictingSettings, "async_tp",
+                    std::string("async_tp is torchtitan's (FSDP2, under torch.compile); ") + enum_label(t.framework) +
+                        " ignores it here: its TP overlap is tp_comm_overlap.");
+    else if (t.kernels == Kernels::kEager)
+      check.warning(IssueCode::kConflictingSettings, "async_tp",
+                    "torchtitan applies Async TP only under torch.compile: counted as compiled, not kernels=eager.");
+    else if (l.tp == 1)
+      check.warning(IssueCode::kConflictingSettings, "async_tp", "async_tp has no effect at tp=1.");
+  }
+
   void fp8_all_gather() {
     if (!t.fp8_all_gather) return;
     if (!profile.gathers_whole_blocks)
@@ -513,6 +526,7 @@ std::vector<Issue> validate(const Config& config) {
   rules.degree_product();
   rules.replicas();
   rules.hpz();
+  rules.async_tp();
   rules.fp8_all_gather();
   rules.divisibility();
   rules.spatial_temporal();

@@ -14,6 +14,7 @@
 #include "io/measured_runs.h"
 #include "io/serialize.h"
 #include "spec/structure.h"
+#include "spec/validate.h"
 #include "io/throughput_runs.h"
 #include "perf/perf_model.h"
 
@@ -498,4 +499,33 @@ TEST_CASE("the NVLink domain ends at an HGX node, and ZeRO-3's bandwidth share a
   Config fsdp = one_node;
   fsdp.training.framework = Framework::kFsdp;
   CHECK(inside.step_time_s < 1.25 * estimate(fsdp).step.step_time_s);
+}
+
+// The same review: AsyncTP changed torchtitan's memory (compiled blocks) but not its step, and
+// lowered Megatron-LM's memory, which has no such option. It is timed as compiled kernels with TP
+// hidden (as tp_comm_overlap), and applies to the FSDP2 profile only (a warning elsewhere).
+TEST_CASE("AsyncTP: torchtitan's, timed compiled with TP overlapped, ignored by Megatron-LM with a warning") {
+  Config base = preset_config("llama3.1-8b", 16, 2);
+  base.gpu = *find_gpu_preset("h100-sxm");
+  base.training.framework = Framework::kFsdp;
+  base.layout.zero = 3;
+  base.training.global_batch = 64;
+  Config compiled = base, async = base;
+  compiled.training.kernels = Kernels::kCompiled;
+  async.training.async_tp = true;
+  const Estimate c = estimate(compiled), a = estimate(async);
+  REQUIRE(a.valid());
+  CHECK(a.worst().peak_allocated_bytes == doctest::Approx(c.worst().peak_allocated_bytes));
+  CHECK(a.step.breakdown.tp_comm_s < c.step.breakdown.tp_comm_s);
+  CHECK(a.step.step_time_s < c.step.step_time_s);
+  Config megatron = base;
+  megatron.training.framework = Framework::kMegatron;
+  megatron.layout.zero = 1;
+  Config megatron_async = megatron;
+  megatron_async.training.async_tp = true;
+  CHECK(estimate(megatron_async).worst().device_bytes == estimate(megatron).worst().device_bytes);
+  CHECK(estimate(megatron_async).step.step_time_s == estimate(megatron).step.step_time_s);
+  bool warned = false;
+  for (const Issue& issue : validate(megatron_async)) warned |= issue.field == "async_tp" && issue.severity == Severity::kWarning;
+  CHECK(warned);
 }

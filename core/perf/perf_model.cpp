@@ -904,6 +904,12 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
     perf.elementwise_fraction = stack.elementwise_fraction;
     perf.eager_fp32_loss = stack.eager_fp32_loss;
   }
+  // A cross-entropy the config names is timed as itself: eager F.cross_entropy on fp32 logits (and
+  // torchtune's chunked loss, eager per chunk) at the measured 63 B per logit, a compiled or fused one
+  // (Megatron's vocab-parallel) at the fused rate. An as-a-user review saw --loss change memory only.
+  if (training.loss != LossKind::kAuto)
+    perf.eager_fp32_loss = training.loss == LossKind::kEager || training.loss == LossKind::kEagerKeepLogits ||
+                           training.loss == LossKind::kChunked;
   perf.eager_rmsnorm = eager_rmsnorm_resolved(config, perf.eager_rmsnorm);  // the profile just built, not a second one
   if (plan.profile.gathers_whole_blocks && plan.profile.weights_sharded(layout.zero))
     perf.host_ops_per_sharded_unit = kFsdpUnitHostOps;  // one fully_shard unit per block

@@ -391,7 +391,10 @@ void recompute(AppState& s) {
     s.issues.push_back(issue);
   }
   s.field_issues.clear();
-  for (const Issue& issue : s.issues) s.field_issues.emplace(issue.field, issue.message);  // the first per field
+  s.field_warnings.clear();
+  for (const Issue& issue : s.issues)  // the first per field, and whether it is only a warning
+    if (s.field_issues.emplace(issue.field, issue.message).second && issue.severity == Severity::kWarning)
+      s.field_warnings.insert(issue.field);
   s.state = encode_state(s.config);  // the shareable state of what was typed, valid or not
   s.link = page_link(s);
 

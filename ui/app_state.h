@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct AppState {
   Estimate estimate;                   // memory report + step of the config
   std::vector<Issue> issues;           // input_issues + validation
   std::map<std::string, std::string> field_issues;  // field -> first message
+  std::set<std::string> field_warnings;             // fields whose first message is a warning (amber, not red)
   FitAdvice fit;                       // how to make it fit (core's fit_advice), largest micro-batch/seq
   bool fit_pending = false;            // `fit` is not yet computed for the config: the next frame's work
                                        // (step_search), so a commit never waits for it

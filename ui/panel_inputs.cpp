@@ -573,6 +573,13 @@ void apply_finetune_defaults(AppState& s, const Config& before, bool lora_too, b
   const TrainingSpec keep = c.training;
   c = with;
   if (keep_batch) c.training.global_batch = keep.global_batch;
+  // From pretraining: no pipeline or context parallelism, which no fine-tuning stack runs (the search
+  // and the exports keep pp = cp = 1; an as-a-user review saw LoRA keep pp 4 and read FITS at a 75%
+  // bubble). tp stays: FSDP2 and Megatron fine-tunes can split it (QLoRA's refusal moves it).
+  if (!keep_batch) {
+    c.layout.pp = c.layout.cp = c.layout.vpp = 1;
+    c.layout.pp_first_stage_layers = c.layout.pp_last_stage_layers = 0;
+  }
   if (!lora_too) {
     c.training.lora_rank = keep.lora_rank;
     c.training.lora_alpha = keep.lora_alpha;

@@ -25,7 +25,7 @@ bool draw_layout_table(AppState& s) {
   const std::vector<LayoutCandidate>& top = s.search.top;
   const double capacity = s.config.gpu.memory_bytes;
   ImGui::SetNextItemWidth(16.0f * s.em);
-  ImGui::InputTextWithHint("##filter", "filter, e.g. tp=8 or recompute=none", s.layout_filter, sizeof s.layout_filter);
+  ImGui::InputTextWithHint("##filter", "filter, e.g. tp=8 recompute=none (all must match)", s.layout_filter, sizeof s.layout_filter);
   record_rect(s, "layout_filter");
   // A phone has no right-click, and no room for all of it on one line: wrapped, with the header's
   // Copy launch flags in its place.
@@ -63,22 +63,32 @@ bool draw_layout_table(AppState& s) {
   bool any_spatial_temporal = false;
   for (const LayoutCandidate& c : top) any_spatial_temporal |= c.spatial_temporal();
 
-  std::vector<int> rows;
-  for (int i = 0; i < int(top.size()); ++i) {
-    const std::string label = candidate_label(top[size_t(i)]);
-    bool keep = true;
-    // Space-separated terms, all of which must appear.
-    std::string filter = s.layout_filter;
-    size_t start = 0;
-    while (start < filter.size()) {
-      size_t end = filter.find(' ', start);
-      if (end == std::string::npos) end = filter.size();
-      const std::string term = filter.substr(start, end - start);
-      if (!term.empty() && label.find(term) == std::string::npos) keep = false;
+  // Space-separated terms, all of which must match: a "key=value" term one of the label's words
+  // exactly (pp=1 matched pp=16 and vpp=1 as a substring: an as-a-user review), another term part
+  // of a word ("none", "recompute=f" aside, "zero").
+  const auto words_of = [](const std::string& text) {
+    std::vector<std::string> words;
+    for (size_t start = 0; start < text.size();) {
+      size_t end = text.find(' ', start);
+      if (end == std::string::npos) end = text.size();
+      if (end > start) words.push_back(text.substr(start, end - start));
       start = end + 1;
     }
+    return words;
+  };
+  const std::vector<std::string> terms = words_of(s.layout_filter);
+  std::vector<int> rows;
+  for (int i = 0; i < int(top.size()); ++i) {
+    const std::vector<std::string> words = words_of(candidate_label(top[size_t(i)]));
+    const bool keep = std::all_of(terms.begin(), terms.end(), [&](const std::string& term) {
+      const bool exact = term.find('=') != std::string::npos && term.back() != '=';
+      return std::any_of(words.begin(), words.end(), [&](const std::string& word) {
+        return exact ? word == term : word.find(term) != std::string::npos;
+      });
+    });
     if (keep) rows.push_back(i);
   }
+  if (!terms.empty()) ImGui::TextDisabled("%zu of the %zu listed match the filter", rows.size(), top.size());
   bool changed = false;
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
@@ -168,7 +178,7 @@ bool draw_layout_table(AppState& s) {
                     (long long)c.layout.vpp, (long long)c.micro_batch, (long long)c.layout.zero, to_string(c.recompute),
                     c.layout.tp > 1 ? (c.sp ? " sp" : " no-sp") : "", c.spatial_temporal() ? " ST*" : "");
       layout_text = wrap_at_spaces(text, ImGui::GetFontSize(), layout_width);
-      std::snprintf(text, sizeof text, "%s\n%.0f%%", format_bytes(s, c.device_bytes, 1).c_str(), 100.0 * share);
+      std::snprintf(text, sizeof text, "%s\n%s", format_bytes(s, c.device_bytes, 1).c_str(), capacity_percent_text(share).c_str());
       memory_text = text;
       std::snprintf(text, sizeof text, "%.0f\nMFU %.0f%%", c.step.tokens_per_s_per_gpu, 100.0 * c.step.mfu);
       speed_text = text;
@@ -219,7 +229,7 @@ bool draw_layout_table(AppState& s) {
     ImGui::TextUnformatted(format_bytes(s, c.device_bytes, 1).c_str());
     ImGui::TableNextColumn();
     if (share >= s.config.training.headroom) ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));  // AA in both themes
-    ImGui::Text("%.0f%%", 100.0 * share);
+    ImGui::TextUnformatted(capacity_percent_text(share).c_str());
     if (share >= s.config.training.headroom) ImGui::PopStyleColor();
     ImGui::TableNextColumn();
     ImGui::Text("%.0f", c.step.tokens_per_s_per_gpu);

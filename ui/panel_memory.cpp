@@ -468,16 +468,24 @@ bool draw_fit_advice(AppState& s) {
     } else if (!(s.estimate.step.step_time_s > 0)) {
       ImGui::TextWrapped("Ranking changes needs the GPU's dense BF16 TFLOPS and HBM bandwidth: enter them under Hardware.");
     } else if (advice.suggestions.empty()) {
-      ImGui::TextWrapped("No change of one or two layout dimensions brings the worst rank under %.0f%% of capacity; "
-                         "see %s, or add GPUs.", 100.0 * s.config.training.headroom,
-                         is_finetune(s.config.training) ? "Methods for every fine-tuning setup on these GPUs and Layouts for every evaluated layout"
-                                                        : "Layouts for every evaluated layout");
+      // Layouts that fit above the threshold are said before "add GPUs" (an as-a-user review saw 405B on
+      // 256 H100 told to add GPUs beside 210 layouts that fit, the fastest at 97%).
+      const bool others_fit = !s.search_stale && s.search.valid() && s.search.feasible > 0;
+      char fit_line[160] = "";
+      if (others_fit)
+        std::snprintf(fit_line, sizeof fit_line, " %lld layouts fit above it: \"Use the fastest layout\" applies the fastest, and",
+                      (long long)s.search.feasible);
+      text_wrapped_at_spaces(std::string("No change of one or two layout dimensions brings the worst rank under ") +
+                             capacity_percent_text(s.config.training.headroom) + " of capacity." + fit_line + (others_fit ? " see " : " See ") +
+                             (is_finetune(s.config.training) ? "Methods for every fine-tuning setup on these GPUs and Layouts for every evaluated layout"
+                                                             : "Layouts for every evaluated layout") +
+                             (others_fit ? "." : ", or add GPUs."));
     } else if (narrow_window(s)) {
       // A phone's width: the change, then its figures and the button under it (five columns
       // would leave the change a letter wide).
       for (size_t i = 0; i < advice.suggestions.size(); ++i) {
         const FitSuggestion& f = advice.suggestions[i];
-        ImGui::PushID(int(i));
+        ImGui::PushID(f.change.c_str());  // by the change, not the row: see below
         ImGui::TextWrapped("%s", f.change.c_str());
         ImGui::PushTextWrapPos(0.0f);
         ImGui::TextDisabled("worst rank %s (%.0f%%), %.0f tokens/s/GPU (%+.1f%%)", format_bytes(s, f.device_bytes, 1).c_str(),
@@ -510,7 +518,10 @@ bool draw_fit_advice(AppState& s) {
         ImGui::TableNextColumn();
         ImGui::Text("%+.1f%%", 100.0 * f.throughput_change);
         ImGui::TableNextColumn();
-        ImGui::PushID(int(i));
+        // Identified by the change it applies, not its row: an edit committed by the same click (a
+        // field losing focus) rebuilds the list, and a row's button then applied another change (an
+        // as-a-user review saw "pp 1 -> 2" clicked and "tp 1 -> 2" applied).
+        ImGui::PushID(f.change.c_str());
         if (inline_button(s, "Apply")) {
           s.config = f.config;
           changed = true;

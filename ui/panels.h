@@ -57,6 +57,8 @@ std::string wrap_at_spaces(const std::string& text, float font_size, float width
 // Text wrapped at spaces to the space left on the line (ImGui's TextWrapped also breaks after '.',
 // which split preset names such as "llama3.1-70b": an as-a-user review).
 void text_wrapped_at_spaces(const std::string& text);
+// A share of the GPU's capacity as a percentage: one decimal just under 100% (99.6%, not 100%).
+std::string capacity_percent_text(double share);
 // The inputs' errors as a list, under a line saying what waits for them ("the layouts are searched
 // once they are fixed"): the memory, Layouts and Methods views of inputs that do not validate.
 void input_problems(const AppState& s, const std::vector<Issue>& issues, const char* what_waits);

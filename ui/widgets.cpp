@@ -123,9 +123,18 @@ void input_problems(const AppState& s, const std::vector<Issue>& issues, const c
 void field_issue(const AppState& s, const char* field) {
   const auto it = s.field_issues.find(field);
   if (it == s.field_issues.end()) return;
-  ImGui::PushStyleColor(ImGuiCol_Text, error_text_color(s));
+  // A warning in amber (an as-a-user review saw "gpus=12 is not a multiple of gpus_per_node" in error red).
+  ImGui::PushStyleColor(ImGuiCol_Text, s.field_warnings.count(field) ? warning_text_color(s) : error_text_color(s));
   text_wrapped_at_spaces(it->second);
   ImGui::PopStyleColor();
+}
+
+std::string capacity_percent_text(double share) {
+  // Just under capacity is not rounded to 100%, which reads as full (the same review: 99.6% shown
+  // as "100%" in the warning colour for a layout that fits).
+  char text[16];
+  std::snprintf(text, sizeof text, share >= 0.995 && share < 1.0 ? "%.1f%%" : "%.0f%%", 100.0 * share);
+  return text;
 }
 
 void apply_candidate(AppState& s, const LayoutCandidate& c) {
@@ -153,9 +162,13 @@ void launch_flags_menu(AppState& s, const Config& config, const std::string& rec
       } else {
         s.outbox.clipboard = exported.text;
         s.status = std::string(label) + " copied";
-        int notes = 0;
-        for (const Issue& issue : exported.issues) notes += issue.severity == Severity::kWarning;
-        s.status += notes > 0 ? " (" + std::to_string(notes) + " notes: " + exported.issues.front().message + ")" : ".";
+        // Every note, not the first alone (an as-a-user review saw "3 notes:" followed by one, the
+        // dropped tp and the LoRA the flags do not carry left unsaid).
+        std::string notes;
+        int count = 0;
+        for (const Issue& issue : exported.issues)
+          if (issue.severity == Severity::kWarning) notes += (count++ > 0 ? " " : "") + std::to_string(count) + ". " + issue.message;
+        s.status += count > 0 ? " (" + std::to_string(count) + (count == 1 ? " note: " : " notes: ") + notes + ")" : ".";
       }
     }
     if (!rect_prefix.empty()) record_rect(s, (rect_prefix + to_string(format)).c_str());

@@ -179,14 +179,27 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
   // Each fine-tuning change alone, and when that is not enough, with full recompute too: a 4-bit base
   // frees the weights, checkpointing the activations, and on one 24 GB GPU an 8B model needs both (an
   // as-a-user review saw "no change helps" beside a Methods tab listing QLoRA + checkpointing at 73%).
+  // And with the parameters sharded (ZeRO-3 / FSDP full sharding), which offload=params needs and a
+  // replicated base misses (the same review: a full fine-tune on one 24 GB GPU fits with FSDP + CPU
+  // offload, and 70B on 8 H100 with LoRA under FSDP, neither suggested). The first that fits is kept.
+  const FrameworkProfile& profile = framework_profile(config.training.framework);
   for (const Config& changed : finetune_changes(config)) {
-    if (add_estimated(changed) || changed.training.recompute == Recompute::kFull) continue;
-    Config checkpointed = changed;
-    checkpointed.training.recompute = Recompute::kFull;
-    add_estimated(checkpointed);
+    std::vector<Config> tries = {changed};
+    if (changed.layout.zero < 3 && profile.offers_zero(3)) {
+      Config sharded = changed;
+      sharded.layout.zero = 3;
+      tries.push_back(sharded);
+    }
+    if (changed.training.recompute != Recompute::kFull)
+      for (size_t i = 0, n = tries.size(); i < n; ++i) {
+        Config checkpointed = tries[i];
+        checkpointed.training.recompute = Recompute::kFull;
+        tries.push_back(checkpointed);
+      }
+    for (const Config& attempt : tries)
+      if (add_estimated(attempt)) break;
   }
   // Fewer replicas of each shard group (larger groups, less state per rank): the most that fit.
-  const FrameworkProfile& profile = framework_profile(config.training.framework);
   for (int64_t r = config.layout.dp_replicate; r > 1;) {
     r = most_replicas_holding(profile, r - 1, config.layout.zero, dp, config.layout.cp);
     Config changed = config;
@@ -194,6 +207,17 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
     if (add_estimated(changed)) break;
   }
   std::sort(found.begin(), found.end(), fit_advice_before);
+  // A change that adds a dimension to another's and gives the same figures says nothing more (the
+  // same review: "zero 3 -> 2, recompute none -> selective" beside "recompute none -> selective").
+  std::vector<FitSuggestion> kept;
+  for (const FitSuggestion& f : found) {
+    const bool repeats = std::any_of(kept.begin(), kept.end(), [&](const FitSuggestion& k) {
+      return k.changed_dimensions < f.changed_dimensions && std::fabs(k.device_bytes - f.device_bytes) <= 1e-9 * f.device_bytes &&
+             std::fabs(k.tokens_per_s_per_gpu - f.tokens_per_s_per_gpu) <= 1e-9 * f.tokens_per_s_per_gpu;
+    });
+    if (!repeats) kept.push_back(f);
+  }
+  found = std::move(kept);
   if (found.size() > max_suggestions) found.resize(max_suggestions);
   advice.suggestions = std::move(found);
   return advice;

@@ -135,7 +135,11 @@ LayoutRepair nearest_valid_layout(const Config& config, const LayoutPins& pins) 
         {"tp", {from.tp, to.tp}}, {"pp", {from.pp, to.pp}}, {"cp", {from.cp, to.cp}}, {"vpp", {from.vpp, to.vpp}},
         {"zero", {from.zero, to.zero}}, {"micro_batch", {t.micro_batch, moved.training.micro_batch}},
         {"dp", {from.dp, to.dp}}, {"dp_replicate", {from.dp_replicate, to.dp_replicate}},
-        {"hpz_partition_size", {from.hpz_partition_size, to.hpz_partition_size}}};
+        {"hpz_partition_size", {from.hpz_partition_size, to.hpz_partition_size}},
+        // The uneven split too: a repair that only re-split the stages was no move, so the page kept the
+        // broken one (an as-a-user review saw 405B's pp=4 left INVALID, asking for fields it lacks).
+        {"pp_first_stage_layers", {from.pp_first_stage_layers, to.pp_first_stage_layers}},
+        {"pp_last_stage_layers", {from.pp_last_stage_layers, to.pp_last_stage_layers}}};
     for (const auto& [field, values] : fields)
       if (values.first != values.second) repair.changes.push_back({field, values.first, values.second});
     break;

@@ -18,7 +18,8 @@ struct LayoutPins {          // dimensions the repair must not move (the user's 
 };
 
 struct LayoutChange {
-  const char* field;         // "tp", "pp", "cp", "vpp", "zero", "micro_batch", "dp" (0 = derived), "dp_replicate", "hpz_partition_size"
+  const char* field;         // "tp", "pp", "cp", "vpp", "zero", "micro_batch", "dp" (0 = derived), "dp_replicate",
+                             // "hpz_partition_size", "pp_first_stage_layers", "pp_last_stage_layers" (0 = even)
   int64_t from = 0, to = 0;
 };
 

@@ -167,6 +167,12 @@ struct Rules {
         check.error(IssueCode::kThresholdOutOfRange, "lora_dropout",
                     "lora_dropout must be a probability in [0, 1), got " + to_string(t.lora_dropout) + ".");
     }
+    // The fine-tuning stacks launch no pipeline or context parallelism (finetune.h; the search and the
+    // exports keep pp = cp = 1): a link that asks for it is estimated, and told so.
+    if (is_finetune(t) && (l.pp > 1 || l.cp > 1))
+      check.warning(IssueCode::kFinetuneUnsupported, l.pp > 1 ? "pp" : "cp",
+                    std::string("finetune=") + enum_key(t.finetune) + " with pp=" + to_string(l.pp) + ", cp=" + to_string(l.cp) + ": " +
+                        enum_label(t.stack) + " has no pipeline or context parallelism (the layout search and the exports keep pp = cp = 1).");
     // bitsandbytes Linear4bit has no tensor-parallel form (FINETUNE_NOTES §2; PEFT docs shard a
     // 4-bit base with FSDP/ZeRO-3 and quant_storage only).
     if (t.finetune == FinetuneMethod::kQlora && l.tp > 1)

@@ -119,3 +119,36 @@ TEST_CASE("fit advice for an 8B full fine-tune on one 24 GB GPU: QLoRA with full
   }
   CHECK(qlora_checkpointed);
 }
+
+// The second review: the advice never sharded the parameters, which offload=params needs, so a full
+// fine-tune on one 24 GB GPU was told only "switch to QLoRA" (FSDP + CPU offload keeps the full
+// fine-tune at ~11.5 GiB), and 70B on 8 H100 only QLoRA (LoRA under FSDP fits). And no suggestion
+// adds a dimension to another's for the same figures.
+TEST_CASE("fit advice for fine-tunes shards the parameters where that is what fits, and repeats nothing") {
+  const auto advice_for = [](const nlohmann::json& fields) {
+    const ParsedConfig parsed = parse_config(fields);
+    REQUIRE_FALSE(has_errors(parsed.issues));
+    REQUIRE(estimate(parsed.config).memory.verdict == Verdict::kOutOfMemory);
+    return fit_advice(parsed.config, 20);
+  };
+  const FitAdvice one_gpu = advice_for({{"model", "llama3.1-8b"}, {"gpu", "rtx4090"}, {"gpus", 1}, {"finetune", "full"}});
+  bool full_kept = false;
+  for (const FitSuggestion& s : one_gpu.suggestions) {
+    CAPTURE(s.change);
+    full_kept |= s.config.training.finetune == FinetuneMethod::kFull && s.config.training.offload == Offload::kParams;
+  }
+  CHECK(full_kept);
+  const FitAdvice seventy = advice_for({{"model", "llama3.1-70b"}, {"gpu", "h100-sxm"}, {"gpus", 8}, {"finetune", "full"}});
+  bool lora = false;
+  for (const FitSuggestion& s : seventy.suggestions) lora |= s.config.training.finetune == FinetuneMethod::kLora;
+  CHECK(lora);
+  for (const FitAdvice* advice : {&one_gpu, &seventy})
+    for (size_t i = 0; i < advice->suggestions.size(); ++i)
+      for (size_t j = 0; j < i; ++j) {
+        const FitSuggestion &a = advice->suggestions[j], &b = advice->suggestions[i];
+        CAPTURE(a.change);
+        CAPTURE(b.change);
+        CHECK_FALSE((a.device_bytes == b.device_bytes && a.tokens_per_s_per_gpu == b.tokens_per_s_per_gpu &&
+                     a.changed_dimensions != b.changed_dimensions));
+      }
+}

@@ -82,3 +82,26 @@ TEST_CASE("QLoRA with tp > 1 moves tp to 1 and says why") {
   CHECK(repair.summary().find("tp 8 \xE2\x86\x92 1") != std::string::npos);
   CHECK(repair.summary().find("bitsandbytes") != std::string::npos);
 }
+
+// An as-a-user review: picking 405B (126 layers) on a pp=4 page left it INVALID, the message asking
+// for pp_first/last_stage_layers the page does not show: the repair had split the stages unevenly,
+// which is all it needed, but listed no change, so the page kept the broken layout. A re-split is a
+// move; so is dropping a split the new model does not fit (405B's 7 + ... + 7 under 70B's 80 layers).
+TEST_CASE("a repair that only re-splits the pipeline stages is a move, said") {
+  Config config = preset_config("llama3.1-405b", 64, 8, 4);
+  REQUIRE(has_errors(validate(config)));
+  LayoutRepair repair = nearest_valid_layout(config);
+  REQUIRE(repair.moved());
+  CHECK_FALSE(has_errors(validate(repair.config)));
+  CHECK(repair.config.layout.pp == 4);
+  CHECK(repair.summary().find("pp_first_stage_layers") != std::string::npos);
+
+  Config split = preset_config("llama3.1-70b", 256, 8, 8);
+  split.layout.vpp = 2;
+  split.layout.pp_first_stage_layers = 7;
+  split.layout.pp_last_stage_layers = 7;
+  REQUIRE(has_errors(validate(split)));
+  repair = nearest_valid_layout(split);
+  REQUIRE(repair.moved());
+  CHECK_FALSE(has_errors(validate(repair.config)));
+}

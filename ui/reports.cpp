@@ -162,8 +162,8 @@ std::string markdown_report(const AppState& s) {
   out += line;
   out += compare_markdown(s);
   if (!s.search.top.empty()) {
-    out += "\nFastest layouts that fit:\n\n| # | dp | tp | pp | cp | vpp | mb | zero | recompute | memory | tokens/s/GPU | MFU |\n"
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
+    out += "\nFastest layouts that fit:\n\n| # | dp | tp | pp | cp | vpp | mb | zero | recompute | sp | memory | tokens/s/GPU | MFU |\n"
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|\n";
     for (size_t i = 0; i < std::min<size_t>(10, s.search.top.size()); ++i) {
       const LayoutCandidate& l = s.search.top[i];
       const std::string tp = std::to_string(l.layout.tp) +
@@ -171,10 +171,12 @@ std::string markdown_report(const AppState& s) {
                                                          std::to_string(l.layout.st_q) + " \\*)"
                                                    : "");
       const std::string dp = std::to_string(l.layout.dp) + replicas_mark(l.layout);
-      std::snprintf(line, sizeof line, "| %zu | %s | %s | %lld | %lld | %lld | %lld | %lld | %s | %s | %.0f | %.1f%% |\n",
+      // Sequence parallelism told apart: two rows that differ only in it looked identical with different
+      // memory (an as-a-user review).
+      std::snprintf(line, sizeof line, "| %zu | %s | %s | %lld | %lld | %lld | %lld | %lld | %s | %s | %s | %.0f | %.1f%% |\n",
                     i + 1, dp.c_str(), tp.c_str(), (long long)l.layout.pp, (long long)l.layout.cp,
                     (long long)l.layout.vpp, (long long)l.micro_batch, (long long)l.layout.zero, to_string(l.recompute),
-                    format_bytes(s, l.device_bytes, 1).c_str(), l.step.tokens_per_s_per_gpu, 100.0 * l.step.mfu);
+                    l.sp ? "on" : "off", format_bytes(s, l.device_bytes, 1).c_str(), l.step.tokens_per_s_per_gpu, 100.0 * l.step.mfu);
       out += line;
     }
     out += "\ntokens/s/GPU and MFU: " + error_band_text(s.search.top.front().step.error_band) + ".\n";

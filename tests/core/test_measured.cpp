@@ -65,14 +65,23 @@ TEST_CASE("estimates against memory_measured.csv: OOM runs are never 'fits', mea
   CHECK(report.median_abs_error <= 0.12);
 }
 
+namespace {
+
+// A file of the source tree, whole (empty, and a failed check, when it cannot be read).
+std::string source_file(const std::string& path) {
+  std::ifstream file(std::string(MESHFIT_SOURCE_DIR) + "/" + path);
+  CHECK(file.good());
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
 // docs.html's table of the memory model's constants names each of kMemoryConstants once (an as-a-user
 // review found §5 titled "named constants" naming one of 18).
 TEST_CASE("docs.html lists every named memory constant in its constants table") {
-  std::ifstream file(std::string(MESHFIT_SOURCE_DIR) + "/site/docs.html");
-  REQUIRE(file.good());
-  std::stringstream text;
-  text << file.rdbuf();
-  const std::string docs = text.str();
+  const std::string docs = source_file("site/docs.html");
   const size_t table = docs.find("<table id=\"memory-constants\">");
   REQUIRE(table != std::string::npos);
   const std::string rows = docs.substr(table, docs.find("</table>", table) - table);
@@ -87,11 +96,7 @@ TEST_CASE("docs.html lists every named memory constant in its constants table") 
 
 TEST_CASE("the validation view lists every named constant of overheads.h with its value, meaning and source") {
   // Read the header's declarations, so a constant added without a row in kMemoryConstants fails here.
-  std::ifstream file(std::string(MESHFIT_SOURCE_DIR) + "/core/memory/overheads.h");
-  REQUIRE(file.good());
-  std::stringstream text;
-  text << file.rdbuf();
-  const std::string header = text.str();
+  const std::string header = source_file("core/memory/overheads.h");
   const nlohmann::json out = run_validate();
   REQUIRE(out["constants"].size() == std::size(kMemoryConstants));
   int declared = 0;

@@ -63,9 +63,9 @@ bool draw_layout_table(AppState& s) {
   bool any_spatial_temporal = false;
   for (const LayoutCandidate& c : top) any_spatial_temporal |= c.spatial_temporal();
 
-  // Space-separated terms, all of which must match: a "key=value" term one of the label's words
-  // exactly (pp=1 matched pp=16 and vpp=1 as a substring: an as-a-user review), another term part
-  // of a word ("none", "recompute=f" aside, "zero").
+  // Space-separated terms, all of which must match: a "key=value" term must equal one of the label's
+  // words (pp=1 matched pp=16 and vpp=1 as a substring: an as-a-user review); any other term, "none"
+  // or "zero=" with no value, may be part of a word.
   const auto words_of = [](const std::string& text) {
     std::vector<std::string> words;
     for (size_t start = 0; start < text.size();) {

@@ -266,8 +266,7 @@ LaunchImport import_deepspeed_json(const std::string& text) {
     w.error(IssueCode::kMalformedInput, "optimizer.type",
             "optimizer must be an object with a \"type\" name such as \"AdamW\", got " + quote_text(c["optimizer"].dump()) + ".");
   else if (c.contains("optimizer") && c["optimizer"].contains("type")) {
-    std::string type = c["optimizer"]["type"].get<std::string>();
-    for (char& ch : type) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string type = ascii_lower(c["optimizer"]["type"].get<std::string>());
     if (type == "adam" || type == "adamw" || type == "fusedadam" || type == "cpuadam") w.set("optimizer", enum_key(Optimizer::kAdamW), "optimizer.type");
     else if (type == "sgd") w.set("optimizer", enum_key(Optimizer::kSgd), "optimizer.type");
     else w.warn(IssueCode::kUnsupportedSetting, "optimizer.type", "optimizer " + quote_text(type) + " is counted as AdamW (two fp32 moments).");

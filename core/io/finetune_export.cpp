@@ -6,7 +6,6 @@
 // prepare_model_for_kbit_training). Both are built as data (ordered JSON trees, keyword lists) and
 // written by the two small emitters below, so quoting is decided in one place per format.
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "io/launch_config.h"
+#include "io/text.h"
 #include "memory/finetune.h"
 #include "spec/config.h"
 
@@ -163,9 +163,7 @@ void warn_launched_batch(const Config& c, const Warner& warn, int64_t kept_model
 // torchtune's llama3_1/llama3_2 builders are Llama's architecture, Llama 3.1's RoPE scaling
 // included; other families have builders of their own (torchtune/models/<family>).
 bool llama_family(const ModelSpec& m) {
-  std::string name = m.name;
-  for (char& ch : name) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-  return name.find("llama") != std::string::npos;
+  return ascii_lower(m.name).find("llama") != std::string::npos;
 }
 
 }  // namespace

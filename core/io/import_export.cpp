@@ -154,10 +154,11 @@ HfImport import_hf_config(const std::string& text) {
   // Gemma names its activation hidden_activation (GemmaConfig); Gemma, Gemma 2 and Qwen3 MLPs are gated.
   const std::string act =
       string_or(c, "hidden_act", string_or(c, "hidden_activation", string_or(c, "activation_function", "silu")));
+  const bool gemma = out.model_type == "gemma" || out.model_type == "gemma2" || out.model_type == "gemma3" ||
+                     out.model_type == "gemma3_text";
   const bool gated = act == "silu" || act == "swiglu" || act == "swish" || act == "gelu_pytorch_tanh" ||
                      out.model_type == "llama" || out.model_type == "mistral" || out.model_type == "qwen2" ||
-                     out.model_type == "qwen3" || out.model_type == "gemma" || out.model_type == "gemma2" ||
-                     out.model_type == "gemma3" || out.model_type == "gemma3_text";
+                     out.model_type == "qwen3" || gemma;
   const bool gpt_style = out.model_type == "gpt2" || out.model_type == "gpt_neox" || out.model_type == "opt" ||
                          out.model_type == "gptj" || out.model_type == "gpt_bigcode" || out.model_type == "bloom";
   // Learned absolute position embeddings (GPT-2 wpe, OPT embed_positions) are not counted.
@@ -178,8 +179,6 @@ HfImport import_hf_config(const std::string& text) {
   // transformers' defaults: GPTNeoXConfig ties nothing; GPT-2, OPT and BLOOM tie the LM head, and so
   // do GemmaConfig, Gemma2Config and Gemma3TextConfig (tie_word_embeddings=True; their config.json
   // files omit the key: an as-a-user review saw Gemma-3-4B imported untied, 4.55 B instead of 3.88 B).
-  const bool gemma = out.model_type == "gemma" || out.model_type == "gemma2" || out.model_type == "gemma3" ||
-                     out.model_type == "gemma3_text";
   m.tied_embeddings = bool_or(c, "tie_word_embeddings", (gpt_style && out.model_type != "gpt_neox") || gemma);
   // Dropout layers (1-byte masks saved in training mode): any of transformers' dropout probabilities
   // above 0; absent, the config class's defaults (GPT2Config resid/attn/embd_pdrop 0.1, OPTConfig

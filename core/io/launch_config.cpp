@@ -4,8 +4,6 @@
 #include "io/launch_config.h"
 #include "memory/memory_model.h"
 
-#include <cctype>
-
 #include "spec/config_schema.h"
 #include "io/import_export.h"
 #include "io/import_common.h"
@@ -378,8 +376,7 @@ LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
   }
   // The file carries the shapes meshfit counts, not the family's own details (an as-a-user review saw
   // Gemma 2 written as model_type llama with silu, and Llama 3.1 without its rope_theta).
-  std::string name = m.name;
-  for (char& ch : name) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string name = ascii_lower(m.name);
   const bool named_family = name != "custom" && name.find(llama ? "llama" : "gpt") == std::string::npos;
   out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "model",
                         std::string("the shapes meshfit counts, as a ") + (llama ? "LlamaConfig" : "GPTNeoXConfig") +

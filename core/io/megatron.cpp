@@ -374,8 +374,7 @@ void read_model(const MegatronReader& r, FieldWriter& w) {
            "--make-vocab-size-divisible-by " + quote_text(r.text("--make-vocab-size-divisible-by")) +
                ": meshfit pads the vocabulary to Megatron's default multiple of 128 × tp.");
   if (r.has("--normalization")) {
-    std::string word = r.text("--normalization");
-    for (char& c : word) c = char(std::tolower(static_cast<unsigned char>(c)));
+    const std::string word = ascii_lower(r.text("--normalization"));
     if (const auto norm = enum_from_key<NormKind>(word)) w.set("norm", enum_key(*norm), "--normalization");
     else w.error(IssueCode::kUnknownValue, "--normalization",
                  "--normalization " + quote_text(r.text("--normalization")) + " is not LayerNorm or RMSNorm.");

@@ -72,4 +72,11 @@ std::string quote_text(std::string_view text, size_t max_bytes) {
   return out;
 }
 
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (char& ch : out)
+    if (ch >= 'A' && ch <= 'Z') ch = char(ch - 'A' + 'a');
+  return out;
+}
+
 }  // namespace meshfit

@@ -17,4 +17,8 @@ bool is_valid_utf8(std::string_view text);
 // The result is always valid UTF-8.
 std::string quote_text(std::string_view text, size_t max_bytes = 64);
 
+// `text` with ASCII letters lower-cased (other bytes kept): for matching names and keywords that
+// files spell in any case ("AdamW", "RMSNorm", a preset named "Llama-3").
+std::string ascii_lower(std::string_view text);
+
 }  // namespace meshfit

@@ -186,10 +186,6 @@ int parse_version(const std::string& text) {
   return std::atoi(text.c_str());
 }
 
-}  // namespace
-
-namespace {
-
 // The state's key=value pairs as written: a leading '#' or '?' dropped, and of a whole page address as
 // copied from the browser (https://.../meshfit.html#v=1&...) its hash.
 std::vector<std::string> state_pairs(const std::string& state) {

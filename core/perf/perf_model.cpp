@@ -326,6 +326,12 @@ FrameworkPerf framework_perf(Framework framework, Kernels kernels, bool dp_comm_
 
 namespace {
 
+// The kernels the step is timed with: compiled under torch.compile, which AsyncTP implies
+// (runs_compiled, as the memory model reads it), else the config's own.
+Kernels timed_kernels(const TrainingSpec& training) {
+  return runs_compiled(training) ? Kernels::kCompiled : training.kernels;
+}
+
 // norm_kernel resolved against the profile's own default (`profile_eager`, framework_perf's).
 bool eager_rmsnorm_resolved(const Config& config, bool profile_eager) {
   const TrainingSpec& t = config.training;
@@ -341,7 +347,7 @@ bool eager_rmsnorm_resolved(const Config& config, bool profile_eager) {
 
 bool runs_eager_rmsnorm(const Config& config) {
   const TrainingSpec& t = config.training;
-  return eager_rmsnorm_resolved(config, framework_perf(t.framework, runs_compiled(t) ? Kernels::kCompiled : t.kernels, true).eager_rmsnorm);
+  return eager_rmsnorm_resolved(config, framework_perf(t.framework, timed_kernels(t), true).eager_rmsnorm);
 }
 
 // [SECTION] Kernel times
@@ -889,9 +895,7 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const TrainingSpec& training = config.training;
   const Layout& layout = config.layout;
   // dp_comm_overlap auto resolves per framework and ZeRO stage (memory_model.h dp_comm_overlapped).
-  // AsyncTP runs under torch.compile (runs_compiled): timed with the compiled kernels, as its memory is.
-  FrameworkPerf perf = framework_perf(training.framework, runs_compiled(training) ? Kernels::kCompiled : training.kernels,
-                                      dp_comm_overlapped(training, layout.zero));
+  FrameworkPerf perf = framework_perf(training.framework, timed_kernels(training), dp_comm_overlapped(training, layout.zero));
   // A fine-tune runs its stack's model code (Hugging Face transformers, torchtune, litgpt: eager
   // PyTorch modules) under whichever wrapper, DDP, FSDP or DeepSpeed: the kernels, so the dispatch
   // count and the elementwise rate, are the stack's, not those of the pretraining profile the wrapper

@@ -124,9 +124,11 @@ void add_arrow_glyph(ImFont* font, float size) {
 
 // Text the user typed or a link carried, drawn by the page: its letters beyond Latin-1 (a run named
 // in Greek, Cyrillic or Polish) get glyphs too. An as-a-user review saw such names drawn as "?".
+// Short fields only: this is read every drawn frame, and a pasted config.json (up to 1 MiB, its
+// keys ASCII) would be copied and compared each time.
 std::string user_text(const AppState& s) {
   return s.config.name + '\n' + s.config.notes + '\n' + s.pin_config.name + '\n' + s.pin_config.notes + '\n' +
-         s.hf_text + '\n' + s.hf_fetch.id + '\n' + s.layout_filter;
+         s.hf_fetch.id + '\n' + s.layout_filter;
 }
 
 // Latin-1, the dashes and comparison signs the messages use, U+FFFD (ImGui's fallback when present:

@@ -19,6 +19,17 @@ namespace {
 
 using std::to_string;
 
+// The frameworks whose profile has a CPU offload, named from the profiles (memory_model.cpp), so the
+// message cannot drift from what the model accepts.
+std::string offloading_frameworks() {
+  std::string names;
+  for (const auto& entry : EnumNames<Framework>::table) {
+    if (entry.label == nullptr || !framework_profile(entry.value).offloads_optimizer) continue;
+    names += (names.empty() ? "" : ", ") + std::string(entry.label);
+  }
+  return names;
+}
+
 class Checker {
  public:
   explicit Checker(std::vector<Issue>& issues) : issues_(issues) {}
@@ -180,7 +191,8 @@ struct Rules {
                   "finetune=qlora with tp=" + to_string(l.tp) + ": bitsandbytes 4-bit layers cannot be split by tensor parallelism; use tp=1 with FSDP or ZeRO-3.");
     if (t.offload != Offload::kNone && !profile.offloads_optimizer)
       check.error(IssueCode::kFinetuneUnsupported, "offload",
-                  std::string("offload needs DeepSpeed, FSDP or Megatron-LM; ") + enum_label(t.framework) + " has no CPU offload.");
+                  "offload needs a framework with CPU offload (" + offloading_frameworks() + "); " + enum_label(t.framework) +
+                      " has none.");
     else if (t.offload == Offload::kParams && !profile.offloads_params)
       check.error(IssueCode::kFinetuneUnsupported, "offload",
                   std::string("offload=params: ") + profile.offload_mechanism +

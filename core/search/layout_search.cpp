@@ -179,7 +179,7 @@ class Search {
       return true;
     }
     Layout& layout = config_.layout;
-    layout.zero = single_zero_ >= 0 ? single_zero_ : zero_options_[zi_];
+    layout.zero = mesh_zeros_[zi_];
     // The user's replicated shard groups wherever they hold (whole groups, a stage that shards), else
     // the most below them that do.
     layout.dp_replicate = most_replicas_holding(profile_, base_replicas_, layout.zero, layout.dp, layout.cp);
@@ -210,7 +210,7 @@ class Search {
   bool finetune() const { return is_finetune(config_.training); }
 
   // ZeRO stages searched in the current mesh.
-  size_t zero_count() const { return single_zero_ >= 0 ? 1 : zero_options_.size(); }
+  size_t zero_count() const { return mesh_zeros_.size(); }
 
   // Fraction of the (tp, pp, cp) meshes visited.
   double mesh_fraction() const {
@@ -288,10 +288,17 @@ class Search {
     // One data-parallel rank (dp x cp = 1) has nothing to shard: one ZeRO stage (the Methods view's
     // "one GPU: nothing to shard (same as DDP)"), the config's own when offered, else the lowest (a
     // suggestion then reads "tp 1 -> 8", not also "tp 1 -> 8, zero 1 -> 0" with the same figures).
-    single_zero_ = -1;
+    const auto offered = [&](int64_t zero) { return std::find(zero_options_.begin(), zero_options_.end(), zero) != zero_options_.end(); };
+    mesh_zeros_ = zero_options_;
     if (dp * cp == 1 && !zero_options_.empty()) {
-      const bool own = std::find(zero_options_.begin(), zero_options_.end(), base_zero_) != zero_options_.end();
-      single_zero_ = own ? base_zero_ : zero_options_.front();
+      mesh_zeros_ = {offered(base_zero_) ? base_zero_ : zero_options_.front()};
+    } else if (pp > 1 && profile_.unsharded_under_pp && offered(2) && offered(3)) {
+      // FSDP2 under PP keeps a stage's parameters unsharded from the first forward to the last
+      // backward whatever the reshard policy (torchtitan reshard_after_forward = not pp_enabled), so
+      // stages 2 and 3 are one layout: searched once, as the config's stage when it is one of them,
+      // else torchtitan's default full sharding (a review saw every PP row listed twice).
+      const int64_t kept = base_zero_ == 2 ? 2 : 3;
+      mesh_zeros_.erase(std::find(mesh_zeros_.begin(), mesh_zeros_.end(), kept == 2 ? 3 : 2));
     }
     per_vpp_ = int64_t(zero_count()) * int64_t(micro_batches_.size()) * per_mb_;
     const int64_t per_mesh = int64_t(vpps_.size()) * per_vpp_;
@@ -413,10 +420,10 @@ class Search {
   const double capacity_;
   std::vector<int64_t> zero_options_;
   int64_t base_zero_ = 0;     // the config's own stage
-  int64_t single_zero_ = -1;  // the one stage of a dp x cp = 1 mesh (-1: every option)
+  std::vector<int64_t> mesh_zeros_;  // the stages searched in the current mesh (one where dp x cp = 1)
   std::vector<Recompute> recompute_options_;
   std::vector<int64_t> micro_batches_;
-  // The cursor: tps_[ti_], pps_[pi_], cps_[ci_] (the mesh), vpps_[vi_], zero_options_[zi_], micro_batches_[mi_].
+  // The cursor: tps_[ti_], pps_[pi_], cps_[ci_] (the mesh), vpps_[vi_], mesh_zeros_[zi_], micro_batches_[mi_].
   std::vector<int64_t> tps_, pps_, cps_, vpps_;
   size_t ti_ = 0, pi_ = 0, ci_ = 0, vi_ = 0, zi_ = 0, mi_ = 0;
   bool started_ = false, in_mesh_ = false, in_vpp_ = false;

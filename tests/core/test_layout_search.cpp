@@ -213,3 +213,32 @@ TEST_CASE("a fine-tune's search offers only layouts its stack can launch: pp 1 a
   for (const LayoutCandidate& c : search_layouts(base, options).top) piped |= c.layout.pp > 1 || c.layout.cp > 1;
   CHECK(piped);
 }
+
+TEST_CASE("FSDP2 under PP: zero 2 and zero 3 are one layout, listed once (the config's stage when it is one)") {
+  // torchtitan keeps a stage's parameters unsharded all step under PP whatever the reshard policy
+  // (memory_model.cpp unsharded_under_pp): an as-a-user review saw every PP row of the top 10 twice.
+  Config config = base_config("llama3-70b", 256, Framework::kFsdp);
+  config.layout.zero = 3;
+  SearchOptions options;
+  options.top_k = 200;
+  options.pp = {2, 16};
+  const SearchResult result = search_layouts(config, options);
+  REQUIRE(result.top.size() > 10);
+  for (const LayoutCandidate& c : result.top) {
+    CAPTURE(c.layout.pp);
+    CHECK(c.layout.zero != 2);  // the config's own stage of the pair
+  }
+  // Without PP the two stages differ (resharding after forward or not), and both are searched.
+  options.pp = {1, 1};
+  const SearchResult flat = search_layouts(config, options);
+  bool two = false, three = false;
+  for (const LayoutCandidate& c : flat.top) {
+    two |= c.layout.zero == 2;
+    three |= c.layout.zero == 3;
+  }
+  CHECK((two && three));
+  // A config at stage 2 keeps stage 2 under PP.
+  config.layout.zero = 2;
+  options.pp = {2, 16};
+  for (const LayoutCandidate& c : search_layouts(config, options).top) CHECK(c.layout.zero != 3);
+}

@@ -939,8 +939,11 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
     terms.dp_link = link_for_group(config, layout.tp, group);
     terms.replica_link = link_for_group(config, layout.tp * group, terms.replicas);
   } else {
+    // The shards span dp_shard x cp (torchtitan's dp_shard_cp mesh; Megatron's and DeepSpeed's
+    // data-parallel group with context parallelism): neighbours tp apart, so a node holds
+    // gpus_per_node / tp of them, each on its own NIC (a review saw cp x fewer NICs priced).
     const int64_t dp_shard = dp / terms.replicas;
-    terms.dp_link = link_for_group(config, layout.tp * layout.cp, dp_shard);
+    terms.dp_link = link_for_group(config, layout.tp, dp_shard * layout.cp);
     terms.replica_link = link_for_group(config, layout.tp * layout.cp * dp_shard, terms.replicas);
   }
   // The ZeRO-3 share is a network one (one NIC's rail per GPU, its calibration's multi-node runs):
@@ -1269,6 +1272,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   report.hfu = report.mfu * (1.0 + layer.recompute_flops / layer_model_flops);
   if (training.tokens_to_train > 0) report.time_to_train_s = training.tokens_to_train / (report.tokens_per_s_per_gpu * gpus);
   report.error_band = prediction_error_band(training.framework, config.gpu.family);
+  report.error_band.job_gpus = config.cluster.gpus;
   return report;
 }
 
@@ -1278,12 +1282,17 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
 
 std::string error_band_text(const ErrorBand& band) {
   if (band.runs == 0) return "not validated for this framework and GPU family";
+  // A job larger than every run behind the band: its multi-node communication was never measured
+  // (an as-a-user review read "±7% ... each on 1 GPU" beside a 2048-GPU layout as a confidence claim).
+  const std::string scale = band.job_gpus > band.max_gpus && band.max_gpus > 0
+                                ? "; none measured at " + std::to_string(band.job_gpus) + " GPUs"
+                                : "";
   char text[160];
   if (band.exact_runs >= 0) {
     std::snprintf(text, sizeof text, "\xC2\xB1%.0f%%, the median error on %d measured runs of this framework on any GPU, %lld-%lld GPUs; %d on "
                   "this GPU family", 100.0 * band.median_abs_error, band.runs, (long long)band.min_gpus,
                   (long long)band.max_gpus, band.exact_runs);
-    return text;
+    return text + scale;
   }
   if (band.max_gpus <= 0)
     std::snprintf(text, sizeof text, "\xC2\xB1%.0f%%, the median error on %d measured runs", 100.0 * band.median_abs_error, band.runs);
@@ -1293,7 +1302,7 @@ std::string error_band_text(const ErrorBand& band) {
   else
     std::snprintf(text, sizeof text, "\xC2\xB1%.0f%%, the median error on %d measured runs of %lld-%lld GPUs", 100.0 * band.median_abs_error,
                   band.runs, (long long)band.min_gpus, (long long)band.max_gpus);
-  return text;
+  return text + scale;
 }
 
 // The two hosts tests/gpu ran on dispatched a tiny eager op in 11.0 us (the H100 machine,

@@ -83,6 +83,8 @@ struct ErrorBand {
   int64_t max_gpus = 0;         //   nothing measured about a 256-GPU job, and its text says so
   int exact_runs = -1;          // widened (prediction_error_band): the runs of the framework and GPU
                                 //   family themselves, too few for a median; -1 = not widened
+  int64_t job_gpus = 0;         // the prediction's GPU count (0 = not a prediction's band): past
+                                //   max_gpus the text says the band was not measured at that scale
 };
 // The validation error of the measured runs of this framework on this GPU family.
 ErrorBand throughput_error_band(Framework framework, const std::string& gpu_family);

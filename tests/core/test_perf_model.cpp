@@ -553,3 +553,26 @@ TEST_CASE("a named cross-entropy is timed as itself: compiled faster than eager,
   CHECK(gain < 0.12);
   CHECK(estimate(kept).step.tokens_per_s_per_gpu == doctest::Approx(e));
 }
+
+TEST_CASE("context parallelism does not shrink the data-parallel link: the shards span dp x cp, neighbours tp apart") {
+  // torchtitan shards over the flattened dp_shard x cp mesh, Megatron's distributed optimizer over
+  // the dp x cp group (FRAMEWORK_NOTES §1.1, §2.1): a node holds gpus_per_node / tp of its ranks, each
+  // on its own NIC. Same tokens per rank (2048) and the same shard degree (32) at cp 1, 2 and 4: the
+  // data-parallel time must not grow with cp (a review saw 0 -> 0.19 -> 0.61 s, cp x fewer NICs priced).
+  std::optional<double> first;
+  for (int64_t cp : {1, 2, 4}) {
+    Config config = preset_config("llama3-8b", 32);
+    config.gpu = *find_gpu_preset("h100-sxm");
+    config.training.framework = Framework::kFsdp;
+    config.training.recompute = Recompute::kFull;
+    config.training.seq = 2048 * cp;
+    config.training.global_batch = 32 / cp;
+    config.training.micro_batch = 1;
+    config.layout.zero = 3;
+    config.layout.cp = cp;
+    CAPTURE(cp);
+    const StepReport step = predict(config);
+    if (!first) first = step.breakdown.dp_comm_s;
+    CHECK(step.breakdown.dp_comm_s <= *first * 1.01 + 1e-6);
+  }
+}

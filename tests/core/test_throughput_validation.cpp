@@ -108,6 +108,20 @@ TEST_CASE("an error band says on how many GPUs its runs were measured") {
   CHECK(one.min_gpus == 1);
   CHECK(one.max_gpus == 1);
   CHECK(error_band_text(one).find("each on 1 GPU") != std::string::npos);
+  CHECK(error_band_text(one).find("none measured") == std::string::npos);
+  // A prediction for more GPUs than any run behind its band says so (an as-a-user review read the
+  // one-GPU band beside a 2048-GPU layout as a confidence claim); one inside the range does not.
+  Config big = preset_config("llama3-8b", 2048);
+  big.gpu = *find_gpu_preset("h100-sxm");
+  big.training.framework = Framework::kFsdp;
+  big.layout.zero = 3;
+  const StepReport at_scale = predict_step(big, plan_memory(big));
+  CHECK(at_scale.error_band.job_gpus == 2048);
+  CHECK(error_band_text(at_scale.error_band).find("; none measured at 2048 GPUs") != std::string::npos);
+  Config single = preset_config("llama3-8b", 1);
+  single.gpu = big.gpu;
+  single.training.framework = Framework::kFsdp;
+  CHECK(error_band_text(predict_step(single, plan_memory(single)).error_band).find("none measured") == std::string::npos);
   // Narayanan et al. and Korthikanti et al. ran Megatron-LM on 8 to 3072 A100s (layouts_measured.csv).
   const ErrorBand many = throughput_error_band(Framework::kMegatron, "ampere");
   REQUIRE(many.runs > 0);

@@ -166,7 +166,12 @@ FinetuneDefaults finetune_defaults(const Config& config, bool framework_given) {
   const bool one_gpu = config.cluster.gpus <= 1;
   FinetuneDefaults d;
   d.framework = framework_given ? t.framework : stack.framework;
-  d.zero = framework_given ? framework_profile(d.framework).default_zero : one_gpu ? stack.zero_one_gpu : stack.zero_many_gpus;
+  // A framework named in the config that is the stack's own keeps the stack's stage (HF Trainer's DDP
+  // at zero 0): an as-a-user review saw framework=fsdp, the value already shown, move a LoRA run
+  // from zero 0 to 3. Another framework takes its own default stage.
+  d.zero = framework_given && d.framework != stack.framework ? framework_profile(d.framework).default_zero
+           : one_gpu                                          ? stack.zero_one_gpu
+                                                              : stack.zero_many_gpus;
   // One sequence per data-parallel rank per step. QLoRA's 4-bit layers have no tensor-parallel form
   // (validate.cpp), so its ranks are data-parallel whatever tp a pretraining config carried: the batch
   // of the layout it can run, not of one it cannot (tp 8 on 8 GPUs gave 1, which tp 1 cannot divide).

@@ -178,7 +178,8 @@ TEST_CASE("Megatron-LM optimizer CPU offload: the optimizer shard leaves, the ma
   CHECK(refused(ddp, "distributed optimizer"));
   json nanotron = offloaded;
   nanotron["framework"] = "nanotron";
-  CHECK(refused(nanotron, "has no CPU offload"));
+  // The frameworks with one are named from their profiles (validate.cpp offloading_frameworks).
+  CHECK(refused(nanotron, "(Megatron-LM, PyTorch FSDP2, DeepSpeed ZeRO); nanotron has none"));
 }
 
 TEST_CASE("paged optimizer states are outside PyTorch's counters: in device bytes only") {
@@ -457,6 +458,14 @@ TEST_CASE("each fine-tuning stack fills what the config leaves out with its own 
   CHECK(ds.training.framework == Framework::kDeepSpeed);
   CHECK(ds.layout.zero == 3);
   CHECK(ds.training.lora_rank == 64);
+  // Naming the stack's own framework changes nothing (an as-a-user review saw framework=fsdp move
+  // HF Trainer's DDP, zero 0, to zero 3); another framework takes its own default stage.
+  const Config ddp = config_of({{"model", "llama3.1-70b"}, {"gpus", 8}, {"finetune", "lora"}});
+  const Config named = config_of({{"model", "llama3.1-70b"}, {"gpus", 8}, {"finetune", "lora"}, {"framework", "fsdp"}});
+  CHECK(ddp.layout.zero == 0);
+  CHECK(config_to_json(named) == config_to_json(ddp));
+  const Config other = config_of({{"model", "llama3.1-70b"}, {"gpus", 8}, {"finetune", "lora"}, {"framework", "deepspeed"}});
+  CHECK(other.layout.zero == framework_profile(Framework::kDeepSpeed).default_zero);
   // Every stack's config survives the link with its defaults left out.
   for (const EnumName<FinetuneStack>& entry : EnumNames<FinetuneStack>::table)
     for (const char* method : {"full", "lora", "qlora"}) {
@@ -493,6 +502,33 @@ TEST_CASE("lora_dropout > 0 keeps a dropped copy of each adapted module's input 
   const std::vector<Issue> issues = has_errors(parsed.issues) ? parsed.issues : validate(parsed.config);
   CHECK(std::any_of(issues.begin(), issues.end(),
                     [](const Issue& i) { return i.severity == Severity::kError && i.field == "lora_dropout"; }));
+}
+
+TEST_CASE("how to make it fit: no suggestion adds changes to a fitting one without being faster") {
+  // An as-a-user review: 70B LoRA on 8 A100 listed "zero 0 -> 3, recompute none -> full", then the same
+  // plus "lora_rank 16 -> 8", "adamw -> adam8bit" or "paged_adamw8bit", each 0.2 GiB smaller at the same speed.
+  const Config config = config_of({{"model", "llama3.1-70b"}, {"gpu", "a100-80gb"}, {"gpus", 8}, {"finetune", "lora"}});
+  const FitAdvice advice = fit_advice(config, 12);
+  REQUIRE(advice.suggestions.size() >= 2);
+  const auto parts = [](const std::string& change) {
+    std::vector<std::string> out;
+    for (size_t begin = 0; begin <= change.size();) {
+      const size_t end = std::min(change.find(", ", begin), change.size());
+      out.push_back(change.substr(begin, end - begin));
+      begin = end + 2;
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  for (const FitSuggestion& kept : advice.suggestions)
+    for (const FitSuggestion& later : advice.suggestions) {
+      if (&kept == &later || kept.verdict != Verdict::kFits) continue;
+      const std::vector<std::string> k = parts(kept.change), l = parts(later.change);
+      if (k.size() >= l.size() || !std::includes(l.begin(), l.end(), k.begin(), k.end())) continue;
+      CAPTURE(kept.change);
+      CAPTURE(later.change);
+      CHECK(later.tokens_per_s_per_gpu > 1.01 * kept.tokens_per_s_per_gpu);
+    }
 }
 
 TEST_CASE("how to make it fit: a full fine-tune that does not fit is offered LoRA/QLoRA, 8-bit optimizers or offload") {

@@ -51,14 +51,6 @@ double nice_step(double span, double ticks) {
   return raw / magnitude < 2 ? 2 * magnitude : raw / magnitude < 5 ? 5 * magnitude : 10 * magnitude;
 }
 
-std::string format_count(double value) {
-  char text[32];
-  if (value >= 1e9) std::snprintf(text, sizeof text, "%.3f B", value / 1e9);
-  else if (value >= 1e6) std::snprintf(text, sizeof text, "%.2f M", value / 1e6);
-  else std::snprintf(text, sizeof text, "%.0f", value);
-  return text;
-}
-
 std::string throughput_text(const AppState& s) {
   const StepReport& step = s.estimate.step;
   if (!(step.step_time_s > 0)) return "";

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app_state.h"
+#include "io/number_text.h"  // format_count
 
 namespace meshfit::ui {
 
@@ -14,7 +15,6 @@ std::string format_bytes(const AppState& s, double bytes, int decimals = 2);  //
 double unit_bytes(const AppState& s);    // bytes in the chosen unit (kGiB, kGB or kMiB)
 double unit_value(const AppState& s, double bytes);
 const char* unit_label(const AppState& s);  // "GiB", "GB" or "MiB"
-std::string format_count(double value);                                       // "8.030 B", "12.00 M"
 // A signed share as the tables print it: "+1.2%", "-0.4%", and "0.0%" where it rounds to zero (the
 // agreeing rows printed "-0.0%" by the dozen).
 std::string signed_percent(double fraction);

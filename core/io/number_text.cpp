@@ -3,6 +3,7 @@
 #include "io/number_text.h"
 
 #include <cctype>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 
@@ -110,6 +111,14 @@ int64_t count_text_limit(const std::string& key) {
   for (const Limit& limit : limits)
     if (key == limit.key) return limit.max;
   return std::numeric_limits<int64_t>::max();
+}
+
+std::string format_count(double value) {
+  char text[32];
+  if (value >= 1e9) std::snprintf(text, sizeof text, "%.3f B", value / 1e9);
+  else if (value >= 1e6) std::snprintf(text, sizeof text, "%.2f M", value / 1e6);
+  else std::snprintf(text, sizeof text, "%.0f", value);
+  return text;
 }
 
 }  // namespace meshfit

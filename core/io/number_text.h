@@ -26,4 +26,7 @@ CountText parse_count_text(const std::string& text, int64_t max);
 // largest value for the rest (their range is validated after parsing).
 int64_t count_text_limit(const std::string& key);
 
+// A parameter count as the page and the CLI print it: "8.030 B", "12.00 M", "4096".
+std::string format_count(double value);
+
 }  // namespace meshfit

@@ -146,7 +146,7 @@ struct Rules {
     // Volta has no BF16 tensor cores (V100 datasheet): its runs train in fp16 mixed precision, whose
     // memory is bf16 mixed's (2-byte weights and activations, fp32 master and moments) and whose GEMMs
     // run at the catalog's FP16 tensor rate, so the estimate stands for fp16.
-    if (config.gpu.family == "volta" && t.precision != Precision::kFp8)
+    if (half_precision_is_fp16(config.gpu.family) && t.precision != Precision::kFp8)
       check.warning(IssueCode::kPrecisionUnsupported, "precision",
                     config.gpu.name + " has no BF16 tensor cores: runs on it use fp16 mixed precision (with a loss scaler); "
                     "the estimate stands for that (same bytes as bf16 mixed, GEMMs at the FP16 tensor rate).");

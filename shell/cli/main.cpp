@@ -214,14 +214,25 @@ void print_table(const json& out) {
     for (const json& rank : ranks) std::printf("%12s", gib(rank[key].get<double>()).c_str());
     std::printf("\n");
   }
-  // LLMem's split of peak allocated: the output section (LM head, its input, logits and loss) and
-  // the transformer body; and CPU memory when states are offloaded.
   const std::pair<const char*, const char*> sections[] = {{"  body section", "body_bytes"}, {"  output section", "output_bytes"}};
   for (const auto& [label, key] : sections) {
     std::printf("%-18s", label);
     for (const json& rank : ranks) std::printf("%12s", gib(rank["sections"][key].get<double>()).c_str());
     std::printf("\n");
   }
+  // When each rank peaks: a forward-end peak books no gradients (freed after the last step), which a
+  // review read as a missing term ("Gradients 0.00" beside AdamW).
+  std::printf("%-18s", "peak at");
+  bool forward_end = false;  // a rank peaking there with no gradients
+  for (const json& rank : ranks) {
+    const std::string phase = rank["intermediates"]["peak_phase"].get<std::string>();
+    forward_end |= phase == "forward_end" && rank["components"]["gradients"].get<double>() == 0;
+    std::printf("%12s", phase == "forward_end" ? "forward end" : phase == "optimizer_step" ? "opt. step" : phase.c_str());
+  }
+  std::printf("\n");
+  if (forward_end) std::printf("(gradients 0 at a forward-end peak: they are freed after each optimizer step)\n");
+  // LLMem's split of peak allocated: the output section (LM head, its input, logits and loss) and
+  // the transformer body; and CPU memory when states are offloaded.
   bool offloaded = false;
   for (const json& rank : ranks) offloaded |= rank["host_bytes"].get<double>() > 0;
   if (offloaded) {
@@ -232,9 +243,11 @@ void print_table(const json& out) {
   const std::string finetune = c["finetune"].get<std::string>();
   if (finetune != "none") {
     const json& in = ranks[0]["intermediates"];
-    std::printf("fine-tuning: %s, %.3g M trainable / %.3g B frozen parameters on stage 0 (%.3g B in NF4)\n", finetune.c_str(),
-                in["trainable_parameters"].get<double>() / 1e6, in["frozen_parameters"].get<double>() / 1e9,
-                in["quantized_parameters"].get<double>() / 1e9);
+    // The page's counts ("8.030 B"): %.3g M printed a full fine-tune's 8B as "8.03e+03 M" (a review).
+    std::printf("fine-tuning: %s, %s trainable / %s frozen parameters on stage 0 (%s in NF4)\n", finetune.c_str(),
+                meshfit::format_count(in["trainable_parameters"].get<double>()).c_str(),
+                meshfit::format_count(in["frozen_parameters"].get<double>()).c_str(),
+                meshfit::format_count(in["quantized_parameters"].get<double>()).c_str());
   }
   const json& worst = ranks[out["worst_rank"].get<size_t>()];
   std::printf("\nworst rank: %s (stage %lld), %s GiB of %s GiB = %.1f%% -> %s (tight at >= %.0f%%)\n",
@@ -665,9 +678,9 @@ int main(int argc, char** argv) {
       }
       std::printf("gpus:\n");
       for (const json& g : all["gpus"])
-        std::printf("  %-10s %-16s %7.2f GiB  %6.0f TFLOP/s bf16\n", g["id"].get<std::string>().c_str(),
-                    g["name"].get<std::string>().c_str(), g["memory_gib"].get<double>(),
-                    g["bf16_flops"].get<double>() / 1e12);
+        std::printf("  %-10s %-16s %7.2f GiB  %6.0f TFLOP/s %s\n", g["id"].get<std::string>().c_str(),
+                    g["name"].get<std::string>().c_str(), g["memory_gib"].get<double>(), g["bf16_flops"].get<double>() / 1e12,
+                    meshfit::half_precision_is_fp16(g["family"].get<std::string>()) ? "fp16 (no bf16)" : "bf16");
     }
   }
   return 0;

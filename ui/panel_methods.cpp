@@ -18,6 +18,11 @@ std::string method_label(const MethodCandidate& c) {
   return std::string(enum_label(c.config.training.finetune)) + ", " + c.strategy;
 }
 
+// Why a method was rejected, its bytes in the page's units (a review saw "GiB" here under units=gb).
+std::string rejected_text(const AppState& s, const MethodCandidate& c) {
+  return rejected_reason(c, [&s](double bytes) { return format_bytes(s, bytes, 1); });
+}
+
 }  // namespace
 
 void ensure_methods(AppState& s) {
@@ -134,7 +139,7 @@ bool draw_methods_view(AppState& s) {
     ImGui::PushTextWrapPos(0.0f);
     for (const MethodCandidate& c : ranking.rejected) {
       ImGui::Bullet();
-      ImGui::TextUnformatted(wrap_at_spaces(method_label(c) + ": " + c.rejected, ImGui::GetFontSize(),
+      ImGui::TextUnformatted(wrap_at_spaces(method_label(c) + ": " + rejected_text(s, c), ImGui::GetFontSize(),
                                             ImGui::GetContentRegionAvail().x).c_str());
     }
     ImGui::PopTextWrapPos();
@@ -148,7 +153,7 @@ bool draw_methods_view(AppState& s) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(c.strategy.c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(c.rejected.c_str());
+      ImGui::TextUnformatted(rejected_text(s, c).c_str());
     }
     ImGui::EndTable();
   }

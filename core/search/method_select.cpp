@@ -54,6 +54,12 @@ std::string gib_text(double bytes) {
 
 }  // namespace
 
+std::string rejected_reason(const MethodCandidate& candidate, const std::function<std::string(double)>& bytes_text) {
+  if (candidate.capacity_bytes <= 0) return candidate.rejected;
+  return "out of memory: " + bytes_text(candidate.device_bytes) + " of " + bytes_text(candidate.capacity_bytes) +
+         " on the worst rank" + (candidate.checkpointed ? " with gradient checkpointing" : "");
+}
+
 MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& options) {
   MethodRanking ranking;
   ranking.base = base;
@@ -119,9 +125,9 @@ MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& opt
         candidate.tokens_per_s_per_gpu = step.tokens_per_s_per_gpu;
         candidate.fits = memory.fits();
         if (!candidate.fits) {
-          candidate.rejected = "out of memory: " + gib_text(candidate.device_bytes) + " of " +
-                               gib_text(memory.capacity_bytes) + " on the worst rank" +
-                               (recompute == Recompute::kFull ? " with gradient checkpointing" : "");
+          candidate.capacity_bytes = memory.capacity_bytes;
+          candidate.checkpointed = recompute == Recompute::kFull;
+          candidate.rejected = rejected_reason(candidate, gib_text);
           if (!have_smallest || candidate.device_bytes < smallest.device_bytes) smallest = candidate;
           have_smallest = true;
           continue;

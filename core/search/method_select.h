@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct MethodCandidate {
   bool fits = false;
   std::string rejected;            // why not, when it does not fit or is not allowed
   double device_bytes = 0;         // worst rank
+  double capacity_bytes = 0;       // out of memory: the worst rank's capacity (0 when rejected otherwise)
+  bool checkpointed = false;       // out of memory even with gradient checkpointing
   double host_bytes = 0;           // per rank, offload only
   double step_time_s = 0;
   double tokens_per_s_per_gpu = 0;
@@ -35,6 +38,10 @@ struct MethodRanking {
   std::vector<MethodCandidate> ranked;     // fits, fastest first
   std::vector<MethodCandidate> rejected;   // with reasons
 };
+
+// An out-of-memory reason with its byte figures written by `bytes_text` (the page's units; `rejected`
+// holds it in GiB); any other reason as it is.
+std::string rejected_reason(const MethodCandidate& candidate, const std::function<std::string(double)>& bytes_text);
 
 // The base config gives model, GPU, cluster, sequence, micro- and global batch and LoRA settings;
 // method, framework, ZeRO stage, tp, offload and recompute are chosen here.

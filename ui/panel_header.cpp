@@ -85,8 +85,10 @@ void draw_verdict_banner(AppState& s) {
     const float spacing = ImGui::GetStyle().ItemSpacing.y;
     const float text_width = ImGui::GetContentRegionAvail().x - 1.7f * em;
     std::vector<std::string> lines;
+    // Each line says what is wrong with its key, a missing one included ("model: no model..."; a
+    // review read "these keys were not used" beside a key the link did not have).
     const std::string title = "This link has " + std::to_string(s.input_issues.size()) + " problem" +
-                              (s.input_issues.size() == 1 ? "" : "s") + "; these keys were not used:";
+                              (s.input_issues.size() == 1 ? ":" : "s:");
     const float button = ImGui::CalcTextSize("Dismiss").x + 2.0f * ImGui::GetStyle().FramePadding.x + 1.0f * em;
     const std::string title_lines = wrap_at_spaces(title, ImGui::GetFontSize(), text_width - button);
     float height = std::max(ImGui::GetFrameHeight(), ImGui::CalcTextSize(title_lines.c_str()).y) + spacing + 0.8f * em;

@@ -166,8 +166,11 @@ void launch_flags_menu(AppState& s, const Config& config, const std::string& rec
         // dropped tp and the LoRA the flags do not carry left unsaid).
         std::string notes;
         int count = 0;
-        for (const Issue& issue : exported.issues)
-          if (issue.severity == Severity::kWarning) notes += (count++ > 0 ? " " : "") + std::to_string(count) + ". " + issue.message;
+        for (const Issue& issue : exported.issues) {
+          if (issue.severity != Severity::kWarning) continue;
+          ++count;  // apart from its use below: the two operands of + are unsequenced
+          notes += (count > 1 ? " " : "") + std::to_string(count) + ". " + issue.message;
+        }
         s.status += count > 0 ? " (" + std::to_string(count) + (count == 1 ? " note: " : " notes: ") + notes + ")" : ".";
       }
     }

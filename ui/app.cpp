@@ -23,6 +23,8 @@
 #include "spec/config_schema.h"
 #include "spec/input_limits.h"
 #include "spec/structure.h"
+#include "spec/validate.h"  // kMaxBatch
+#include "memory/finetune.h"  // is_finetune
 
 namespace meshfit::ui {
 
@@ -439,8 +441,29 @@ void keep_layout_valid(AppState& s, const Config& before) {
   pins.zero = a.zero != b.zero;
   pins.micro_batch = before.training.micro_batch != s.config.training.micro_batch;
   const int64_t framework_zero = b.zero;  // before the repair (b is the config's own layout)
+  // A fine-tuning stack is launched with a per-device batch and accumulation steps, and its global
+  // batch follows from them (HF per_device_train_batch_size x gradient_accumulation_steps x ranks): a
+  // micro-batch typed that the global batch cannot hold keeps the accumulation steps and raises the
+  // global batch, where the repair would undo what was typed (an as-a-user review saw micro_batch 2
+  // reverted at the stack's global batch of 1).
+  std::string batch_note;
+  TrainingSpec& t = s.config.training;
+  const int64_t dp = effective_dp(s.config), before_dp = effective_dp(before);
+  const int64_t before_per_step = before.training.micro_batch * before_dp;
+  if (is_finetune(t) && pins.micro_batch && before.training.global_batch == t.global_batch && dp > 0 && before_dp > 0 &&
+      t.global_batch % (t.micro_batch * dp) != 0 && before.training.global_batch % before_per_step == 0) {
+    const int64_t accumulation = before.training.global_batch / before_per_step;
+    const int64_t wanted = accumulation * t.micro_batch * dp;
+    if (wanted <= kMaxBatch) {
+      batch_note = "global_batch " + std::to_string(t.global_batch) + " \xE2\x86\x92 " + std::to_string(wanted) + " to hold micro_batch " +
+                   std::to_string(t.micro_batch) + " (" + std::to_string(accumulation) + " accumulation step" +
+                   (accumulation == 1 ? "" : "s") + " x dp " + std::to_string(dp) + ")";
+      t.global_batch = wanted;
+    }
+  }
   const LayoutRepair repair = nearest_valid_layout(s.config, pins);
   s.layout_note = repair.summary();
+  if (!batch_note.empty()) s.layout_note = s.layout_note.empty() ? batch_note : batch_note + "; " + s.layout_note;
   if (repair.moved()) s.config = repair.config;
   // A framework without the user's ZeRO stage took its default (the framework chooser): said, as the
   // repair's own moves are (an as-a-user review saw zero 3 -> 1 on a switch to Megatron-LM unsaid).

@@ -448,6 +448,8 @@ bool draw_hardware(AppState& s) {
   return changed;
 }
 
+constexpr const char* kTokensToTrainLabel = "tokens to train (billions, 0 = none)";
+
 bool draw_training(AppState& s) {
   TrainingSpec& t = s.config.training;
   bool changed = false;
@@ -456,7 +458,7 @@ bool draw_training(AppState& s) {
   changed |= input_count(s, "global_batch", t.global_batch);
   changed |= input_count(s, "micro_batch", t.micro_batch);
   // For the time to train (days); the schema's range (validate.h kMaxTokensToTrain) bounds it here too.
-  changed |= input_scaled(s, "tokens to train (billions, 0 = none)", "tokens_to_train", t.tokens_to_train, 1e9, "%.9g",
+  changed |= input_scaled(s, kTokensToTrainLabel, "tokens_to_train", t.tokens_to_train, 1e9, "%.9g",
                           kMaxTokensToTrain);
   field_issue(s, "tokens_to_train");
   ImGui::TextUnformatted("framework");
@@ -589,71 +591,94 @@ void apply_finetune_defaults(AppState& s, const Config& before, bool lora_too, b
   note_defaults(s, before, std::string(enum_label(c.training.stack)) + "'s defaults for " + enum_label(c.training.finetune));
 }
 
+// A switch of the training mode (the radio buttons, or the DOM form): the stack's defaults when
+// fine-tuning starts or changes kind, the pretraining config back when it ends. Returns whether the
+// mode changed.
+bool switch_finetune(AppState& s, FinetuneMethod to) {
+  Config& c = s.config;
+  TrainingSpec& t = c.training;
+  const FinetuneMethod before = t.finetune;
+  if (to == before) return false;
+  const Config before_config = c;
+  t.finetune = to;
+  if (t.finetune == FinetuneMethod::kNone) {
+    // Back to the pretraining config fine-tuning started from (when this page switched to it): each
+    // field the stack's defaults changed then, and the user has not edited since, takes its
+    // pretraining value again (framework, batch, ZeRO stage...). An as-a-user review saw them stay.
+    std::vector<std::pair<const ConfigField*, nlohmann::json>> restore;
+    if (s.before_finetune && s.after_finetune)
+      for (const ConfigField& field : config_fields()) {
+        if (std::string(field.key) == "finetune" || !field.get || !field.set) continue;
+        const nlohmann::json was = held_value(field, *s.before_finetune);
+        if (was != held_value(field, *s.after_finetune) && held_value(field, c) == held_value(field, *s.after_finetune))
+          restore.emplace_back(&field, was);
+      }
+    // The pretraining defaults of what fine-tuning set, then the restored values over them.
+    const TrainingSpec plain = default_config().training;
+    t.precision = plain.precision;
+    t.optimizer = plain.optimizer;
+    t.optimizer_in_backward = plain.optimizer_in_backward;
+    t.loss = plain.loss;
+    t.allocator = plain.allocator;
+    t.offload = plain.offload;
+    for (const auto& [field, was] : restore) set_held_value(*field, c, was);
+    note_defaults(s, before_config, restore.empty() ? "pretraining's defaults" : "back to the pretraining settings");
+  } else {
+    apply_finetune_defaults(s, before_config, before == FinetuneMethod::kNone || before == FinetuneMethod::kFull,
+                            before != FinetuneMethod::kNone);
+  }
+  if (before == FinetuneMethod::kNone) {
+    s.before_finetune = before_config;
+    s.after_finetune = c;  // taken again after the layout repair (commit_edit)
+  } else if (t.finetune == FinetuneMethod::kNone) {
+    s.before_finetune.reset();
+    s.after_finetune.reset();
+  }
+  s.finetune_switched = t.finetune != FinetuneMethod::kNone;
+  return true;
+}
+
+// A new fine-tuning stack: its defaults, adapter settings included. Returns whether it changed.
+bool switch_stack(AppState& s, FinetuneStack to) {
+  if (to == s.config.training.stack) return false;
+  const Config before = s.config;
+  s.config.training.stack = to;
+  apply_finetune_defaults(s, before, true, true);
+  s.finetune_switched = true;
+  return true;
+}
+
+// The target-module choices the panel offers (any other list comes from a link or an import).
+constexpr const char* kLoraTargetPresets[] = {"all-linear", "attention", "q,v", "q,v,o,gate,up,down", "q,k,v,o"};
+
+constexpr const char* kDoubleQuantLabel = "double quantisation";
+constexpr const char* kKbitUpcastLabel = "fp32 upcast of the rest (kbit)";
+constexpr const char* kOptimizerInBackwardLabel = "optimizer step in backward";
+
 // Training mode: pretraining, or fine-tuning (full, LoRA, QLoRA) with its stack and adapter settings.
 // Switching the mode or the stack applies the stack's defaults (precision, checkpointing, optimizer,
 // loss, sharding), which the inputs below then show and edit.
 bool draw_finetune(AppState& s) {
   Config& c = s.config;
   TrainingSpec& t = c.training;
-  bool changed = false;
   ImGui::SeparatorText("Training mode");
-  const FinetuneMethod before = t.finetune;
-  const Config before_config = c;
+  FinetuneMethod chosen = t.finetune;
   for (const EnumName<FinetuneMethod>& entry : EnumNames<FinetuneMethod>::table) {
     if (entry.label == nullptr) continue;
     // Two a line: four do not fit the inputs column (17 em).
     if (entry.value == FinetuneMethod::kFull || entry.value == FinetuneMethod::kQlora) ImGui::SameLine();
     const char* label = entry.value == FinetuneMethod::kNone ? "pretraining" : entry.value == FinetuneMethod::kFull ? "full fine-tune" : entry.value == FinetuneMethod::kLora ? "LoRA" : "QLoRA";
-    if (ImGui::RadioButton(label, t.finetune == entry.value)) t.finetune = entry.value;
+    if (ImGui::RadioButton(label, t.finetune == entry.value)) chosen = entry.value;
     record_rect(s, (std::string("finetune_") + entry.key).c_str());
+    if (t.finetune == entry.value) record_rect(s, "finetune");  // the DOM form's chooser sits over the chosen one
   }
-  if (t.finetune != before) {
-    changed = true;
-    if (t.finetune == FinetuneMethod::kNone) {
-      // Back to the pretraining config fine-tuning started from (when this page switched to it): each
-      // field the stack's defaults changed then, and the user has not edited since, takes its
-      // pretraining value again (framework, batch, ZeRO stage...). An as-a-user review saw them stay.
-      std::vector<std::pair<const ConfigField*, nlohmann::json>> restore;
-      if (s.before_finetune && s.after_finetune)
-        for (const ConfigField& field : config_fields()) {
-          if (std::string(field.key) == "finetune" || !field.get || !field.set) continue;
-          const nlohmann::json was = held_value(field, *s.before_finetune);
-          if (was != held_value(field, *s.after_finetune) && held_value(field, c) == held_value(field, *s.after_finetune))
-            restore.emplace_back(&field, was);
-        }
-      // The pretraining defaults of what fine-tuning set, then the restored values over them.
-      const TrainingSpec plain = default_config().training;
-      t.precision = plain.precision;
-      t.optimizer = plain.optimizer;
-      t.optimizer_in_backward = plain.optimizer_in_backward;
-      t.loss = plain.loss;
-      t.allocator = plain.allocator;
-      t.offload = plain.offload;
-      for (const auto& [field, was] : restore) set_held_value(*field, c, was);
-      note_defaults(s, before_config, restore.empty() ? "pretraining's defaults" : "back to the pretraining settings");
-    } else {
-      apply_finetune_defaults(s, before_config, before == FinetuneMethod::kNone || before == FinetuneMethod::kFull,
-                              before != FinetuneMethod::kNone);
-    }
-    if (before == FinetuneMethod::kNone) {
-      s.before_finetune = before_config;
-      s.after_finetune = c;  // taken again after the layout repair (commit_edit)
-    } else if (t.finetune == FinetuneMethod::kNone) {
-      s.before_finetune.reset();
-      s.after_finetune.reset();
-    }
-    s.finetune_switched = t.finetune != FinetuneMethod::kNone;
-  }
+  bool changed = switch_finetune(s, chosen);
   field_issue(s, "finetune");
   if (!is_finetune(t)) return changed;
   ImGui::TextUnformatted("stack (its defaults)");
   ImGui::SetNextItemWidth(-FLT_MIN);
-  const Config before_stack = c;
-  if (combo_enum("##stack", t.stack)) {
-    apply_finetune_defaults(s, before_stack, true, true);
-    s.finetune_switched = true;
-    changed = true;
-  }
+  FinetuneStack stack = t.stack;
+  if (combo_enum("##stack", stack)) changed |= switch_stack(s, stack);
   record_rect(s, "stack");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", finetune_stack_profile(t.stack).source);
   if (has_adapters(t)) {
@@ -666,6 +691,8 @@ bool draw_finetune(AppState& s) {
       t.lora_alpha = alpha;
       changed = true;
     }
+    record_rect(s, "lora_alpha");
+    field_issue(s, "lora_alpha");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(half);
     double dropout = t.lora_dropout;
@@ -677,9 +704,8 @@ bool draw_finetune(AppState& s) {
     field_issue(s, "lora_dropout");
     ImGui::TextUnformatted("target modules");
     ImGui::SetNextItemWidth(-FLT_MIN);
-    const char* presets[] = {"all-linear", "attention", "q,v", "q,v,o,gate,up,down", "q,k,v,o"};
     if (ImGui::BeginCombo("##lora_targets", t.lora_targets.c_str())) {
-      for (const char* preset : presets)
+      for (const char* preset : kLoraTargetPresets)
         if (ImGui::Selectable(preset, t.lora_targets == preset)) {
           t.lora_targets = preset;
           changed = true;
@@ -691,17 +717,21 @@ bool draw_finetune(AppState& s) {
     ImGui::TextUnformatted("adapter dtype");
     ImGui::SetNextItemWidth(-FLT_MIN);
     changed |= combo_enum("##adapter_dtype", t.adapter_dtype);
+    record_rect(s, "adapter_dtype");
   }
   if (t.finetune == FinetuneMethod::kQlora) {
-    changed |= ImGui::Checkbox("double quantisation", &t.double_quant);
-    changed |= ImGui::Checkbox("fp32 upcast of the rest (kbit)", &t.kbit_upcast);
+    changed |= ImGui::Checkbox(kDoubleQuantLabel, &t.double_quant);
+    record_rect(s, "double_quant");
+    changed |= ImGui::Checkbox(kKbitUpcastLabel, &t.kbit_upcast);
+    record_rect(s, "kbit_upcast");
   }
   ImGui::TextUnformatted("offload to CPU");
   ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##offload", t.offload);
   record_rect(s, "offload");
   field_issue(s, "offload");
-  changed |= ImGui::Checkbox("optimizer step in backward", &t.optimizer_in_backward);
+  changed |= ImGui::Checkbox(kOptimizerInBackwardLabel, &t.optimizer_in_backward);
+  record_rect(s, "optimizer_in_backward");
   return changed;
 }
 
@@ -943,8 +973,36 @@ std::string describe_form(const AppState& s) {
     form.push_back(count_entry(s, "gpu_nvlink_domain"));
     form.push_back(count_entry(s, "gpu_sms"));
   }
-  for (const char* field : {"gpus", "gpus_per_node", "seq", "global_batch", "micro_batch"}) form.push_back(count_entry(s, field));
+  for (const char* field : {"gpus", "gpus_per_node"}) form.push_back(count_entry(s, field));
+  // Training mode (draw_finetune's order): the stack and the adapter settings while fine-tuning.
   const TrainingSpec& t = c.training;
+  form.push_back(enum_entry_json(s, "finetune", "training mode", t.finetune));
+  if (is_finetune(t)) {
+    form.push_back(enum_entry_json(s, "stack", "fine-tuning stack", t.stack));
+    if (has_adapters(t)) {
+      form.push_back(count_entry(s, "lora_rank"));
+      form.push_back(number_entry(s, "lora_alpha", "LoRA alpha", t.lora_alpha, "%.9g"));
+      form.push_back(number_entry(s, "lora_dropout", "LoRA dropout", t.lora_dropout, "%.9g"));
+      json targets = form_entry(s, "lora_targets", "LoRA target modules", "choice", t.lora_targets);
+      targets["options"] = json::array();
+      bool listed = false;
+      for (const char* preset : kLoraTargetPresets) {
+        targets["options"].push_back(option(preset, preset));
+        listed |= t.lora_targets == preset;
+      }
+      if (!listed) targets["options"].push_back(option(t.lora_targets, t.lora_targets));
+      form.push_back(targets);
+      form.push_back(enum_entry_json(s, "adapter_dtype", "adapter dtype", t.adapter_dtype));
+    }
+    if (t.finetune == FinetuneMethod::kQlora) {
+      form.push_back(form_entry(s, "double_quant", kDoubleQuantLabel, "flag", t.double_quant ? "true" : "false"));
+      form.push_back(form_entry(s, "kbit_upcast", kKbitUpcastLabel, "flag", t.kbit_upcast ? "true" : "false"));
+    }
+    form.push_back(enum_entry_json(s, "offload", "offload to CPU", t.offload));
+    form.push_back(form_entry(s, "optimizer_in_backward", kOptimizerInBackwardLabel, "flag", t.optimizer_in_backward ? "true" : "false"));
+  }
+  for (const char* field : {"seq", "global_batch", "micro_batch"}) form.push_back(count_entry(s, field));
+  form.push_back(number_entry(s, "tokens_to_train", kTokensToTrainLabel, t.tokens_to_train / 1e9, "%.9g"));
   form.push_back(enum_entry_json(s, "framework", "framework", t.framework));
   form.push_back(enum_entry_json(s, "recompute", "recompute", t.recompute));
   if (t.recompute == Recompute::kFull) form.push_back(count_entry(s, "recompute_layers"));
@@ -1015,6 +1073,23 @@ bool set_form_field(AppState& s, const std::string& field, const std::string& te
   } else if (field == "gpu_memory_gib") {
     const std::optional<double> gib = parse_number(text);
     changed = gib && find_config_field(field)->set(c, json(*gib));
+  } else if (field == "finetune") {
+    if (const std::optional<FinetuneMethod> to = enum_from_key<FinetuneMethod>(text)) changed = switch_finetune(s, *to);
+  } else if (field == "stack") {
+    if (const std::optional<FinetuneStack> to = enum_from_key<FinetuneStack>(text)) changed = switch_stack(s, *to);
+  } else if (field == "lora_alpha" || field == "lora_dropout") {
+    // The canvas fields' ranges: alpha in (0, 1e6), dropout in [0, 1).
+    const std::optional<double> value = parse_number(text);
+    const bool ok = value && (field == "lora_alpha" ? *value > 0 && *value < 1e6 : *value >= 0 && *value < 1);
+    changed = ok && find_config_field(field)->get(c) != json(*value) && find_config_field(field)->set(c, json(*value));
+  } else if (field == "lora_targets") {
+    // One of the choices the form offers: a preset, or the list already there.
+    bool offered = text == c.training.lora_targets;
+    for (const char* preset : kLoraTargetPresets) offered |= text == preset;
+    changed = offered && text != c.training.lora_targets && find_config_field(field)->set(c, json(text));
+  } else if (field == "tokens_to_train") {
+    const std::optional<double> billions = parse_number(text);
+    changed = billions && find_config_field(field)->set(c, json(*billions * 1e9));  // the schema refuses < 0 or > 1e18
   } else if (field == "headroom") {
     const std::optional<double> value = parse_number(text);
     if (value && *value >= kHeadroomMin && *value <= kHeadroomMax) changed = find_config_field(field)->set(c, json(*value));

@@ -311,14 +311,23 @@ int run_search(const Inputs& in) {
     std::printf("\n%-4s %-70s %9s %10s %6s %7s %7s %7s\n", "rank", "layout", "mem GiB", "tok/s/GPU", "MFU", "bubble",
                 "TP", "DP");
     int rank = 0;
+    int tight = 0;
     for (const json& c : out["layouts"]) {
       const double step = c["step_time_s"].get<double>();
-      std::printf("%-4d %-70s %9.1f %10.0f %5.1f%% %6.1f%% %6.1f%% %6.1f%%\n", ++rank, layout_label(c).c_str(),
-                  meshfit::bytes_to_gib(c["device_bytes"].get<double>()), c["tokens_per_s_per_gpu"].get<double>(),
+      // '!' past the tight line (headroom): a review took a layout at 99% of capacity, ranked first,
+      // for a safe plan.
+      const bool is_tight = c["verdict"].get<std::string>() == "tight";
+      tight += is_tight;
+      std::printf("%-4d %-70s %8.1f%s %10.0f %5.1f%% %6.1f%% %6.1f%% %6.1f%%\n", ++rank, layout_label(c).c_str(),
+                  meshfit::bytes_to_gib(c["device_bytes"].get<double>()), is_tight ? "!" : " ", c["tokens_per_s_per_gpu"].get<double>(),
                   100.0 * c["mfu"].get<double>(), 100.0 * c["breakdown"]["pp_bubble_s"].get<double>() / step,
                   100.0 * c["breakdown"]["tp_comm_s"].get<double>() / step,
                   100.0 * c["breakdown"]["dp_comm_s"].get<double>() / step);
     }
+    if (tight > 0)
+      std::printf("\n! above the tight line (%.0f%% of capacity: --headroom): little room for what the model leaves out; "
+                  "--memory-limit %.2f lists only layouts under it\n",
+                  100.0 * meshfit::parse_config(object).config.training.headroom, meshfit::parse_config(object).config.training.headroom);
     // The user's replicas where they hold (dpr=N); the rows without them say why once.
     const long long replicas = meshfit::parse_config(object).config.layout.dp_replicate;
     bool some_without = false;
@@ -637,7 +646,8 @@ int main(int argc, char** argv) {
   import->add_option("--megatron-args", import_inputs.megatron_args, "a Megatron-LM pretrain_gpt.py command line (torchrun prefix optional)");
   import->add_option("--torchtitan", import_inputs.torchtitan_file, "torchtitan TOML job config file");
   import->add_option("--deepspeed", import_inputs.deepspeed_file, "DeepSpeed JSON config file");
-  import->add_option("--file", import_inputs.auto_file, "a file in any of these formats (detected)");
+  // Also as the bare argument, `meshfit import config.json` (a review tried it and was refused).
+  import->add_option("--file,file", import_inputs.auto_file, "a file in any of these formats (detected); also the bare argument");
   import->add_flag("--drop-layout", import_inputs.drop_layout, "leave out the fields `meshfit search` chooses (layout, micro-batch, recompute, sp)");
   add_input_flags(*import, import_inputs);
   Inputs export_inputs;

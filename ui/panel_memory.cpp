@@ -191,14 +191,16 @@ void draw_rank_bars(AppState& s) {
                   std::to_string((long long)std::llround(bytes)) + " bytes)\n" + component_formula(s, rank, Component(i));
       cursor += bytes;
     }
-    // The part beyond capacity: hatched in the overflow colour over the components, outlined.
+    // The part beyond capacity: hatched in the overflow colour over the components, outlined, with
+    // the components' colours still seen through it (a review could not tell which overflowed when a
+    // 60% fill covered them: 110 GiB of activations looked like the weights).
     const double bar_end = std::max(cursor, rank.device_bytes);
     if (bar_end > capacity) {
       const ImVec2 a(chart.x(capacity), y), b(chart.x(bar_end), y + bar_height);
-      draw->AddRectFilled(a, b, (overflow_color() & 0x00FFFFFF) | 0x99000000u);
+      draw->AddRectFilled(a, b, (overflow_color() & 0x00FFFFFF) | 0x26000000u);
       draw->PushClipRect(a, b, true);
-      for (float hx = a.x - bar_height; hx < b.x; hx += 0.45f * em)
-        draw->AddLine(ImVec2(hx, b.y), ImVec2(hx + bar_height, a.y), overflow_color(), 0.18f * em);
+      for (float hx = a.x - bar_height; hx < b.x; hx += 0.6f * em)
+        draw->AddLine(ImVec2(hx, b.y), ImVec2(hx + bar_height, a.y), overflow_color(), 0.12f * em);
       draw->PopClipRect();
       draw->AddRect(a, b, overflow_color(), 0, 0, 2.0f);
       s.widget_rects["bar_overflow"] = Rect{a.x, a.y, b.x - a.x, b.y - a.y};  // for the browser tests

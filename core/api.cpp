@@ -15,6 +15,7 @@
 #include "perf/perf_model.h"
 #include "io/serialize.h"
 #include "io/url_state.h"
+#include "search/fit_advice.h"
 #include "search/method_select.h"
 #include "spec/validate.h"
 #include "io/json_text.h"
@@ -201,6 +202,37 @@ json run_methods(json input) {
   if (!has_errors(issues)) {
     out["capacity_bytes"] = base.gpu.memory_bytes;
     out["config"] = config_to_json(base);  // the base the methods were ranked from
+  }
+  return with_status(out, issues);
+}
+
+json run_fit_advice(json input) {
+  std::vector<Issue> issues;
+  const json object = resolve_state(std::move(input), issues);
+  const ParsedConfig parsed = parse_config(object);
+  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  json out = {{"suggestions", json::array()}};
+  if (!has_errors(issues)) {
+    const Estimate current = estimate(parsed.config);
+    issues.insert(issues.end(), current.memory.issues.begin(), current.memory.issues.end());
+    if (current.valid()) {
+      const FitAdvice advice = fit_advice(parsed.config);
+      for (const FitSuggestion& f : advice.suggestions)
+        out["suggestions"].push_back({{"change", f.change},
+                                      {"state", encode_state(f.config)},
+                                      {"device_bytes", f.device_bytes},
+                                      {"verdict", to_string(f.verdict)},
+                                      {"tokens_per_s_per_gpu", f.tokens_per_s_per_gpu},
+                                      {"throughput_change", f.throughput_change}});
+      out["verdict"] = to_string(current.memory.verdict);
+      out["device_bytes"] = current.memory.worst().device_bytes;
+      out["capacity_bytes"] = current.memory.capacity_bytes;
+      out["tokens_per_s_per_gpu"] = current.step.tokens_per_s_per_gpu;
+      out["largest_micro_batch"] = advice.largest_micro_batch;
+      out["largest_seq"] = advice.largest_seq;
+      out["config"] = config_to_json(parsed.config);
+      out["state"] = encode_state(parsed.config);
+    }
   }
   return with_status(out, issues);
 }

@@ -51,6 +51,11 @@ nlohmann::json run_search(nlohmann::json input, const nlohmann::json& options);
 // Config object (+ "methods": "full,lora,qlora") -> every distributed fine-tuning method evaluated:
 // those that fit ranked by predicted step time, the rest with the reason (method_select.h).
 nlohmann::json run_methods(nlohmann::json input);
+// Config object -> how to make it fit (fit_advice.h), as the page's "How to make it fit" lists it:
+// the current verdict, the largest micro-batch and sequence length that fit, and the suggested
+// changes (each with its state), cheapest in throughput first. Nothing is suggested for a config
+// that fits.
+nlohmann::json run_fit_advice(nlohmann::json input);
 nlohmann::json run_presets();
 // Every measured run in tests/data/memory_measured.csv (compiled in) with its prediction: metric,
 // measured and predicted bytes, signed error, fit/OOM label and verdict, source; plus the median.

@@ -67,6 +67,9 @@ std::string decode_state(const std::string& state) {
 std::string methods(const std::string& config) {
   return call(config, [](const json& input) { return meshfit::run_methods(input); });
 }
+std::string fit_advice(const std::string& config) {
+  return call(config, [](const json& input) { return meshfit::run_fit_advice(input); });
+}
 std::string validate() {
   return guarded([] { return meshfit::write_output_text(meshfit::run_validate()); });
 }
@@ -85,6 +88,7 @@ EMSCRIPTEN_BINDINGS(meshfit) {
   emscripten::function("estimate", &estimate);
   emscripten::function("search", &search);
   emscripten::function("methods", &methods);
+  emscripten::function("fitAdvice", &fit_advice);
   emscripten::function("presets", &presets);
   emscripten::function("validate", &validate);
   emscripten::function("parseHfConfig", &parse_hf_config);

@@ -211,6 +211,23 @@ export interface MethodsResult extends Result {
   ranked: MethodCandidate[]; rejected: MethodCandidate[]; capacity_bytes?: number; config?: Required<Config>;
 }
 
+/** One change of fitAdvice: what moves ("zero 0 → 3, recompute none → full"), the config it gives as a
+ *  state, and its figures. */
+export interface FitSuggestion {
+  change: string; state: string; device_bytes: number; verdict: 'fits' | 'tight' | 'oom';
+  tokens_per_s_per_gpu: number;
+  /** Relative to the config as given: -0.12 = 12% slower. */
+  throughput_change: number;
+}
+export interface FitAdviceResult extends Result {
+  /** Empty when the config fits. */
+  suggestions: FitSuggestion[];
+  verdict?: 'fits' | 'tight' | 'oom'; device_bytes?: number; capacity_bytes?: number; tokens_per_s_per_gpu?: number;
+  /** On the config's own layout: the largest micro-batch and sequence length that fit (0: none). */
+  largest_micro_batch?: number; largest_seq?: number;
+  config?: Required<Config>; state?: string;
+}
+
 /** torchtune and hf-trainer are export-only. */
 export type LaunchFormat = 'hf' | 'megatron' | 'torchtitan' | 'deepspeed' | 'torchtune' | 'hf-trainer';
 
@@ -248,6 +265,8 @@ export interface Meshfit {
    *  stack's defaults fill what it leaves out (one micro-batch per GPU, its checkpointing and loss); the
    *  result's `config` is that base, as the page's Methods view ranks it. */
   methods(config: Config & { methods?: string }): MethodsResult;
+  /** How to make it fit (the page's list; `meshfit fit`). */
+  fitAdvice(config: Config): FitAdviceResult;
   presets(): Presets;
   validate(): ValidationResult;
   parseHfConfig(configJsonText: string): Result & { model?: Config; model_type: string };

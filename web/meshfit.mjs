@@ -114,6 +114,9 @@ function wrap(module) {
     /** Fine-tuning: every distributed method x full/LoRA/QLoRA, fits ranked by step time, the rest with reasons
      *  (config may carry methods: "full,lora,qlora"). */
     methods: (config) => withTexts([[config, 'config']], (json) => module.methods(json)),
+    /** How to make a config fit: the changes that bring it under the tight line, cheapest in speed first,
+     *  each with its state (the page's "How to make it fit"; none for a config that fits). */
+    fitAdvice: (config) => withTexts([[config, 'config']], (json) => module.fitAdvice(json)),
     /** Every public measured run (tests/data/memory_measured.csv) with its prediction and the median error. */
     validate: () => guard(() => JSON.parse(module.validate())),
     /** Model fields from a pasted Hugging Face config.json (text). */

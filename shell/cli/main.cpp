@@ -111,6 +111,7 @@ void add_input_flags(CLI::App& command, Inputs& in) {
 }
 
 void print_issues(const json& issues);
+void print_fit_advice(const json& out);
 
 // The search flags that are counts (memory-limit is a fraction).
 bool is_count_option(const std::string& key) {
@@ -391,6 +392,44 @@ int run_estimate(const Inputs& in) {
   if (in.print_state && ok) std::cout << out["state"].get<std::string>() << "\n";
   if (in.json_output) std::cout << meshfit::write_output_text(out, 2) << "\n";
   else if (ok && !in.print_state) print_table(out);
+  // Out of memory: what would fit, as the page says it (a review asked why the CLI stops at "oom").
+  if (ok && !in.json_output && !in.print_state && out["verdict"] == "oom") {
+    const json advice = meshfit::run_fit_advice(object);
+    if (advice["ok"].get<bool>()) {
+      std::printf("\n");
+      print_fit_advice(advice);
+    }
+  }
+  if (!in.json_output || !ok) print_issues(out["issues"]);
+  return ok ? 0 : kExitInvalid;
+}
+
+// The page's "How to make it fit", from run_fit_advice's JSON.
+void print_fit_advice(const json& out) {
+  std::printf("how to make it fit (%s GiB of %s GiB now, %s):\n", gib(out["device_bytes"].get<double>()).c_str(),
+              gib(out["capacity_bytes"].get<double>()).c_str(), out["verdict"].get<std::string>().c_str());
+  if (out["suggestions"].empty()) std::printf("  no single change or pair of changes searched here brings it under the tight line\n");
+  // The figures first, the change after them: its arrows are multi-byte, which printf's widths miscount.
+  for (const json& f : out["suggestions"])
+    std::printf("  %8s GiB %-5s %8.0f tok/s/GPU (%+6.1f%%)  %s\n      --state '%s'\n", gib(f["device_bytes"].get<double>()).c_str(),
+                f["verdict"] == "tight" ? "tight" : "", f["tokens_per_s_per_gpu"].get<double>(),
+                100.0 * f["throughput_change"].get<double>(), f["change"].get<std::string>().c_str(),
+                f["state"].get<std::string>().c_str());
+  const long long micro = out["largest_micro_batch"].get<long long>(), seq = out["largest_seq"].get<long long>();
+  std::printf("on this layout: %s; %s\n",
+              micro > 0 ? ("the largest micro-batch that fits is " + std::to_string(micro)).c_str() : "no micro-batch fits",
+              seq > 0 ? ("the longest sequence that fits is " + std::to_string(seq)).c_str() : "no sequence length fits");
+}
+
+// `meshfit fit`: how to make a config fit (fit_advice.h); `estimate` prints the same under its table
+// when the config does not fit.
+int run_fit(const Inputs& in) {
+  json object;
+  if (const int status = gather_config(in, object)) return status;
+  const json out = meshfit::run_fit_advice(object);
+  const bool ok = out["ok"].get<bool>();
+  if (in.json_output) std::cout << meshfit::write_output_text(out, 2) << "\n";
+  else if (ok) print_fit_advice(out);
   if (!in.json_output || !ok) print_issues(out["issues"]);
   return ok ? 0 : kExitInvalid;
 }
@@ -630,6 +669,9 @@ int main(int argc, char** argv) {
   search_inputs.search = true;
   CLI::App* search = app.add_subcommand("search", "rank every feasible layout for the GPU count");
   add_input_flags(*search, search_inputs);
+  Inputs fit_inputs;
+  CLI::App* fit = app.add_subcommand("fit", "how to make a configuration fit: the changes that bring it under the tight line, cheapest in speed first");
+  add_input_flags(*fit, fit_inputs);
   Inputs methods_inputs;
   std::string methods_list;
   CLI::App* methods = app.add_subcommand(
@@ -668,6 +710,7 @@ int main(int argc, char** argv) {
   if (estimate->parsed()) return run_estimate(estimate_inputs);
   if (search->parsed()) return run_search(search_inputs);
   if (validate->parsed()) return run_validate(validate_json);
+  if (fit->parsed()) return run_fit(fit_inputs);
   if (methods->parsed()) return run_methods(methods_inputs, methods_list);
   if (import->parsed()) return run_import(import_inputs);
   if (export_command->parsed()) return run_export(export_inputs);

@@ -59,6 +59,12 @@ check "--no-flash / --no-sp switch off" json_has "$tmp/sw.json" "d['config']['fl
 "$meshfit" estimate --model llama3-8b --gpu-memory-gib 24 --json >"$tmp/small.json"
 check "a small GPU gives oom and fits=false" json_has "$tmp/small.json" "d['verdict']=='oom' and d['fits'] is False"
 
+"$meshfit" estimate --model llama3-8b --gpu-memory-gib 24 >"$tmp/small.txt"
+check "an oom table says how to make it fit, each change with its state" grep -q -- "--state 'v=1&" "$tmp/small.txt"
+"$meshfit" fit --model llama3-8b --gpu-memory-gib 24 --json >"$tmp/fit.json"
+check "fit --json: suggestions that fit, each with its state" json_has "$tmp/fit.json" \
+  "d['ok'] and d['verdict']=='oom' and len(d['suggestions'])>0 and all(s['verdict']!='oom' and s['state'].startswith('v=1') for s in d['suggestions'])"
+
 "$meshfit" estimate --model llama3.1-70b --gpus 64 --tp 8 --pp 4 --seq 8192 >"$tmp/table.txt"
 check "table output labels GiB and names the worst rank" grep -q "worst rank: first" "$tmp/table.txt"
 

@@ -95,6 +95,29 @@ test('WASM search equals the native CLI', () => {
   }
 });
 
+test('WASM fitAdvice equals the native CLI (meshfit fit), and each suggestion\'s state estimates to its figures', () => {
+  for (const config of [
+    { model: 'llama3.1-8b', gpu: 'h100-sxm', gpus: 1, finetune: 'full' },
+    { model: 'llama3.1-70b', gpu: 'a100-80gb', gpus: 8, finetune: 'lora' },
+    { model: 'llama3-70b', gpus: 64, seq: 8192, tp: 2 },
+  ]) {
+    const wasm = meshfit.fitAdvice(config);
+    sameResult(wasm, native('fit', config), JSON.stringify(config));
+    assert.ok(wasm.ok && wasm.verdict === 'oom' && wasm.suggestions.length > 0, JSON.stringify(config));
+    for (const s of wasm.suggestions) {
+      const after = meshfit.estimate({ state: s.state });
+      assert.ok(after.ok, s.change);
+      assert.equal(after.device_bytes, s.device_bytes, s.change);
+      assert.notEqual(after.verdict, 'oom', s.change);
+    }
+  }
+  // A config that fits gets none; a bad one its issues.
+  assert.deepEqual(meshfit.fitAdvice({ model: 'llama3.2-1b', gpus: 8 }).suggestions, []);
+  const bad = meshfit.fitAdvice({ model: 'llama3-8b', gpus: -1 });
+  assert.equal(bad.ok, false);
+  assert.ok(bad.issues.some((i) => i.field === 'gpus'));
+});
+
 test('state encodes only what differs and decodes back to the same estimate', () => {
   const config = { model: 'llama3.1-70b', gpu: 'h100-sxm', gpus: 64, seq: 8192, global_batch: 256, tp: 8, pp: 4 };
   const { ok, state } = meshfit.encodeState(config);

@@ -395,7 +395,8 @@ FinetuneWork finetune_work(const Config& config, double tokens) {
 
 // [SECTION] Activations of a frozen base
 
-double lora_activation_delta_bytes(const ModelSpec& model, const TrainingSpec& training, double tokens, int64_t tp) {
+double lora_activation_delta_bytes(const ModelSpec& model, const TrainingSpec& training, double tokens, int64_t tp,
+                                   bool autocast) {
   if (!has_adapters(training)) return 0;
   const uint32_t targets = parse_lora_targets(training.lora_targets);
   const double h = double(model.hidden), f = double(model.ffn), t = double(tp);
@@ -405,6 +406,15 @@ double lora_activation_delta_bytes(const ModelSpec& model, const TrainingSpec& t
   // token per adapted module; the bf16 input itself is then saved by nobody (FINETUNE_NOTES §1.2,
   // a derivation, not measured).
   const bool fp32_input_copy = training.adapter_dtype == AdapterDtype::kFp32 && training.precision == Precision::kPureBf16;
+  // Under autocast (precision bf16, HF Trainer bf16=True) the same cast makes an fp32 copy, and
+  // lora_A's F.linear casts it back to a new bf16 tensor (autocast caches only the casts of leaf
+  // weights that need a gradient) and saves that: 2 * in per token per adapted module, each its own,
+  // and again nobody saves the shared bf16 input. Derived by an as-a-user review from PEFT
+  // tuners/lora/layer.py Linear.forward (_cast_input_dtype) and torch autocast's cached_cast; not
+  // measured here (the tests/gpu LoRA rows are pure bf16). bitsandbytes' LoRA layers skip the cast
+  // under autocast (peft tuners/lora/bnb.py: requires_conversion = not is_autocast_enabled()).
+  const bool autocast_input_copy = autocast && training.adapter_dtype == AdapterDtype::kFp32 &&
+                                   training.precision == Precision::kBf16 && training.finetune == FinetuneMethod::kLora;
   // A frozen linear needs only its weight to pass the gradient on, so autograd saves its input only
   // when the weight needs a gradient (FINETUNE_NOTES §1.2, a derivation). The four linear inputs
   // of a block that full training saves (activation_memory.cpp) are therefore kept only when an
@@ -431,7 +441,7 @@ double lora_activation_delta_bytes(const ModelSpec& model, const TrainingSpec& t
   const auto kept_by_attention = [&](const InputGroup& group) { return group.consumers == kLoraO && training.flash; };
   double delta = 0;
   for (const InputGroup& group : groups)
-    if ((!(targets & group.consumers) || fp32_input_copy || dropout) && !kept_by_attention(group))
+    if ((!(targets & group.consumers) || fp32_input_copy || autocast_input_copy || dropout) && !kept_by_attention(group))
       delta -= 2.0 * tokens * group.width;
   // Each adapted module: lora_B saves lora_A's output (r wide, adapter dtype), plus the fp32 copy
   // or the dropped copy and its mask.
@@ -441,6 +451,7 @@ double lora_activation_delta_bytes(const ModelSpec& model, const TrainingSpec& t
     delta += adapter_bytes * tokens * double(training.lora_rank);
     if (dropout) delta += (input_copy_bytes + 1.0) * tokens * proj.in;
     else if (fp32_input_copy) delta += 4.0 * tokens * proj.in;
+    else if (autocast_input_copy) delta += 2.0 * tokens * proj.in;
   }
   return delta;
 }

@@ -129,7 +129,10 @@ FinetuneWork finetune_work(const Config& config, double tokens);
 
 // Per layer, per micro-batch: what LoRA changes in the saved activations relative to full
 // fine-tuning (negative: inputs of untargeted frozen linears that nothing else saves; positive:
-// the adapters' own saved tensors). Bytes, one TP rank, no recompute.
-double lora_activation_delta_bytes(const ModelSpec& model, const TrainingSpec& training, double tokens, int64_t tp);
+// the adapters' own saved tensors). Bytes, one TP rank, no recompute. `autocast`: the step runs
+// under torch.autocast over the adapters' own dtype (HF Trainer bf16=True on one GPU or DDP; not
+// DeepSpeed's bf16 module, nor FSDP's mixed-precision policy, which cast the adapters to bf16).
+double lora_activation_delta_bytes(const ModelSpec& model, const TrainingSpec& training, double tokens, int64_t tp,
+                                   bool autocast);
 
 }  // namespace meshfit

@@ -277,6 +277,10 @@ struct MemoryReport {
 
 // fp32 parameters cast per GEMM by torch.autocast (the FSDP profile at ZeRO 0, mixed precision).
 bool autocast_over_fp32_weights(const Config& config, const FrameworkProfile& profile);
+// QLoRA after PEFT's prepare_model_for_kbit_training under autocast (HF Trainer bf16=True): the
+// embedding and the norms are fp32, and bitsandbytes' Linear4bit returns its input's dtype, so the
+// residual stream, each checkpointed layer input, is fp32 (FINETUNE_NOTES §2.2).
+bool qlora_fp32_stream(const Config& config, const FrameworkProfile& profile);
 
 // The blocks' Linear weights all-gathered in fp8 (TrainingSpec::fp8_all_gather, FRAMEWORK_NOTES §1.9):
 // asked for, under precision fp8, by a profile that gathers whole blocks with sharded weights, and

@@ -483,19 +483,28 @@ TEST_CASE("lora_dropout > 0 keeps a dropped copy of each adapted module's input 
   TrainingSpec t = config.training;
   const double tokens = 768.0 * 4.0;
   const double h = double(config.model.hidden);
-  const double none = lora_activation_delta_bytes(config.model, t, tokens, 1);
+  const double none = lora_activation_delta_bytes(config.model, t, tokens, 1, true);
   t.lora_dropout = 0.1;
-  const double with = lora_activation_delta_bytes(config.model, t, tokens, 1);
+  const double with = lora_activation_delta_bytes(config.model, t, tokens, 1, true);
   // Per adapted module (q and v, input width h): the fp32 cast copy (4 h) becomes the fp32 dropped
   // copy (4 h) plus the mask (1 h).
   CHECK(with - none == doctest::Approx(2.0 * 1.0 * h * tokens));
-  // Under autocast (no fp32 cast) the norm output is no longer saved by lora_A (-2 h), each module
-  // keeps a bf16 dropped copy and a mask (+3 h each).
+  // Under autocast each adapted module already saves its own bf16 cast of the input (2 h): with
+  // dropout, the bf16 cast of the dropped copy and the mask instead (3 h each).
   t.precision = Precision::kBf16;
   t.lora_dropout = 0;
-  const double amp_none = lora_activation_delta_bytes(config.model, t, tokens, 1);
+  const double amp_none = lora_activation_delta_bytes(config.model, t, tokens, 1, true);
   t.lora_dropout = 0.1;
-  CHECK(lora_activation_delta_bytes(config.model, t, tokens, 1) - amp_none == doctest::Approx((-2.0 + 2.0 * 3.0) * h * tokens));
+  CHECK(lora_activation_delta_bytes(config.model, t, tokens, 1, true) - amp_none == doctest::Approx(2.0 * 1.0 * h * tokens));
+  // Without autocast over the adapters (DeepSpeed's bf16 module, FSDP's policy: bf16 adapters), the
+  // norm output is no longer saved by lora_A (-2 h), each module keeps a dropped copy and a mask (+3 h each).
+  t.lora_dropout = 0;
+  const double cast_none = lora_activation_delta_bytes(config.model, t, tokens, 1, false);
+  t.lora_dropout = 0.1;
+  CHECK(lora_activation_delta_bytes(config.model, t, tokens, 1, false) - cast_none == doctest::Approx((-2.0 + 2.0 * 3.0) * h * tokens));
+  // And no dropout under autocast: q and v each save their own bf16 copy (+2 h each), the shared
+  // norm output nobody (-2 h), against the same config without autocast.
+  CHECK(amp_none - cast_none == doctest::Approx((2.0 * 2.0 - 2.0) * h * tokens));
   json bad = llama32_3b_lora();
   bad["lora_dropout"] = 1.0;
   const ParsedConfig parsed = parse_config(bad);
@@ -669,4 +678,23 @@ TEST_CASE("a fine-tune's kernels are its stack's under every wrapper: DDP, FSDP 
   const double deepspeed_pretrain = estimate(config_of(pretrain)).step.memory_bound_bytes_per_s;
   pretrain["framework"] = "fsdp";
   CHECK(deepspeed_pretrain != doctest::Approx(estimate(config_of(pretrain)).step.memory_bound_bytes_per_s));
+}
+
+TEST_CASE("QLoRA after prepare_model_for_kbit_training under autocast checkpoints fp32 layer inputs") {
+  // fp32 embedding and norms (the kbit upcast), and Linear4bit returning its input's dtype, keep the
+  // residual stream fp32 (memory_model.cpp qlora_fp32_stream): each checkpointed input is 4 B per
+  // element. Without the upcast (FSDP's bf16 quant storage, torchtune, LitGPT) it stays bf16.
+  Config upcast = config_of({{"model", "llama3.1-8b"}, {"gpu", "rtx4090"}, {"gpus", 1}, {"seq", 2048}, {"micro_batch", 2},
+                             {"global_batch", 2}, {"finetune", "qlora"}, {"recompute", "full"}});
+  REQUIRE(upcast.training.kbit_upcast);
+  REQUIRE(upcast.training.precision == Precision::kBf16);
+  Config plain = upcast;
+  plain.training.kbit_upcast = false;
+  const double sbh = 2048.0 * 2.0 * 4096.0;
+  CHECK(plan_memory(upcast).layer_activations.stored == doctest::Approx(4.0 * sbh));
+  CHECK(plan_memory(plain).layer_activations.stored == doctest::Approx(2.0 * sbh));
+  // Pure bf16 has no autocast to hand fp32 to: not modelled there.
+  Config pure = upcast;
+  pure.training.precision = Precision::kPureBf16;
+  CHECK(plan_memory(pure).layer_activations.stored == doctest::Approx(2.0 * sbh));
 }

@@ -13,6 +13,7 @@
 
 #include "io/import_common.h"
 #include "spec/model_spec.h"
+#include "spec/structure.h"
 #include "spec/validate.h"
 
 namespace meshfit {
@@ -616,14 +617,12 @@ LaunchExport export_torchtitan(const Config& c) {
   if (l.pp > 1) {
     parallelism.insert("pipeline_parallel_schedule", l.vpp > 1 ? "Interleaved1F1B" : "1F1B");
     parallelism.insert("pipeline_parallel_microbatch_size", t.micro_batch);
-    if (l.vpp > 2) {
-      // num virtual stages = ceil((layers + 1 + 1) / layers_per_stage) must equal pp × vpp.
-      const int64_t per_stage = (c.model.layers + 2 + l.pp * l.vpp - 1) / (l.pp * l.vpp);
-      if ((c.model.layers + 2 + per_stage - 1) / per_stage != l.pp * l.vpp)
-        warn("vpp", "no pipeline_parallel_layers_per_stage gives " + std::to_string(l.pp * l.vpp) + " virtual stages for " +
-                        std::to_string(c.model.layers) + " layers.");
-      parallelism.insert("pipeline_parallel_layers_per_stage", per_stage);
-    }
+    // num virtual stages = ceil((layers + 1 + 1) / layers_per_stage) must equal pp × vpp; a vpp no k
+    // gives is refused by validate() (structure.cpp torchtitan_layers_per_stage), so one exists here.
+    if (l.vpp > 2)
+      if (const std::optional<int64_t> per_stage =
+              torchtitan_layers_per_stage(c.model.layers, framework_profile(Framework::kFsdp), l.pp * l.vpp))
+        parallelism.insert("pipeline_parallel_layers_per_stage", *per_stage);
   }
   if (l.tp > 1 && !t.sp) warn("sp", "torchtitan's tensor parallelism is always sequence parallel.");
   if (t.async_tp && l.tp > 1) parallelism.insert("enable_async_tensor_parallel", true);

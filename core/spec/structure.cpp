@@ -15,6 +15,14 @@ bool tp_fits(const ModelSpec& model, int64_t tp) {
 }
 bool cp_fits(int64_t seq, int64_t cp) { return cp == 1 || (cp > 1 && seq % (2 * cp) == 0); }
 
+std::optional<int64_t> torchtitan_layers_per_stage(int64_t layers, const FrameworkProfile& profile, int64_t chunks) {
+  const int64_t effective = layers + 2 * profile.pipeline_edge_weight;
+  if (chunks < 1) return std::nullopt;
+  const int64_t k = (effective + chunks - 1) / chunks;  // the smallest k with ceil(effective / k) <= chunks
+  if ((effective + k - 1) / k == chunks) return k;
+  return std::nullopt;
+}
+
 std::optional<IssueCode> pipeline_problem(int64_t layers, const Layout& l, const FrameworkProfile& profile) {
   const int64_t chunks = l.pp * l.vpp;
   const bool explicit_split = l.pp_first_stage_layers > 0 || l.pp_last_stage_layers > 0;
@@ -38,6 +46,8 @@ std::optional<IssueCode> pipeline_problem(int64_t layers, const Layout& l, const
   if (l.vpp > 1 && !profile.interleaved_schedule) return IssueCode::kVppUnsupported;
   // torchtitan spreads E = L + 2 effective layers itself (uneven first/last), Megatron needs equal chunks.
   if (l.vpp > 1 && profile.pipeline_edge_weight == 0 && layers % chunks != 0) return IssueCode::kVppNotDivideLayers;
+  if (l.vpp > 2 && profile.pipeline_edge_weight > 0 && !torchtitan_layers_per_stage(layers, profile, chunks))
+    return IssueCode::kVppNotDivideLayers;
   if (l.vpp > 1 && l.pp == 1) return IssueCode::kVppWithoutPp;
   return std::nullopt;
 }
@@ -47,6 +57,7 @@ bool choose_pipeline_split(int64_t layers, const FrameworkProfile& profile, Layo
   const int64_t chunks = layout.pp * layout.vpp;
   if (chunks > layers || (layout.vpp > 1 && (layout.pp == 1 || !profile.interleaved_schedule))) return false;
   // FSDP/DeepSpeed spread an uneven plain pipeline themselves.
+  if (layout.vpp > 2 && profile.pipeline_edge_weight > 0 && !torchtitan_layers_per_stage(layers, profile, chunks)) return false;
   if (layers % chunks == 0 || profile.pipeline_edge_weight > 0 || !(layout.vpp > 1 || profile.even_middle_split))
     return true;
   if (chunks == 2) {

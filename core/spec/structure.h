@@ -27,6 +27,12 @@ bool cp_fits(int64_t seq, int64_t cp);
 // The first broken rule of the pipeline split (pp, vpp, first/last stage layers), or none:
 // kStageLayersInvalid, kPpExceedsLayers, kPpNotDivideLayers, kVppNotDivideLayers, kVppWithoutPp.
 std::optional<IssueCode> pipeline_problem(int64_t layers, const Layout& layout, const FrameworkProfile& profile);
+// torchtitan (pipeline_edge_weight > 0) sets more than two virtual stages per rank only through
+// pipeline_parallel_layers_per_stage = k: ceil((layers + embedding and head weights) / k) stages,
+// which must be pp * vpp (pipeline_parallel.py). The k that gives `chunks` stages, or none (80
+// layers on pp 4: vpp 3 and 7 have one, vpp 4 and 5 none; a review saw the export write a file
+// torchtitan refuses). Two per rank need none: it is the interleaved schedules' default.
+std::optional<int64_t> torchtitan_layers_per_stage(int64_t layers, const FrameworkProfile& profile, int64_t chunks);
 // Sets layout.pp_first/last_stage_layers for its pp*vpp chunks: an even split, or (when the
 // framework needs equal chunks) the first and last chunk take the remainder, as Llama 3 405B did
 // (126 layers over 16 stages: 7 + 14 x 8 + 7). Returns false when no valid split exists.

@@ -493,9 +493,20 @@ struct Rules {
                           profile.schedules + "); use vpp=1.");
           break;
         case IssueCode::kVppNotDivideLayers:
-          check.error(IssueCode::kVppNotDivideLayers, "vpp",
-                      "pp*vpp = " + to_string(l.pp) + "*" + to_string(l.vpp) + " = " + to_string(chunks) +
-                          " does not divide " + to_string(m.layers) + " layers (the interleaved schedule needs equal chunks).");
+          if (profile.pipeline_edge_weight > 0) {
+            std::string fits;
+            for (int64_t v = 2; v <= kMaxVpp && l.pp * v <= m.layers; ++v)
+              if (v == 2 || torchtitan_layers_per_stage(m.layers, profile, l.pp * v)) fits += (fits.empty() ? "" : ", ") + to_string(v);
+            check.error(IssueCode::kVppNotDivideLayers, "vpp",
+                        "vpp=" + to_string(l.vpp) + ": torchtitan sets " + to_string(chunks) +
+                            " virtual stages through pipeline_parallel_layers_per_stage k, ceil((" + to_string(m.layers) +
+                            " layers + embedding + head) / k), and no k gives " + to_string(chunks) + " on pp=" + to_string(l.pp) +
+                            (fits.empty() ? "" : "; vpp " + fits + " can") + ".");
+          } else {
+            check.error(IssueCode::kVppNotDivideLayers, "vpp",
+                        "pp*vpp = " + to_string(l.pp) + "*" + to_string(l.vpp) + " = " + to_string(chunks) +
+                            " does not divide " + to_string(m.layers) + " layers (the interleaved schedule needs equal chunks).");
+          }
           break;
         default:
           break;

@@ -40,3 +40,29 @@ TEST_CASE("divisors of a 12-digit prime takes about a million steps, not n") {
   CHECK(all == std::vector<int64_t>{1, 999999999989LL});
   CHECK(seconds < 2.0);
 }
+
+TEST_CASE("torchtitan's virtual stages past two per rank exist only where pipeline_parallel_layers_per_stage gives them") {
+  // pipeline_parallel.py: ceil((layers + 1 + 1) / layers_per_stage) stages, pp * vpp of them. 80 layers
+  // (82 with the embedding and the head) on pp 4: k = 7 gives 12 (vpp 3), k = 3 gives 28 (vpp 7); no k
+  // gives 16 or 20. A review saw the export write layers_per_stage = 5 for vpp 5, which torchtitan refuses.
+  const FrameworkProfile& tt = framework_profile(Framework::kFsdp);
+  REQUIRE(tt.pipeline_edge_weight == 1);
+  CHECK(torchtitan_layers_per_stage(80, tt, 12) == std::optional<int64_t>(7));
+  CHECK(torchtitan_layers_per_stage(80, tt, 28) == std::optional<int64_t>(3));
+  CHECK_FALSE(torchtitan_layers_per_stage(80, tt, 16));
+  CHECK_FALSE(torchtitan_layers_per_stage(80, tt, 20));
+  // Issue 11's case: 126 layers (405B) on 16 virtual stages, k = 8.
+  CHECK(torchtitan_layers_per_stage(126, tt, 16) == std::optional<int64_t>(8));
+  Layout layout{16, 1, 4, 1, 1, 0, 0, 0};
+  for (int64_t vpp : {2, 3, 4, 5, 7}) {
+    CAPTURE(vpp);
+    layout.vpp = vpp;
+    const bool expressible = vpp == 2 || vpp == 3 || vpp == 7;
+    CHECK(pipeline_problem(80, layout, tt).has_value() != expressible);
+    Layout split = layout;
+    CHECK(choose_pipeline_split(80, tt, split) == expressible);
+  }
+  // Megatron-LM has its own rule (equal chunks), unchanged.
+  layout.vpp = 4;
+  CHECK_FALSE(pipeline_problem(80, layout, framework_profile(Framework::kMegatron)).has_value());
+}

@@ -25,19 +25,25 @@ bool draw_layout_table(AppState& s) {
   const std::vector<LayoutCandidate>& top = s.search.top;
   const double capacity = s.config.gpu.memory_bytes;
   ImGui::SetNextItemWidth(16.0f * s.em);
-  ImGui::InputTextWithHint("##filter", "filter, e.g. tp=8 recompute=none (all must match)", s.layout_filter, sizeof s.layout_filter);
+  // Short enough for the field (a review saw "(all must" cut off); the words all have to match.
+  ImGui::InputTextWithHint("##filter", "filter: tp=8 recompute=none", s.layout_filter, sizeof s.layout_filter);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("key=value words, all of which a row must match (dp, tp, pp, cp, vpp, mb, zero, recompute, sp)");
   record_rect(s, "layout_filter");
   // A phone has no right-click, and no room for all of it on one line: wrapped, with the header's
   // Copy launch flags in its place.
   const bool narrow = narrow_window(s);
   if (!narrow) ImGui::SameLine();
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled(narrow ? "(%zu fastest of %lld feasible; tap a row to use it, then Copy launch flags above)"
-                             : "(%zu fastest of %lld feasible; click a row to use it, right-click for its launch flags)",
+  // The sort and the filter work on these rows only (a review sorted by memory and missed the
+  // smallest layouts, which are on the scatter's Pareto front below).
+  ImGui::TextDisabled(narrow ? "(the %zu fastest of %lld feasible, which the sort and filter cover; tap a row to use it, then Copy launch flags above)"
+                             : "(the %zu fastest of %lld feasible, which the sort and filter cover; click a row to use it, right-click for its launch flags)",
                       top.size(), (long long)s.search.feasible);
   ImGui::PopTextWrapPos();
   if (!narrow) ImGui::SameLine();
-  if (ImGui::Checkbox("only under the tight threshold", &s.search_under_headroom)) s.dirty = true;
+  char under[64];
+  std::snprintf(under, sizeof under, "only under the tight threshold (%.0f%%)###under_headroom", 100.0 * s.config.training.headroom);
+  if (ImGui::Checkbox(under, &s.search_under_headroom)) s.dirty = true;
   if (!top.empty()) {  // every row shares the framework and GPU, so one band covers the table's tokens/s and MFU
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("tokens/s/GPU and MFU: %s", error_band_text(top.front().step.error_band).c_str());
@@ -114,6 +120,9 @@ bool draw_layout_table(AppState& s) {
     return false;
   ImGui::TableSetupScrollFreeze(0, 1);
   const auto setup_column = [&](LayoutColumn column, const char* label, ImGuiTableColumnFlags column_flags) {
+    // A first click on a speed column lists the fastest first.
+    if (column != s.sort && (column == LayoutColumn::kTokensPerSPerGpu || column == LayoutColumn::kMfu))
+      column_flags |= ImGuiTableColumnFlags_PreferSortDescending;
     if (column == s.sort)
       column_flags |= ImGuiTableColumnFlags_DefaultSort | (s.order == SortOrder::kDescending ? ImGuiTableColumnFlags_PreferSortDescending
                                                                                           : ImGuiTableColumnFlags_PreferSortAscending);
@@ -153,8 +162,10 @@ bool draw_layout_table(AppState& s) {
         case LayoutColumn::kRecompute: return double(c.recompute);
         case LayoutColumn::kSp: return c.sp ? 1.0 : 0.0;
         case LayoutColumn::kDeviceBytes: case LayoutColumn::kCapacityShare: return c.device_bytes;
-        case LayoutColumn::kTokensPerSPerGpu: return -c.step.tokens_per_s_per_gpu;
-        case LayoutColumn::kMfu: return -c.step.mfu;
+        // As shown: descending (the arrow down, order=desc in a link) is fastest first (a review saw a
+        // link's order=desc list the slowest first under negated keys).
+        case LayoutColumn::kTokensPerSPerGpu: return c.step.tokens_per_s_per_gpu;
+        case LayoutColumn::kMfu: return c.step.mfu;
         case LayoutColumn::kBubble: return c.step.bubble_fraction;
         case LayoutColumn::kModelParallel: return double(c.layout.st_q);
         case LayoutColumn::kRank: break;
@@ -326,10 +337,11 @@ bool draw_scatter(AppState& s) {
   std::vector<ImVec2> front;
   for (const LayoutCandidate& c : s.search.pareto) front.push_back(to_screen(c.device_bytes, c.step.tokens_per_s_per_gpu));
   if (front.size() > 1) draw->AddPolyline(front.data(), int(front.size()), IM_COL32(60, 200, 120, 255), 0, 2.0f);
-  if (s.selected_candidate >= 0) {
-    const LayoutCandidate& c = s.search.top[size_t(s.selected_candidate)];
-    draw->AddCircle(to_screen(c.device_bytes, c.step.tokens_per_s_per_gpu), 0.45f * em, ImGui::GetColorU32(ImGuiCol_Text), 0, 2.0f);
-  }
+  // The ring marks the config as it is now, wherever it falls (a layout outside the table's top rows,
+  // applied from a point, had none: a review saw nothing mark what had just been chosen).
+  if (s.estimate.valid() && s.estimate.step.tokens_per_s_per_gpu > 0)
+    draw->AddCircle(to_screen(s.estimate.memory.worst().device_bytes, s.estimate.step.tokens_per_s_per_gpu), 0.45f * em,
+                    ImGui::GetColorU32(ImGuiCol_Text), 0, 2.0f);
   draw->PopClipRect();
   ImGui::InvisibleButton("scatter", size);
   bool changed = false;
@@ -338,7 +350,9 @@ bool draw_scatter(AppState& s) {
     ImGui::SetTooltip("%s\n%s, %s of capacity\n%.0f tokens/s/GPU, MFU %.1f%%\n%s", candidate_label(c).c_str(),
                       format_bytes(s, c.device_bytes).c_str(), c.feasible ? "within" : "over",
                       c.step.tokens_per_s_per_gpu, 100.0 * c.step.mfu, c.feasible ? "click to use it" : "does not fit");
-    if (ImGui::IsItemClicked()) {
+    // Only a layout that fits is applied: its tooltip says "does not fit" otherwise (a review saw a
+    // red point's click apply an out-of-memory layout).
+    if (ImGui::IsItemClicked() && c.feasible) {
       apply_candidate(s, c);
       changed = true;
     }

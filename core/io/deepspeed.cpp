@@ -321,7 +321,13 @@ LaunchExport export_deepspeed(const Config& c) {
                     "optimizer at its defaults (lr 1e-3). Under the HF Trainer write \"auto\" (the hf export does).");
   if (l.tp > 1) config["tensor_parallel"] = {{"autotp_size", l.tp}};
   if (l.pp > 1) warn("pp", "pipeline parallelism comes from the model (deepspeed.pipe.PipelineModule(num_stages=" + std::to_string(l.pp) + ")), not this file.");
-  if (l.cp > 1) warn("cp", "context parallelism has no DeepSpeed config key; cp=" + std::to_string(l.cp) + " is left out.");
+  // DeepSpeed-Ulysses is set up by the training script, which hands its sequence-parallel group to
+  // DeepSpeed; the batch arithmetic above assumes it (a review launched the file without it).
+  if (l.cp > 1)
+    warn("cp", "cp=" + std::to_string(l.cp) + " is DeepSpeed-Ulysses, which the training script sets up (Megatron-DeepSpeed "
+               "--ds-sequence-parallel-size " + std::to_string(l.cp) + "), not this file; DeepSpeed then counts dp = world / (tp x pp x sp) = " +
+               std::to_string(effective_dp(c)) + ", as train_batch_size here does. Launched without it, DeepSpeed counts dp " +
+               std::to_string(effective_dp(c) * l.cp) + " and refuses this batch.");
   if (t.precision == Precision::kFp8) warn("precision", "fp8 GEMMs come from Transformer Engine in the model; the file says bf16.");
   if (t.recompute != Recompute::kNone)
     warn("recompute", std::string("recompute=") + enum_key(t.recompute) + " is switched on in the model code (gradient_checkpointing_enable()).");

@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "api.h"
+#include "csv.h"
 #include "io/measured_runs.h"
 #include "io/throughput_runs.h"
 #include "memory/overheads.h"
@@ -92,6 +94,31 @@ TEST_CASE("docs.html lists every named memory constant in its constants table") 
     CAPTURE(k.name);
     CHECK(rows.find(std::string("<code>") + k.name + "</code>") != std::string::npos);
   }
+}
+
+// The validation figures docs.html quotes are today's (a review found 7.2% where validate printed
+// 7.3%, and "28 of them again on one H200" beside 30 h200-* rows).
+TEST_CASE("docs.html quotes the per-source step-time medians and GPU row counts that validate prints") {
+  const std::string docs = source_file("site/docs.html");
+  const nlohmann::json out = run_validate();
+  const auto median_of = [&](const std::string& key) -> std::optional<std::pair<double, int>> {
+    for (const nlohmann::json& source : out["throughput"]["sources"])
+      if (source["key"] == key) return std::make_pair(source["median_abs_error"].get<double>(), source["runs"].get<int>());
+    return std::nullopt;
+  };
+  char text[96];
+  for (const auto& [key, gpu] : {std::pair<const char*, const char*>{"meshfit tests/gpu (H100, 1 GPU)", "H100"},
+                                 std::pair<const char*, const char*>{"meshfit tests/gpu (H200, 1 GPU)", "H200"}}) {
+    const auto median = median_of(key);
+    REQUIRE(median);
+    std::snprintf(text, sizeof text, "%.1f%% on %s (%d runs)", 100.0 * median->first, gpu, median->second);
+    CAPTURE(text);
+    CHECK(docs.find(text) != std::string::npos);
+  }
+  int h200 = 0;
+  for (const meshfit_test::CsvRow& r : meshfit_test::read_csv(meshfit_test::data_path("gpu_memory_measured.csv")))
+    h200 += r.at("id").rfind("h200-", 0) == 0;
+  CHECK(docs.find(std::to_string(h200) + " of them\nagain on one H200") != std::string::npos);
 }
 
 TEST_CASE("the validation view lists every named constant of overheads.h with its value, meaning and source") {

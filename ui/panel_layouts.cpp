@@ -380,6 +380,11 @@ bool draw_layouts_view(AppState& s) {
     ImGui::TextWrapped("The search stopped at its work budget: the layouts below are the best found so far.");
   ImGui::Text("%lld layouts evaluated for %lld GPU%s, %lld feasible.", (long long)s.search.evaluated,
               (long long)s.config.cluster.gpus, s.config.cluster.gpus == 1 ? "" : "s", (long long)s.search.feasible);
+  // The same link in `meshfit search --state` pins the degrees it names (a review saw 960 layouts
+  // there against 21960 here and two different fastest rows): say which this is.
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Every layout for the GPU count: the config's own tp, pp, cp, vpp, ZeRO stage and micro-batch are not\n"
+                      "pinned here. `meshfit search --state <link>` pins the degrees a link names; drop them to search all.");
   std::string rejected;
   for (int i = 0; i < kRejectReasonCount; ++i)
     if (s.search.rejected[size_t(i)] > 0)

@@ -343,3 +343,39 @@ TEST_CASE("chart axes: nice_step is 1, 2 or 5 x 10^n and cuts the span into tick
     CHECK(span / step >= ticks / 2.5 * (1 - 1e-12));
   }
 }
+
+TEST_CASE("Compare: stages are matched only between equal pipelines, and an out-of-memory side's speed says so") {
+  // An as-a-user review pinned tp 8 pp 4 and compared tp 2 pp 8: "stage 3 peak: last 3 -> middle 3
+  // (+113.7%)", and "+5.1%" tokens/s for a layout that does not fit.
+  Config pinned = meshfit_test::preset_config("llama3.1-70b", 256);
+  pinned.gpu = *find_gpu_preset("h100-sxm");
+  pinned.training.seq = 8192;
+  pinned.layout.tp = 8;
+  pinned.layout.pp = 4;
+  Config current = pinned;
+  current.layout.tp = 2;
+  current.layout.pp = 8;
+  current.layout.cp = 4;
+  current.training.recompute = Recompute::kNone;
+  meshfit::ui::AppState s = page_state(current, false, false, false);
+  REQUIRE(s.estimate.valid());
+  meshfit::ui::pin_config(s, pinned);
+  REQUIRE(s.pin_estimate.valid());
+  bool said = false;
+  for (const meshfit::ui::CompareRow& row : meshfit::ui::compare_rows(s)) {
+    CAPTURE(row.label);
+    if (row.label.rfind("stage ", 0) == 0) {
+      CHECK(row.change.find('%') == std::string::npos);  // no stage-by-index change across pipelines
+      said |= row.change == "stages differ: not matched";
+    }
+    if (row.label == "tokens/s/GPU" && s.estimate.memory.verdict == Verdict::kOutOfMemory)
+      CHECK(row.current.find("(out of memory)") != std::string::npos);
+  }
+  CHECK(said);
+  // Equal pipelines are matched stage by stage.
+  meshfit::ui::pin_config(s, current);
+  bool matched = false;
+  for (const meshfit::ui::CompareRow& row : meshfit::ui::compare_rows(s))
+    matched |= row.label == "stage 0 peak" && row.change.find('%') != std::string::npos;
+  CHECK(matched);
+}

@@ -17,6 +17,7 @@
 #include "io/url_state.h"
 #include "search/fit_advice.h"
 #include "search/method_select.h"
+#include "spec/config_schema.h"
 #include "spec/validate.h"
 #include "io/json_text.h"
 #include "io/text.h"
@@ -42,6 +43,22 @@ json resolve_state(json input, std::vector<Issue>& issues) {
   json merged = state_to_object(state.get<std::string>(), issues);
   merged.update(input);
   return merged;
+}
+
+// Every problem at once (README): when parsing already failed (a missing model, a bad value), the
+// rules on the fields it did read are checked too, so {gpus: 0} without a model reports both (a
+// review saw only missing_model). A field already named keeps its first message, and a missing
+// model's zero dimensions are not reported again one by one.
+void add_field_problems(const ParsedConfig& parsed, std::vector<Issue>& issues) {
+  if (!has_errors(issues)) return;
+  const bool missing_model = std::any_of(issues.begin(), issues.end(), [](const Issue& i) { return i.code == IssueCode::kMissingModel; });
+  for (const Issue& issue : validate(parsed.config)) {
+    if (issue.severity != Severity::kError) continue;
+    const ConfigField* field = find_config_field(issue.field);
+    if (missing_model && (issue.field == "model" || (field && (field->required_without_preset || field->dimension)))) continue;
+    if (std::any_of(issues.begin(), issues.end(), [&](const Issue& i) { return i.field == issue.field; })) continue;
+    issues.push_back(issue);
+  }
 }
 
 json with_status(json out, const std::vector<Issue>& issues) {
@@ -112,6 +129,7 @@ json run_estimate(json input) {
   const json object = resolve_state(std::move(input), issues);
   const ParsedConfig parsed = parse_config(object);
   issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  add_field_problems(parsed, issues);
   Estimate result;
   if (has_errors(issues)) {
     result.memory.capacity_bytes = parsed.config.gpu.memory_bytes;
@@ -135,6 +153,7 @@ json run_search(json input, const json& options) {
   if (keep_all) search_options.keep_all_max = 50000;
   const ParsedConfig parsed = parse_config(object);
   issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  add_field_problems(parsed, issues);
   SearchResult result;
   if (!has_errors(issues)) result = search_layouts(parsed.config, search_options);
   issues.insert(issues.end(), result.issues.begin(), result.issues.end());
@@ -211,6 +230,7 @@ json run_fit_advice(json input) {
   const json object = resolve_state(std::move(input), issues);
   const ParsedConfig parsed = parse_config(object);
   issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  add_field_problems(parsed, issues);
   json out = {{"suggestions", json::array()}};
   if (!has_errors(issues)) {
     const Estimate current = estimate(parsed.config);

@@ -262,3 +262,22 @@ TEST_CASE("bf16 on a V100 is a warning naming the precision: its runs are fp16 m
   expect_issue(with(base(), {{"gpu", "v100"}}), IssueCode::kPrecisionUnsupported, "precision", {"no BF16", "fp16"});
   for (const Issue& issue : issues_for(with(base(), {{"gpu", "a100-80gb"}}))) CHECK(issue.field != "precision");
 }
+
+TEST_CASE("every problem at once: a config without a model still has its other fields checked") {
+  // An as-a-user review: {gpus: 0} reported only missing_model, though the README promises every
+  // problem listed at once. The missing model's dimensions are not reported one by one.
+  const nlohmann::json out = run_estimate({{"gpus", 0}, {"seq", -5}});
+  CHECK_FALSE(out["ok"].get<bool>());
+  std::set<std::string> fields;
+  for (const nlohmann::json& issue : out["issues"]) fields.insert(issue["field"].get<std::string>());
+  CHECK(fields == std::set<std::string>{"model", "gpus", "seq"});
+  // A field already refused by parsing keeps that one message.
+  const nlohmann::json bad = run_estimate({{"model", "llama3-8b"}, {"gpus", "many"}, {"tp", 3}});
+  int gpus = 0, tp = 0;
+  for (const nlohmann::json& issue : bad["issues"]) {
+    gpus += issue["field"] == "gpus";
+    tp += issue["field"] == "tp";
+  }
+  CHECK(gpus == 1);
+  CHECK(tp >= 1);
+}

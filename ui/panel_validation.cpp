@@ -368,6 +368,9 @@ void draw_gpu_ground_truth(AppState& s) {
   }
   ImGui::TextWrapped("Medians per figure (allocator reserve and outside the allocator as shares of the row's peak "
                      "allocated); fit/OOM labels: %d of %d disagree.", v.label_disagreements, v.label_rows);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("%s", kGpuGroundTruthInSample);
+  ImGui::PopTextWrapPos();
   record_rect(s, "validation_gpu_summary");
   if (!ImGui::BeginTable("validation_gpu_medians", 5, flags, ImVec2(0, medians_height))) return;
   ImGui::TableSetupScrollFreeze(1, 1);

@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "spec/config_schema.h"
+#include "io/gpu_runs.h"
 #include "io/json_text.h"
 #include "io/launch_config.h"
 #include "io/number_text.h"
@@ -619,6 +620,7 @@ void print_gpu_validation(const json& out) {
     std::printf(" %s %s\n", r["oom"].get<bool>() ? "OOM" : "ran", r["verdict"].get<std::string>().c_str());
   }
   std::printf("measured/predicted. Medians (allocator reserve and outside-allocator errors are shares of the row's peak allocated):\n");
+  std::printf("%s\n", meshfit::kGpuGroundTruthInSample);
   for (const json& m : out["metrics"])
     std::printf("  %-22s %3d rows  median |error| %5.1f%%  max %5.1f%%  (signed %+5.1f%%)\n",
                 m["label"].get<std::string>().c_str(), m["rows"].get<int>(), 100.0 * m["median_abs_error"].get<double>(),

@@ -1171,14 +1171,30 @@ double dp_sync_exposed_s(const StepTerms& terms, const StageTime& slowest, doubl
       break;
   }
   bucket_bytes = std::min(bucket_bytes, grad_bytes);
-  const double buckets = std::ceil(grad_bytes / bucket_bytes);
+  // Whole buckets, then the remainder as its own smaller one (the last bucket holds what is left: a
+  // review saw 2.6 GB of gradients priced as three full 1 GB DeepSpeed buckets).
+  const double full_buckets = std::floor(grad_bytes / bucket_bytes);
+  const double remainder = grad_bytes - full_buckets * bucket_bytes;
   const Link& dp_link = terms.dp_link;
-  const double grad_sync = buckets * (sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, bucket_bytes) +
-                                                              replica_all_reduce_s(terms, bucket_bytes)
-                                                        : all_reduce_s(dp_link, shard_ranks, bucket_bytes));
-  const double gather_bucket = bucket_bytes / grad_element_bytes * 2.0;
-  const double param_gather = sharded_optimizer ? buckets * gather_or_scatter_s(dp_link, shard_ranks, gather_bucket) : 0.0;
-  return std::max(0.0, grad_sync - terms.perf.dp_overlap * slowest.backward) +
+  const auto reduce_s = [&](double bytes) {
+    if (bytes <= 0) return 0.0;
+    return sharded_optimizer ? gather_or_scatter_s(dp_link, shard_ranks, bytes) + replica_all_reduce_s(terms, bytes)
+                             : all_reduce_s(dp_link, shard_ranks, bytes);
+  };
+  const auto gather_s = [&](double grad_bucket_bytes) {
+    return grad_bucket_bytes > 0 ? gather_or_scatter_s(dp_link, shard_ranks, grad_bucket_bytes / grad_element_bytes * 2.0) : 0.0;
+  };
+  const double grad_sync = full_buckets * reduce_s(bucket_bytes) + reduce_s(remainder);
+  const double param_gather = sharded_optimizer ? full_buckets * gather_s(bucket_bytes) + gather_s(remainder) : 0.0;
+  // DeepSpeed ZeRO-2 partitions the gradients, so it reduces them after every micro-batch's backward,
+  // not only at the accumulation boundary (engine.py allreduce_gradients: "ZeRO stage >= 2
+  // communicates during non gradient accumulation boundaries as well"; stage_1_and_2.py
+  // reduce_ready_partitions_and_remove_grads), each as exposed as the last (a review: ZeRO-2 ranked
+  // above ZeRO-1 and 0 with one reduce per step).
+  const double reduces = profile.grad_buckets == GradBuckets::kDeepSpeed && terms.config.layout.zero >= 2
+                             ? double(terms.plan.num_microbatches)
+                             : 1.0;
+  return reduces * std::max(0.0, grad_sync - terms.perf.dp_overlap * slowest.backward) +
          std::max(0.0, param_gather - terms.perf.param_gather_overlap * slowest.forward);
 }
 

@@ -84,8 +84,7 @@ Estimate estimate(const Config& config) {
   }
   out.step = predict_step(config, plan_memory(config));
   const StepReport& step = out.step;
-  if (!std::isfinite(step.step_time_s) || !std::isfinite(step.tokens_per_s_per_gpu) || !std::isfinite(step.mfu) ||
-      !std::isfinite(step.hfu) || !std::isfinite(step.time_to_train_s) || step.step_time_s < 0) {
+  if (!step_is_finite(step)) {
     out.step = StepReport{};
     out.memory.issues.push_back({IssueCode::kOutOfRange, Severity::kWarning, "gpu",
                                  "the step-time model gave no finite figure for these inputs: step time not predicted."});

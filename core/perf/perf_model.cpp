@@ -1239,15 +1239,51 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   report.tp_crosses_nodes = terms.tp_crosses_nodes;
   report.dp_crosses_nodes = terms.dp_crosses_nodes;
 
+  // Every stage's micro-batch time, once per distinct shape (layers, embedding, head): the slowest
+  // sets the steady state, and the others fill the bubble. A micro-batch passes every stage in turn,
+  // so the step is m x the slowest stage plus each other stage's time once (a flow shop: the sum of
+  // t_i + (m - 1) x t_max; Narayanan et al. SC'21 §2.2's (p - 1) x t holds for equal stages only),
+  // divided by vpp when interleaved. Pricing (p - 1) x the slowest over-charged pipelines whose
+  // stage with the head or an uneven split is the slow one (a step-time review: 350M at pp 4 and one
+  // micro-batch read 225 ms where the stages sum to ~150; nanotron's 1B at pp 8 +45%).
+  // Past kStageScanChunks chunks (a crafted link's 10000-layer pipeline) the middle stages are taken
+  // as stage 1, the only shape they have under an even split: the scan is linear in pp x vpp.
+  constexpr int64_t kStageScanChunks = 1024;
   StageTime slowest = stage_time(terms, 0);
-  for (int64_t stage : candidate_stages(config, plan.profile)) {
-    if (stage == 0) continue;
-    const StageTime candidate = stage_time(terms, stage);
-    if (candidate.total() > slowest.total()) slowest = candidate;
+  double stages_sum = slowest.total();
+  if (layout.pp > 1 && layout.pp * layout.vpp <= kStageScanChunks) {
+    const SplitRule rule = split_rule(plan.profile, config.model);
+    const std::vector<int64_t> chunks = virtual_stage_layers(config.model.layers, layout, rule);
+    const int64_t head = head_stage(config.model.layers, layout, rule);
+    struct Shape {
+      int64_t layers, stages, example;
+      bool head;
+    };
+    std::vector<Shape> shapes;  // the stages after the first (which has the embedding), by shape
+    for (int64_t stage = 1; stage < layout.pp; ++stage) {
+      int64_t layers = 0;
+      for (size_t j = size_t(stage); j < chunks.size(); j += size_t(layout.pp)) layers += chunks[j];
+      const bool has_head = stage == head;
+      const auto same = std::find_if(shapes.begin(), shapes.end(), [&](const Shape& x) { return x.layers == layers && x.head == has_head; });
+      if (same != shapes.end()) ++same->stages;
+      else shapes.push_back({layers, 1, stage, has_head});
+    }
+    for (const Shape& shape : shapes) {
+      const StageTime candidate = stage_time(terms, shape.example);
+      stages_sum += double(shape.stages) * candidate.total();
+      if (candidate.total() > slowest.total()) slowest = candidate;
+    }
+  } else if (layout.pp > 1) {
+    for (int64_t stage : candidate_stages(config, plan.profile)) {
+      if (stage == 0) continue;
+      const StageTime candidate = stage_time(terms, stage);
+      stages_sum += (stage == 1 && layout.pp > 2 ? double(layout.pp - 2) : 1.0) * candidate.total();
+      if (candidate.total() > slowest.total()) slowest = candidate;
+    }
   }
 
   const double m = double(plan.num_microbatches);
-  const double bubble_slots = double(layout.pp - 1) / double(layout.vpp);
+  const double bubble_slots = std::max(0.0, stages_sum - slowest.total()) / std::max(slowest.total(), 1e-30) / double(layout.vpp);
   report.microbatch_time_s = slowest.total();
   report.bubble_fraction = bubble_slots / m;
 
@@ -1295,6 +1331,15 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
 // [SECTION] Error bands
 
 // throughput_error_band is defined beside the data it summarizes (io/throughput_runs.cpp).
+
+bool step_is_finite(const StepReport& step) {
+  const StepBreakdown& b = step.breakdown;
+  for (double value : {step.step_time_s, step.tokens_per_s_per_gpu, step.mfu, step.hfu, step.time_to_train_s,
+                       step.bubble_fraction, b.compute_s, b.tp_comm_s, b.cp_comm_s, b.pp_p2p_s, b.pp_bubble_s,
+                       b.dp_comm_s, b.optimizer_s})
+    if (!std::isfinite(value)) return false;
+  return step.step_time_s >= 0;
+}
 
 std::string error_band_text(const ErrorBand& band) {
   if (band.runs == 0) return "not validated for this framework and GPU family";

@@ -124,6 +124,7 @@ const FrameworkProfile kProfiles[] = {
       // groups of mics_shard_size ranks, replicated across groups; stages 1-2 shard over all ranks.
       p.replicas_mechanism = "DeepSpeed MiCS, mics_shard_size = dp / dp_replicate";
       p.replicas_from_zero = 3;
+      p.cp_all_to_all = true;  // Megatron-DeepSpeed's sequence parallelism is Ulysses (--ds-sequence-parallel-size)
       // DeepSpeed's PipelineEngine (runtime/pipe/engine.py) asserts "ZeRO-2 and ZeRO-3 are
       // incompatible with pipeline parallelism", and its TrainSchedule (pipe/schedule.py) is plain
       // 1F1B: no virtual stages.

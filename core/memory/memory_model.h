@@ -129,6 +129,10 @@ struct FrameworkProfile {
   // Context parallelism is PyTorch's ring attention with the all-gather rotater (torchtitan
   // context_parallel_rotate_method = "allgather"); Megatron-DeepSpeed's "cp" rows are Ulysses.
   bool cp_ring_allgather = false;
+  // DeepSpeed-Ulysses (sequence/layer.py DistributedAttention): cp is an all-to-all of q, k and v
+  // from sequence shards to head shards before attention and of the output back after it, forward
+  // and backward, in the attention's own stream of work (nothing to hide behind).
+  bool cp_all_to_all = false;
   // The training loop frees gradients after each step (torch.optim zero_grad(set_to_none=True));
   // Megatron (persistent main_grad buffer) and DeepSpeed (contiguous gradient buffers) do not.
   bool grads_set_to_none = false;

@@ -1010,8 +1010,18 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   // CP ring: c-1 hops of this rank's K and V forward, ~2x backward (K, V and their gradients),
   // hidden behind the attention compute up to cp_overlap.
   const double kv_bytes = 2.0 * tokens * k * d * 2.0;
-  const double cp_traffic_s = layout.cp > 1 ? 3.0 * double(layout.cp - 1) * send_s(cp_link, kv_bytes) : 0.0;
-  terms.cp_layer_s = std::max(0.0, cp_traffic_s - perf.cp_overlap * terms.layer.attention_total_s - host_wait);
+  if (plan.profile.cp_all_to_all && layout.cp > 1) {
+    // DeepSpeed-Ulysses: per pass, all-to-alls of q (a*d), k and v (k*d each) and the output (a*d)
+    // of this rank's tokens, each sending (cp - 1)/cp of it; a forward, a backward, and the forward
+    // again under recompute; exposed (a step-time review saw it priced as a hidden K/V ring).
+    const double passes = training.recompute == Recompute::kNone ? 2.0 : 3.0;
+    const double a_d = dims.a * d / t, k_d = k * d;
+    terms.cp_layer_s = passes * (2.0 * gather_or_scatter_s(cp_link, layout.cp, tokens * a_d * 2.0) +
+                                 2.0 * gather_or_scatter_s(cp_link, layout.cp, tokens * k_d * 2.0));
+  } else {
+    const double cp_traffic_s = layout.cp > 1 ? 3.0 * double(layout.cp - 1) * send_s(cp_link, kv_bytes) : 0.0;
+    terms.cp_layer_s = std::max(0.0, cp_traffic_s - perf.cp_overlap * terms.layer.attention_total_s - host_wait);
+  }
 
   // ZeRO-3 / FSDP gather and scatter every micro-batch, one layer's parameters per message.
   const FrameworkProfile& profile = plan.profile;

@@ -1308,7 +1308,18 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   b.cp_comm_s = m * slowest.cp;
   b.pp_p2p_s = m * slowest.p2p;
   b.pp_bubble_s = bubble_slots * slowest.total();
-  b.dp_comm_s = dp_exposed + m * slowest.zero3;
+  // Tied embeddings under PP: the head's stage keeps a copy of the embedding, whose gradient is
+  // all-reduced with the first stage's once per step, after the backward and before the optimizer
+  // (Megatron-LM finalize_model_grads _allreduce_word_embedding_grads; DeepSpeed PipelineEngine
+  // _exec_reduce_tied_grads for TiedLayerSpec), exposed; the two ranks are a pipeline apart (a
+  // step-time review: GPT-3 1.3B at pp 2 over two nodes, ~11 ms of a 600 ms step, unpriced).
+  double tied_sync = 0;
+  if (config.model.tied_embeddings && layout.pp > 1) {
+    const Link link = link_for_group(config, layout.tp * layout.cp * plan.dp * (layout.pp - 1), 2);
+    const double grad_bytes = plan.profile.grad_reduce_in_fp32 ? 4.0 : terms.reduce_bytes;
+    tied_sync = all_reduce_s(link, 2, grad_bytes * plan.vocab_parameters * terms.work.trainable_fraction);
+  }
+  b.dp_comm_s = dp_exposed + m * slowest.zero3 + tied_sync;
   b.optimizer_s = optimizer_step_s(terms, stage_trained);
   report.step_time_s = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.pp_p2p_s + b.pp_bubble_s + b.dp_comm_s + b.optimizer_s;
 

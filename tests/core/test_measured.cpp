@@ -115,6 +115,17 @@ TEST_CASE("docs.html quotes the per-source step-time medians and GPU row counts 
     CAPTURE(text);
     CHECK(docs.find(text) != std::string::npos);
   }
+  // And the published sources' medians in the validation paragraph.
+  for (const auto& [key, words] : {std::pair<const char*, const char*>{"Narayanan 2021 T1/T2 (A100, Megatron-LM)", "Megatron-LM rows median "},
+                                   std::pair<const char*, const char*>{"Korthikanti 2022 T5 (A100, Megatron-LM)", "Korthikanti et al. 2022 "},
+                                   std::pair<const char*, const char*>{"Llama 3 2024 T4 (H100, Meta 4D)", "405B "},
+                                   std::pair<const char*, const char*>{"Hagemann 2023 (A100, Megatron-derived)", "2023's sweep "}}) {
+    const auto median = median_of(key);
+    REQUIRE(median);
+    std::snprintf(text, sizeof text, "%s%.1f%%", words, 100.0 * median->first);
+    CAPTURE(text);
+    CHECK(docs.find(text) != std::string::npos);
+  }
   int h200 = 0;
   for (const meshfit_test::CsvRow& r : meshfit_test::read_csv(meshfit_test::data_path("gpu_memory_measured.csv")))
     h200 += r.at("id").rfind("h200-", 0) == 0;

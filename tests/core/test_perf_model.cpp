@@ -29,6 +29,20 @@ StepReport predict(const Config& config) {
   return predict_step(config, plan_memory(config));
 }
 
+// A Megatron-DeepSpeed GPT run on A100 80GB (ZeRO-1, no recompute, seq 2048): the shape of the
+// step-time review's sweeps.
+Config deepspeed_gpt(const char* model, int64_t gpus, int64_t global_batch, int64_t micro_batch) {
+  Config config = preset_config(model, gpus);
+  config.gpu = *find_gpu_preset("a100-80gb");
+  config.training.framework = Framework::kDeepSpeed;
+  config.training.seq = 2048;
+  config.training.global_batch = global_batch;
+  config.training.micro_batch = micro_batch;
+  config.training.recompute = Recompute::kNone;
+  config.layout.zero = 1;
+  return config;
+}
+
 double breakdown_sum(const StepBreakdown& b) {
   return b.compute_s + b.tp_comm_s + b.cp_comm_s + b.pp_bubble_s + b.pp_p2p_s + b.dp_comm_s + b.optimizer_s;
 }
@@ -583,13 +597,7 @@ TEST_CASE("DP sync: the last bucket holds what is left, and DeepSpeed ZeRO-2 red
   // A step-time review: 2.6 GB of bf16 gradients were priced as three full 1 GB DeepSpeed buckets,
   // and ZeRO-2 (which partitions gradients, so reduces at every micro-batch: DeepSpeed engine.py
   // allreduce_gradients) was charged once per step and ranked above ZeRO-1 and ZeRO-0.
-  Config config = preset_config("gpt3-1.3b", 16);
-  config.gpu = *find_gpu_preset("a100-80gb");
-  config.training.framework = Framework::kDeepSpeed;
-  config.training.global_batch = 64;
-  config.training.micro_batch = 1;
-  config.training.recompute = Recompute::kNone;
-  config.layout.zero = 1;
+  Config config = deepspeed_gpt("gpt3-1.3b", 16, 64, 1);
   const StepReport z1 = predict(config);
   config.layout.zero = 2;
   const StepReport z2 = predict(config);
@@ -611,14 +619,7 @@ TEST_CASE("pipeline bubble: the other stages' times, not (p - 1) x the slowest, 
   // A step-time review: GPT-3 350M at pp 4 with one micro-batch read 225 ms (3 x the head stage's
   // 55 ms as bubble) where the four stages run one after another in ~150 ms. A flow shop: the step
   // is the sum of the stage times plus (m - 1) x the slowest.
-  Config config = preset_config("gpt3-350m", 8);
-  config.gpu = *find_gpu_preset("a100-80gb");
-  config.training.framework = Framework::kDeepSpeed;
-  config.training.seq = 2048;
-  config.training.global_batch = 8;
-  config.training.micro_batch = 4;
-  config.training.recompute = Recompute::kNone;
-  config.layout.zero = 1;
+  Config config = deepspeed_gpt("gpt3-350m", 8, 8, 4);
   config.layout.pp = 4;
   const StepReport step = predict(config);
   const double slowest = step.microbatch_time_s;
@@ -633,14 +634,7 @@ TEST_CASE("pipeline bubble: the other stages' times, not (p - 1) x the slowest, 
 TEST_CASE("DeepSpeed's context parallelism is Ulysses: exposed all-to-alls of q, k, v and the output") {
   // A step-time review: Megatron-DeepSpeed's cp (Ulysses, sequence/layer.py DistributedAttention)
   // was priced as a K/V ring hidden behind attention (0.8 ms), and ranked second on 16 A100s.
-  Config config = preset_config("gpt3-350m", 16);
-  config.gpu = *find_gpu_preset("a100-80gb");
-  config.training.framework = Framework::kDeepSpeed;
-  config.training.seq = 2048;
-  config.training.global_batch = 16;
-  config.training.micro_batch = 2;
-  config.training.recompute = Recompute::kNone;
-  config.layout.zero = 1;
+  Config config = deepspeed_gpt("gpt3-350m", 16, 16, 2);
   config.layout.cp = 2;
   const StepReport ulysses = predict(config);
   // Per layer and pass: q and the output (a*d) and k, v (k*d) of this rank's 2048 tokens, half of
@@ -651,11 +645,7 @@ TEST_CASE("DeepSpeed's context parallelism is Ulysses: exposed all-to-alls of q,
 }
 
 TEST_CASE("tied embeddings under PP: the embedding gradient is all-reduced between the first and the head's stage") {
-  Config config = preset_config("gpt3-1.3b", 16);
-  config.gpu = *find_gpu_preset("a100-80gb");
-  config.training.framework = Framework::kDeepSpeed;
-  config.training.global_batch = 64;
-  config.layout.zero = 1;
+  Config config = deepspeed_gpt("gpt3-1.3b", 16, 64, 1);
   config.layout.pp = 2;
   REQUIRE(config.model.tied_embeddings);
   const double tied = predict(config).breakdown.dp_comm_s;

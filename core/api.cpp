@@ -61,6 +61,14 @@ void add_field_problems(const ParsedConfig& parsed, std::vector<Issue>& issues) 
   }
 }
 
+// The config of a call's input, its parse problems and every other field problem joined to `issues`.
+ParsedConfig parse_input(const json& object, std::vector<Issue>& issues) {
+  ParsedConfig parsed = parse_config(object);
+  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  add_field_problems(parsed, issues);
+  return parsed;
+}
+
 json with_status(json out, const std::vector<Issue>& issues) {
   out["ok"] = !has_errors(issues);
   out["issues"] = issues_to_json(issues);
@@ -126,9 +134,7 @@ json estimate_to_json(const Config& config, const Estimate& estimate, const std:
 json run_estimate(json input) {
   std::vector<Issue> issues;
   const json object = resolve_state(std::move(input), issues);
-  const ParsedConfig parsed = parse_config(object);
-  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
-  add_field_problems(parsed, issues);
+  const ParsedConfig parsed = parse_input(object, issues);
   Estimate result;
   if (has_errors(issues)) {
     result.memory.capacity_bytes = parsed.config.gpu.memory_bytes;
@@ -150,9 +156,7 @@ json run_search(json input, const json& options) {
   }
   SearchOptions search_options = object.is_object() ? search_options_from_json(object, issues) : SearchOptions{};
   if (keep_all) search_options.keep_all_max = 50000;
-  const ParsedConfig parsed = parse_config(object);
-  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
-  add_field_problems(parsed, issues);
+  const ParsedConfig parsed = parse_input(object, issues);
   SearchResult result;
   if (!has_errors(issues)) result = search_layouts(parsed.config, search_options);
   issues.insert(issues.end(), result.issues.begin(), result.issues.end());
@@ -227,9 +231,7 @@ json run_methods(json input) {
 json run_fit_advice(json input) {
   std::vector<Issue> issues;
   const json object = resolve_state(std::move(input), issues);
-  const ParsedConfig parsed = parse_config(object);
-  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
-  add_field_problems(parsed, issues);
+  const ParsedConfig parsed = parse_input(object, issues);
   json out = {{"suggestions", json::array()}};
   if (!has_errors(issues)) {
     const Estimate current = estimate(parsed.config);

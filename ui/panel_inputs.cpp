@@ -648,6 +648,10 @@ bool switch_stack(AppState& s, FinetuneStack to) {
   return true;
 }
 
+// What the alpha and dropout fields take, the canvas's and the DOM form's alike.
+bool lora_alpha_accepted(double alpha) { return std::isfinite(alpha) && alpha > 0 && alpha < 1e6; }
+bool lora_dropout_accepted(double dropout) { return std::isfinite(dropout) && dropout >= 0 && dropout < 1; }
+
 // The target-module choices the panel offers (any other list comes from a link or an import).
 constexpr const char* kLoraTargetPresets[] = {"all-linear", "attention", "q,v", "q,v,o,gate,up,down", "q,k,v,o"};
 
@@ -687,7 +691,7 @@ bool draw_finetune(AppState& s) {
     ImGui::TextUnformatted("alpha / dropout");
     ImGui::SetNextItemWidth(half);
     double alpha = t.lora_alpha;
-    if (ImGui::InputDouble("##lora_alpha", &alpha, 0.0, 0.0, "%.0f") && std::isfinite(alpha) && alpha > 0 && alpha < 1e6) {
+    if (ImGui::InputDouble("##lora_alpha", &alpha, 0.0, 0.0, "%.0f") && lora_alpha_accepted(alpha)) {
       t.lora_alpha = alpha;
       changed = true;
     }
@@ -696,7 +700,7 @@ bool draw_finetune(AppState& s) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(half);
     double dropout = t.lora_dropout;
-    if (ImGui::InputDouble("##lora_dropout", &dropout, 0.0, 0.0, "%.2f") && std::isfinite(dropout) && dropout >= 0 && dropout < 1) {
+    if (ImGui::InputDouble("##lora_dropout", &dropout, 0.0, 0.0, "%.2f") && lora_dropout_accepted(dropout)) {
       t.lora_dropout = dropout;
       changed = true;
     }
@@ -1078,9 +1082,8 @@ bool set_form_field(AppState& s, const std::string& field, const std::string& te
   } else if (field == "stack") {
     if (const std::optional<FinetuneStack> to = enum_from_key<FinetuneStack>(text)) changed = switch_stack(s, *to);
   } else if (field == "lora_alpha" || field == "lora_dropout") {
-    // The canvas fields' ranges: alpha in (0, 1e6), dropout in [0, 1).
     const std::optional<double> value = parse_number(text);
-    const bool ok = value && (field == "lora_alpha" ? *value > 0 && *value < 1e6 : *value >= 0 && *value < 1);
+    const bool ok = value && (field == "lora_alpha" ? lora_alpha_accepted(*value) : lora_dropout_accepted(*value));
     changed = ok && find_config_field(field)->get(c) != json(*value) && find_config_field(field)->set(c, json(*value));
   } else if (field == "lora_targets") {
     // One of the choices the form offers: a preset, or the list already there.

@@ -236,10 +236,14 @@ bool fp8_weights_gathered(const Config& config, const FrameworkProfile& profile)
          profile.weights_sharded(config.layout.zero) && shard_group_ranks(config) > 1;
 }
 
-bool autocast_over_fp32_weights(const Config& config, const FrameworkProfile& profile) {
+bool runs_under_autocast(const Config& config, const FrameworkProfile& profile) {
   const TrainingSpec& t = config.training;
-  return t.framework == Framework::kFsdp && !profile.weights_sharded(config.layout.zero) &&
-         t.precision != Precision::kPureBf16 && (t.finetune == FinetuneMethod::kNone || t.finetune == FinetuneMethod::kFull);
+  return t.framework == Framework::kFsdp && !profile.weights_sharded(config.layout.zero) && t.precision != Precision::kPureBf16;
+}
+
+bool autocast_over_fp32_weights(const Config& config, const FrameworkProfile& profile) {
+  const FinetuneMethod method = config.training.finetune;
+  return runs_under_autocast(config, profile) && (method == FinetuneMethod::kNone || method == FinetuneMethod::kFull);
 }
 
 // An as-a-user review of the memory model (derived from PEFT utils/other.py
@@ -251,8 +255,8 @@ bool autocast_over_fp32_weights(const Config& config, const FrameworkProfile& pr
 // not added: with it the 12 and 16 GB maximum contexts read out of memory.
 bool qlora_fp32_stream(const Config& config, const FrameworkProfile& profile) {
   const TrainingSpec& t = config.training;
-  return t.framework == Framework::kFsdp && !profile.weights_sharded(config.layout.zero) && t.precision == Precision::kBf16 &&
-         t.finetune == FinetuneMethod::kQlora && t.kbit_upcast;
+  return runs_under_autocast(config, profile) && t.precision == Precision::kBf16 && t.finetune == FinetuneMethod::kQlora &&
+         t.kbit_upcast;
 }
 
 bool dp_comm_overlapped(const TrainingSpec& training, int64_t zero) {
@@ -545,12 +549,11 @@ MemoryPlan plan_memory(const Config& config) {
   settings.fp32_residual = autocast_over_fp32_weights(config, plan.profile) || qlora_fp32_stream(config, plan.profile);
   settings.sp_saves_gathered_inputs = plan.profile.sp_saves_gathered_inputs && !spatial_temporal(layout);
   settings.compiled = runs_compiled(training);
-  // Autocast over the adapters' fp32 weights: the plain loop or DDP (the FSDP profile unsharded) in
-  // bf16 mixed precision, as HF Trainer runs it.
-  const bool autocast = training.framework == Framework::kFsdp && !plan.profile.weights_sharded(layout.zero) &&
-                        training.precision == Precision::kBf16;
-  settings.frozen_base_delta_bytes = lora_activation_delta_bytes(
-      model, training, double(training.seq) / double(layout.cp) * double(training.micro_batch), layout.tp, autocast);
+  // Autocast over the adapters' fp32 weights: the plain loop or DDP, as HF Trainer runs it (the
+  // function itself asks for bf16 mixed precision).
+  settings.frozen_base_delta_bytes =
+      lora_activation_delta_bytes(model, training, double(training.seq) / double(layout.cp) * double(training.micro_batch),
+                                  layout.tp, runs_under_autocast(config, plan.profile));
   plan.layer_activations = layer_activations(model, settings);
 
   const double shard = double(plan.optimizer_shard_ranks);

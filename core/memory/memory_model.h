@@ -279,6 +279,9 @@ struct MemoryReport {
   const RankMemory& worst() const { return ranks[size_t(worst_rank)]; }
 };
 
+// The step runs under torch.autocast: the FSDP profile unsharded (a plain loop or DDP, as torchtitan's
+// maybe_enable_amp and HF Trainer's bf16=True run it) in mixed precision (not pure bf16).
+bool runs_under_autocast(const Config& config, const FrameworkProfile& profile);
 // fp32 parameters cast per GEMM by torch.autocast (the FSDP profile at ZeRO 0, mixed precision).
 bool autocast_over_fp32_weights(const Config& config, const FrameworkProfile& profile);
 // QLoRA after PEFT's prepare_model_for_kbit_training under autocast (HF Trainer bf16=True): the

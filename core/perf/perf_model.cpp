@@ -1144,6 +1144,12 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
   return st;
 }
 
+// Bytes per gradient element the data-parallel reduce moves: fp32 where the profile reduces in fp32
+// (Megatron's main grads), else the step's reduce dtype.
+double reduced_grad_bytes(const StepTerms& terms) {
+  return terms.plan.profile.grad_reduce_in_fp32 ? 4.0 : terms.reduce_bytes;
+}
+
 // DP once per step (not ZeRO-3; FSDP2 under PP gathers and scatters here, once): gradient reduce-scatter (sharded optimizer) or all-reduce in
 // buckets, hidden behind the last micro-batch's backward up to dp_overlap; the parameter
 // all-gather of a sharded optimizer behind the next forward up to param_gather_overlap.
@@ -1168,7 +1174,7 @@ double dp_sync_exposed_s(const StepTerms& terms, const StageTime& slowest, doubl
   }
   if (terms.sharded_weights || shard_ranks <= 1) return 0;
   const bool sharded_optimizer = terms.config.layout.zero >= 1;
-  const double grad_element_bytes = profile.grad_reduce_in_fp32 ? 4.0 : terms.reduce_bytes;
+  const double grad_element_bytes = reduced_grad_bytes(terms);
   const double grad_bytes = stage_trained * grad_element_bytes;
   double bucket_bytes = grad_bytes;
   switch (profile.grad_buckets) {
@@ -1316,8 +1322,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   double tied_sync = 0;
   if (config.model.tied_embeddings && layout.pp > 1) {
     const Link link = link_for_group(config, layout.tp * layout.cp * plan.dp * (layout.pp - 1), 2);
-    const double grad_bytes = plan.profile.grad_reduce_in_fp32 ? 4.0 : terms.reduce_bytes;
-    tied_sync = all_reduce_s(link, 2, grad_bytes * plan.vocab_parameters * terms.work.trainable_fraction);
+    tied_sync = all_reduce_s(link, 2, reduced_grad_bytes(terms) * plan.vocab_parameters * terms.work.trainable_fraction);
   }
   b.dp_comm_s = dp_exposed + m * slowest.zero3 + tied_sync;
   b.optimizer_s = optimizer_step_s(terms, stage_trained);

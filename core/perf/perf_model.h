@@ -118,12 +118,12 @@ struct StepReport {
   bool tp_crosses_nodes = false;
   bool dp_crosses_nodes = false;
 };
-// The caveat of a step whose layers wait on the host's op dispatch (host_bound_fraction of a quarter
-// or more): the error band does not cover the host, whose speed the model takes as one figure; ""
-// otherwise.
 // Every figure of a prediction finite and the step time not negative (extreme inputs, or a custom GPU
 // without a network figure, can give inf or NaN): else the caller drops it and says so.
 bool step_is_finite(const StepReport& step);
+// The caveat of a step whose layers wait on the host's op dispatch (host_bound_fraction of a quarter
+// or more): the error band does not cover the host, whose speed the model takes as one figure; ""
+// otherwise.
 std::string host_bound_text(const StepReport& step);
 
 // Model FLOPs per token (training: forward + backward, no recompute), PaLM convention with the

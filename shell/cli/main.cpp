@@ -326,12 +326,13 @@ int run_search(const Inputs& in) {
                   100.0 * c["breakdown"]["tp_comm_s"].get<double>() / step,
                   100.0 * c["breakdown"]["dp_comm_s"].get<double>() / step);
     }
+    const meshfit::Config config = meshfit::parse_config(object).config;  // read once for the notes below
     if (tight > 0)
       std::printf("\n! above the tight line (%.0f%% of capacity: --headroom): little room for what the model leaves out; "
                   "--memory-limit %.2f lists only layouts under it\n",
-                  100.0 * meshfit::parse_config(object).config.training.headroom, meshfit::parse_config(object).config.training.headroom);
+                  100.0 * config.training.headroom, config.training.headroom);
     // The user's replicas where they hold (dpr=N); the rows without them say why once.
-    const long long replicas = meshfit::parse_config(object).config.layout.dp_replicate;
+    const long long replicas = config.layout.dp_replicate;
     bool some_without = false;
     for (const json& c : out["layouts"]) some_without |= replicas > 1 && c.value("dp_replicate", 1LL) != replicas;
     if (some_without)

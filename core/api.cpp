@@ -192,8 +192,7 @@ json run_methods(json input) {
       begin = comma + 1;
     }
   }
-  const ParsedConfig parsed = parse_config(object);
-  issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
+  const ParsedConfig parsed = parse_input(object, issues);
   MethodRanking ranking;
   // A pretraining config is ranked as its link with finetune=lora reads, as the page's Methods view
   // does: the fine-tuning defaults (finetune.h) apply to what it leaves out.

@@ -266,11 +266,14 @@ TEST_CASE("bf16 on a V100 is a warning naming the precision: its runs are fp16 m
 TEST_CASE("every problem at once: a config without a model still has its other fields checked") {
   // An as-a-user review: {gpus: 0} reported only missing_model, though the README promises every
   // problem listed at once. The missing model's dimensions are not reported one by one.
-  const nlohmann::json out = run_estimate({{"gpus", 0}, {"seq", -5}});
-  CHECK_FALSE(out["ok"].get<bool>());
-  std::set<std::string> fields;
-  for (const nlohmann::json& issue : out["issues"]) fields.insert(issue["field"].get<std::string>());
-  CHECK(fields == std::set<std::string>{"model", "gpus", "seq"});
+  // The same in every call that evaluates a config (methods was missed when this was added).
+  for (const nlohmann::json& out : {run_estimate({{"gpus", 0}, {"seq", -5}}), run_search({{"gpus", 0}, {"seq", -5}}, nlohmann::json::object()),
+                                    run_methods({{"gpus", 0}, {"seq", -5}}), run_fit_advice({{"gpus", 0}, {"seq", -5}})}) {
+    CHECK_FALSE(out["ok"].get<bool>());
+    std::set<std::string> fields;
+    for (const nlohmann::json& issue : out["issues"]) fields.insert(issue["field"].get<std::string>());
+    CHECK(fields == std::set<std::string>{"model", "gpus", "seq"});
+  }
   // A field already refused by parsing keeps that one message.
   const nlohmann::json bad = run_estimate({{"model", "llama3-8b"}, {"gpus", "many"}, {"tp", 3}});
   int gpus = 0, tp = 0;

@@ -126,6 +126,8 @@ constexpr FlagField kTrainingFlags[] = {{"flash", "FlashAttention"},
 // torchao float8 under FSDP2 (torchtitan [float8] enable_fsdp_float8_all_gather): offered where it
 // applies, and wherever it is on (so that a conflicting value can be turned off).
 constexpr FlagField kFp8AllGather = {"fp8_all_gather", "fp8 all-gather (FSDP2 float8)"};
+// torchtune enable_activation_offloading: beside recompute, whose saved tensors it moves.
+constexpr FlagField kOffloadActivations = {"offload_activations", "offload activations to CPU"};
 bool shows_fp8_all_gather(const TrainingSpec& t) {
   return t.fp8_all_gather || (t.framework == Framework::kFsdp && t.precision == Precision::kFp8);
 }
@@ -478,6 +480,7 @@ bool draw_training(AppState& s) {
   if (t.recompute == Recompute::kFull) {
     changed |= input_count(s, "recompute_layers", t.recompute_layers);
   }
+  changed |= checkbox_field(s, kOffloadActivations);
   // One combo a line: two side by side cut "bf16 mixed (fp32 master)" to "bf16 mixed (f" in the
   // 17 em panel, and a phone's column is no wider.
   ImGui::TextUnformatted("precision");
@@ -1010,6 +1013,7 @@ std::string describe_form(const AppState& s) {
   form.push_back(enum_entry_json(s, "framework", "framework", t.framework));
   form.push_back(enum_entry_json(s, "recompute", "recompute", t.recompute));
   if (t.recompute == Recompute::kFull) form.push_back(count_entry(s, "recompute_layers"));
+  form.push_back(flag_entry(s, kOffloadActivations));
   form.push_back(enum_entry_json(s, "precision", "precision", t.precision));
   if (shows_fp8_all_gather(t)) form.push_back(flag_entry(s, kFp8AllGather));
   form.push_back(enum_entry_json(s, "optimizer", "optimizer", t.optimizer));

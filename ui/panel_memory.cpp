@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -56,8 +57,19 @@ std::string component_formula(const AppState& s, const RankMemory& rank, Compone
                     format_bytes(s, in.peak_at_backward ? act.recompute_working_bytes : 0.0, 3).c_str(),
                     format_bytes(s, act.embedding_bytes, 3).c_str(), format_bytes(s, act.head_input_bytes, 3).c_str(),
                     total.c_str());
+      if (act.offloaded_bytes > 0) {
+        const size_t used = std::strlen(text);
+        std::snprintf(text + used, sizeof text - used, "\nactivation offloading: %s of the layers' saved tensors wait in CPU memory",
+                      format_bytes(s, act.offloaded_bytes, 3).c_str());
+      }
       break;
     case Component::kLogitsLoss:
+      if (in.bytes_per_logit == 0 && in.logits_bytes > 0) {  // loss=fused_linear: no logits tensor
+        std::snprintf(text, sizeof text, "fused linear cross-entropy, no logits tensor: head-input gradient + one chunk of logits = %s%s",
+                      format_bytes(s, in.logits_bytes).c_str(),
+                      rank.bytes(component) == 0 ? "\n(freed before the backward peak of this stage)" : "");
+        break;
+      }
       std::snprintf(text, sizeof text, "s*b*v/(tp*cp) = %s logits x %.3g B each = %s%s", format_count(in.logits_elements).c_str(),
                     in.logits_elements > 0 ? in.logits_bytes / in.logits_elements : 0.0, format_bytes(s, in.logits_bytes).c_str(),
                     rank.bytes(component) == 0 && in.logits_elements > 0 ? "\n(freed before the backward peak of this stage)" : "");

@@ -30,7 +30,9 @@ export interface Config {
   /** CPU offload: optimizer = DeepSpeed offload_optimizer (zero >= 1), FSDP CPUOffload, Megatron-LM
    *  --optimizer-cpu-offload (zero 1); params = ZeRO-3 offload_param / FSDP CPUOffload(offload_params). */
   offload?: 'none' | 'optimizer' | 'params'; optimizer_impl?: 'auto' | 'fused' | 'foreach';
-  loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked'; async_tp?: boolean;
+  /** Saved activations to CPU memory and back for backward (torchtune enable_activation_offloading). */
+  offload_activations?: boolean;
+  loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked' | 'fused_linear'; async_tp?: boolean;
   /** FSDP2 with torchao float8 (precision 'fp8'): the Linear weights all-gathered in fp8, 1 B instead of 2
    *  (torchtitan [float8] enable_fsdp_float8_all_gather). Needs sharded weights (zero 2 or 3). */
   fp8_all_gather?: boolean;
@@ -74,7 +76,7 @@ export interface RankMemory {
   chunks: { chunk: number; first_layer: number; layers: number }[];
   components: Record<ComponentName, number>;
   peak_allocated_bytes: number; peak_reserved_bytes: number; device_bytes: number;
-  /** CPU memory of offloaded states. */
+  /** CPU memory of offloaded states and activations. */
   host_bytes: number;
   /** LLMem's split: the output section (LM head, its input, logits and loss) and the rest. */
   sections: { body_bytes: number; output_bytes: number };

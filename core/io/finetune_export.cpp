@@ -255,7 +255,7 @@ LaunchExport export_torchtune(const Config& c) {
   if (t.recompute == Recompute::kFull && t.recompute_layers > 0)
     warn("recompute_layers", "torchtune checkpoints every layer: the file recomputes all of them, not " +
                                  std::to_string(t.recompute_layers) + ".");
-  config["enable_activation_offloading"] = false;
+  config["enable_activation_offloading"] = t.offload_activations;
   config["compile"] = t.kernels == Kernels::kCompiled;
   if (t.precision == Precision::kBf16)
     warn("precision", "torchtune has no mixed precision: dtype bf16 trains in pure bf16 (no fp32 master).");
@@ -354,6 +354,8 @@ LaunchExport export_hf_trainer(const Config& c) {
     case Optimizer::kAdafactor: optim = "adafactor"; break;
   }
   if (t.optimizer_in_backward) warn("optimizer_in_backward", "the HF Trainer has no optimizer step inside backward.");
+  if (t.offload_activations)
+    warn("offload_activations", "the HF Trainer has no activation offloading (torchtune's enable_activation_offloading).");
   if (t.recompute == Recompute::kFull && t.recompute_layers > 0)
     warn("recompute_layers", "gradient_checkpointing checkpoints every layer: the file recomputes all of them, not " +
                                  std::to_string(t.recompute_layers) + ".");
@@ -365,6 +367,9 @@ LaunchExport export_hf_trainer(const Config& c) {
                              {"optim", optim}};
   if (t.recompute != Recompute::kNone) args.push_back({"gradient_checkpointing_kwargs", ojson{{"use_reentrant", false}}});
   if (t.kernels == Kernels::kCompiled) args.push_back({"torch_compile", true});
+  // Liger-Kernel's fused linear cross-entropy (TrainingArguments use_liger_kernel, which also swaps
+  // in Liger's RMSNorm, RoPE and SwiGLU kernels: they save no more than the eager modules).
+  if (t.loss == LossKind::kFusedLinear) args.push_back({"use_liger_kernel", true});
   if (t.framework == Framework::kDeepSpeed && c.cluster.gpus > 1) {
     // The DeepSpeed JSON the deepspeed export writes, as the dict TrainingArguments(deepspeed=...) takes,
     // with the optimizer's hyper-parameters "auto": the Trainer fills them from its own arguments

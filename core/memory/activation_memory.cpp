@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "memory/overheads.h"
+
 namespace meshfit {
 
 LayerActivations layer_activations(const ModelSpec& model, const ActivationSettings& settings) {
@@ -85,6 +87,10 @@ int64_t in_flight_microbatches(int64_t stage, int64_t pp, int64_t vpp, int64_t n
   return std::min(num_microbatches * vpp, warmup + 1);
 }
 
+double offloaded_layers_on_gpu(bool all_layers_recomputed) {
+  return all_layers_recomputed ? kOffloadStashTensors : 1.0;
+}
+
 double recomputed_layers(Recompute recompute, int64_t recompute_layers, double stage_layers, int64_t vpp) {
   if (recompute != Recompute::kFull) return 0.0;
   if (recompute_layers <= 0) return stage_layers;
@@ -113,6 +119,13 @@ StageActivations stage_activations(const ModelSpec& model, const ActivationSetti
     out.layer_bytes = per_in_flight / out.layers_per_in_flight;
   }
   out.layers_bytes = double(out.in_flight) * per_in_flight;
+  if (settings.offload && out.layers_bytes > 0) {
+    const double saved_layers = double(out.in_flight) * out.layers_per_in_flight;
+    const bool all_recomputed = settings.recompute == Recompute::kFull && recomputed >= out.layers_per_in_flight;
+    const double on_gpu = std::min(saved_layers, offloaded_layers_on_gpu(all_recomputed)) * out.layer_bytes;
+    out.offloaded_bytes = out.layers_bytes - on_gpu;
+    out.layers_bytes = on_gpu;
+  }
   if (settings.recompute == Recompute::kFull && stage.layers > 0)
     out.recompute_working_bytes = layer.no_recompute;  // one layer rebuilt at a time in backward
   if (stage.has_embedding) {

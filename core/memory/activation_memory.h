@@ -54,6 +54,8 @@ struct ActivationSettings {
   // LoRA/QLoRA: bytes per layer per micro-batch that a frozen base saves less (or adapters more)
   // than full training, without recompute (finetune.h lora_activation_delta_bytes).
   double frozen_base_delta_bytes = 0;
+  // Saved activations offloaded to CPU memory (TrainingSpec::offload_activations).
+  bool offload = false;
 };
 
 // One layer, one micro-batch, one rank; every field in bytes (bf16 activations, 2 bytes/element).
@@ -76,13 +78,22 @@ struct StageActivations {
   int64_t in_flight = 0;            // (chunk-)micro-batches live at the peak
   double layers_per_in_flight = 0;  // average layers per in-flight unit on this stage
   double layer_bytes = 0;           // LayerActivations::stored (averaged over the chunk's layers when only some recompute)
-  double layers_bytes = 0;          // in_flight * layers_per_in_flight * layer_bytes
+  double layers_bytes = 0;          // in_flight * layers_per_in_flight * layer_bytes (on the GPU)
+  double offloaded_bytes = 0;       // offload_activations: the saved layers' bytes held in CPU memory instead
   double recompute_working_bytes = 0;  // full recompute: one layer's activations rebuilt in backward
   double embedding_bytes = 0;       // first stage: token ids (int64) + embedding dropout mask
   double head_input_bytes = 0;      // last stage: final-norm input and LM-head input
   double autocast_weight_bytes = 0; // fp32 weights under autocast: the bf16 casts autograd saves (memory_model.cpp)
   double total = 0;
 };
+
+// offload_activations: layers' saved activations that stay on the GPU (the rest wait in CPU memory).
+// torchtune OffloadActivations (training/_activation_offloading.py) copies every saved tensor of at
+// least min_offload_size (1024 B) to pinned CPU memory on a side stream as the forward saves it, and
+// keeps the last max_fwd_stash_size (5) alive on the GPU until their copies are done; backward brings
+// each back just before its use, prefetching the next. Under full recompute a layer saves one tensor
+// (its input), so five layer inputs stay; otherwise a layer saves many, and one layer's worth stays.
+double offloaded_layers_on_gpu(bool all_layers_recomputed);
 
 // Layers of a stage (spread over vpp chunks) that recompute=full rebuilds in backward: all of them,
 // or recompute_layers per chunk (Megatron block method). 0 without full recompute.

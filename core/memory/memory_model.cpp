@@ -5,6 +5,7 @@
 #include "memory/memory_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 
 #include "memory/finetune.h"
@@ -301,6 +302,15 @@ LossKind effective_loss(const FrameworkProfile& profile, const TrainingSpec& tra
   return profile.default_loss;
 }
 
+double fused_linear_loss_bytes(double tokens, double hidden, double vocab, double input_bytes) {
+  if (tokens <= 0 || hidden <= 0 || vocab <= 0) return 0.0;
+  const double inc_factor = std::ceil(vocab / hidden);
+  double chunk_rows = 1.0;  // triton.next_power_of_2(cdiv(BT, inc_factor)), at most BT rows used
+  while (chunk_rows < std::ceil(tokens / inc_factor)) chunk_rows *= 2.0;
+  chunk_rows = std::min(chunk_rows, tokens);
+  return tokens * hidden * input_bytes + chunk_rows * vocab * input_bytes + 4.0 * tokens;
+}
+
 double loss_bytes_per_logit(const FrameworkProfile& profile, const TrainingSpec& training) {
   switch (effective_loss(profile, training)) {
     case LossKind::kAuto:  // resolved above
@@ -310,6 +320,7 @@ double loss_bytes_per_logit(const FrameworkProfile& profile, const TrainingSpec&
     case LossKind::kCompiled: return kCompiledBytesPerLogit;
     case LossKind::kChunked:
       return kSavedLogProbBytesPerLogit + (kPyTorchBytesPerLogit - kSavedLogProbBytesPerLogit) / kChunkedLossChunks;
+    case LossKind::kFusedLinear: return 0.0;  // no logits tensor: fused_linear_loss_bytes
   }
   return kPyTorchBytesPerLogit;
 }
@@ -549,6 +560,7 @@ MemoryPlan plan_memory(const Config& config) {
   settings.fp32_residual = autocast_over_fp32_weights(config, plan.profile) || qlora_fp32_stream(config, plan.profile);
   settings.sp_saves_gathered_inputs = plan.profile.sp_saves_gathered_inputs && !spatial_temporal(layout);
   settings.compiled = runs_compiled(training);
+  settings.offload = training.offload_activations;
   // Autocast over the adapters' fp32 weights: the plain loop or DDP, as HF Trainer runs it (the
   // function itself asks for bf16 mixed precision).
   settings.frozen_base_delta_bytes =
@@ -684,6 +696,11 @@ StageTransients stage_transients(const Config& config, const MemoryPlan& plan, c
     in.logits_elements = double(training.seq) / double(layout.cp) * double(training.micro_batch) *
                          double(plan.padded_vocab) / double(layout.tp);
     out.logits = in.logits_elements * in.bytes_per_logit;
+    if (effective_loss(plan.profile, training) == LossKind::kFusedLinear) {
+      const double tokens = double(training.seq) / double(layout.cp) * double(training.micro_batch);
+      const double input_bytes = plan.activation_settings.fp32_residual ? 4.0 : 2.0;
+      out.logits = fused_linear_loss_bytes(tokens, double(model.hidden), double(plan.padded_vocab) / double(layout.tp), input_bytes);
+    }
   }
 
   // Backward temporaries of one layer: the f-wide gradients (SwiGLU: d(gate), d(up), d(product);
@@ -876,7 +893,8 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   in.quantized_parameters = states.quantized_parameters;
   in.dequantized_transient_bytes = states.transient_bytes;
   in.hpz_secondary_bytes = states.hpz_secondary;
-  rank.host_bytes = states.host;
+  // Offloaded activations wait in (pinned) CPU memory beside any offloaded states.
+  rank.host_bytes = states.host + in.activations.offloaded_bytes;
   // A stage peaks either at the end of a forward (logits and loss buffers live) or inside a
   // layer's backward (recomputed layer + gradient temporaries live); never both at once, since
   // the loss buffers are freed before any layer's backward runs.

@@ -194,6 +194,13 @@ ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_gra
                                 Precision precision = Precision::kBf16);
 // Bytes per logit element of the cross-entropy the config uses (overheads.h).
 double loss_bytes_per_logit(const FrameworkProfile& profile, const TrainingSpec& training);
+// Fused linear cross-entropy (loss=fused_linear), Liger-Kernel ops/fused_linear_cross_entropy.py
+// fused_linear_cross_entropy_forward: the LM head's GEMM and the loss run chunk by chunk inside the
+// forward, so no logits tensor exists. What lives: grad_input (tokens x h, the input's dtype),
+// computed in the forward and kept for backward; one chunk of logits, next_power_of_2(ceil(tokens /
+// ceil(V/h))) rows x V, whose gradient the kernel writes in place; the fp32 per-token loss. Apple's
+// Cut Cross-Entropy (blockwise in on-chip memory, grad_input in backward) keeps less: an upper bound.
+double fused_linear_loss_bytes(double tokens, double hidden, double vocab, double input_bytes);
 LossKind effective_loss(const FrameworkProfile& profile, const TrainingSpec& training);
 // AdamW / paged AdamW 8 (pure bf16: 4), SGD 4 (2), 8-bit Adam / paged 8-bit 2, Adafactor ~0.
 double optimizer_moment_bytes(Optimizer optimizer, Precision precision = Precision::kBf16);

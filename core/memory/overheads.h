@@ -92,6 +92,10 @@ constexpr double kCompiledBytesPerLogit = 4.0;
 constexpr double kSavedLogProbBytesPerLogit = 4.0;
 constexpr double kChunkedLossChunks = 8.0;
 
+// Activation offloading (torchtune training/_activation_offloading.py OffloadActivations
+// max_fwd_stash_size default): saved tensors whose CPU copies may still be in flight, kept on the GPU.
+constexpr double kOffloadStashTensors = 5.0;
+
 // PyTorch's ring attention for context parallelism (torch/distributed/tensor/experimental/
 // _context_parallel/_attention.py, rotate method "allgather", torchtitan's default): in one layer's
 // attention backward, the all-gathered K and V of the whole sequence (cp x local, bf16) live with
@@ -172,6 +176,9 @@ inline constexpr NamedConstant kMemoryConstants[] = {
      "chunked loss: every chunk's fp32 log_softmax saved for backward",
      "autograd of F.cross_entropy(logits.float()); tests/gpu H100 row 8b-l4-s16384-loss-chunked (+7.83 GiB at the forward end)",
      ConstantBasis::kMeasurement},
+    {"kOffloadStashTensors", kOffloadStashTensors, "saved tensors",
+     "activation offloading: the latest saved tensors kept on the GPU until their copies to CPU finish",
+     "torchtune training/_activation_offloading.py OffloadActivations max_fwd_stash_size default", ConstantBasis::kSource},
     {"kRingAttentionFp32GradBuffers", kRingAttentionFp32GradBuffers, "local-sized fp32 tensors",
      "PyTorch ring attention backward: dq, dk, dv accumulators and the rotating dk||dv buffer",
      "torch/distributed/tensor/experimental/_context_parallel/_attention.py", ConstantBasis::kSource},

@@ -1093,6 +1093,14 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
   }
   if (plan.profile.ddp_bucket_copy && layout.zero == 0 && plan.dp * layout.cp > 1)
     st.backward += ddp_bucket_copy_s(config, shape.parameters * terms.work.trainable_fraction);
+  if (training.offload_activations && stage.layers > 0) {
+    // Activation offloading (torchtune OffloadActivations, use_streams): the layers' saved tensors go
+    // to the host over PCIe during the forward and come back during the backward, on a side stream
+    // beside the compute; only a copy longer than its pass shows.
+    const double copy_s = layers * plan.layer_activations.stored / kPcieBytesPerS;
+    st.forward += std::max(0.0, copy_s - st.forward);
+    st.backward += std::max(0.0, copy_s - st.backward);
+  }
   st.compute = st.forward + st.backward;
   st.tp = layers * terms.tp_layer_s;
   st.cp = layers * terms.cp_layer_s;

@@ -9,6 +9,7 @@
 
 #include "api.h"
 #include "memory/finetune.h"
+#include "memory/memory_model.h"
 #include "spec/structure.h"
 
 namespace meshfit {
@@ -59,6 +60,9 @@ std::string describe_change(const Config& from, const Config& to, int& count) {
   add("precision", to_string(from.training.precision), to_string(to.training.precision));
   add("optimizer", to_string(from.training.optimizer), to_string(to.training.optimizer));
   add("offload", to_string(from.training.offload), to_string(to.training.offload));
+  const auto on_off = [](bool v) { return std::string(v ? "on" : "off"); };
+  add("activation offload", on_off(from.training.offload_activations), on_off(to.training.offload_activations));
+  add("loss", to_string(from.training.loss), to_string(to.training.loss));
   return out;
 }
 
@@ -97,6 +101,16 @@ std::vector<Config> finetune_changes(const Config& config) {
         x.optimizer = Optimizer::kAdam8bit;
       });
   }
+  // The stacks' own switches for what the activations and the logits hold: torchtune's
+  // enable_activation_offloading (its recipes only), and a fused linear cross-entropy where the loss
+  // materialises the logits (HF TrainingArguments use_liger_kernel, axolotl liger plugin): on a
+  // long-context fine-tune the logits can be a fifth of the peak.
+  if (t.stack == FinetuneStack::kTorchtune && !t.offload_activations)
+    with([](TrainingSpec& x) { x.offload_activations = true; });
+  const LossKind loss = effective_loss(framework_profile(t.framework), t);
+  if (t.stack != FinetuneStack::kTorchtune && t.stack != FinetuneStack::kLitgpt &&
+      (loss == LossKind::kEager || loss == LossKind::kEagerKeepLogits))
+    with([](TrainingSpec& x) { x.loss = LossKind::kFusedLinear; });
   if (t.offload == Offload::kNone) with([](TrainingSpec& x) { x.offload = Offload::kOptimizer; });
   if (t.offload != Offload::kParams) with([](TrainingSpec& x) { x.offload = Offload::kParams; });
   return out;

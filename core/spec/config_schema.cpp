@@ -263,6 +263,9 @@ std::vector<ConfigField> make_fields() {
       boolean<&C::training, &TrainingSpec::optimizer_in_backward>("optimizer_in_backward", G::kTraining,
                                                                  "optimizer step inside backward (no gradient buffer)"),
       word<&C::training, &TrainingSpec::offload>("offload", G::kTraining, "offload to CPU memory"),
+      boolean<&C::training, &TrainingSpec::offload_activations>(
+          "offload_activations", G::kTraining,
+          "saved activations to CPU memory, back for backward (torchtune enable_activation_offloading)"),
       word<&C::training, &TrainingSpec::optimizer_impl>("optimizer_impl", G::kTraining,
                                                         "optimizer step: auto (the framework's), fused or foreach"),
       word<&C::training, &TrainingSpec::allocator>("allocator", G::kTraining,

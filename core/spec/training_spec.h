@@ -22,7 +22,7 @@ enum class Precision { kBf16, kFp8, kPureBf16 };
 // PyTorch caching-allocator configuration: auto = what the framework's launcher sets (torchtitan's
 // run_train.sh: PYTORCH_ALLOC_CONF="expandable_segments:True"; Megatron and DeepSpeed: none).
 enum class AllocatorMode { kAuto, kCaching, kExpandableSegments };
-enum class LossKind { kAuto, kVocabParallel, kEager, kEagerKeepLogits, kCompiled, kChunked };
+enum class LossKind { kAuto, kVocabParallel, kEager, kEagerKeepLogits, kCompiled, kChunked, kFusedLinear };
 // Optimizers (FRAMEWORK_NOTES §4.2; bitsandbytes optim/*.py): paged_* keep their states in CUDA
 // managed memory (outside PyTorch's counters); adafactor factors the second moment (no first).
 enum class Optimizer { kAdamW, kSgd, kAdam8bit, kPagedAdamW, kPagedAdam8bit, kAdafactor };  // Adam = AdamW state
@@ -84,7 +84,8 @@ template <> struct EnumNames<LossKind> {
                                                  {LossKind::kEager, "eager", "PyTorch eager (fp32)"},
                                                  {LossKind::kEagerKeepLogits, "eager_keep_logits", "eager, logits kept (HF)"},
                                                  {LossKind::kCompiled, "compiled", "compiled / fused"},
-                                                 {LossKind::kChunked, "chunked", "chunked (8 chunks)"}};
+                                                 {LossKind::kChunked, "chunked", "chunked (8 chunks)"},
+                                                 {LossKind::kFusedLinear, "fused_linear", "fused linear (Liger, CCE)"}};
 };
 template <> struct EnumNames<Optimizer> {
   static constexpr EnumName<Optimizer> table[] = {{Optimizer::kAdamW, "adamw", "AdamW"},
@@ -196,6 +197,10 @@ struct TrainingSpec {
   bool double_quant = true;                // QLoRA: bnb_4bit_use_double_quant (0.516 vs 0.5625 B/param)
   bool optimizer_in_backward = false;      // step each parameter in its backward hook (torchtune optimizer_in_bwd)
   Offload offload = Offload::kNone;
+  // Saved activations moved to CPU memory as the forward saves them and brought back for backward
+  // (torchtune enable_activation_offloading, training/_activation_offloading.py OffloadActivations;
+  // Unsloth's "unsloth" gradient checkpointing): activation_memory.cpp offloaded_layers_on_gpu.
+  bool offload_activations = false;
   OptimizerImpl optimizer_impl = OptimizerImpl::kAuto;  // optimizer-step temporaries (memory_model.cpp)
   AllocatorMode allocator = AllocatorMode::kAuto;  // PYTORCH_ALLOC_CONF expandable_segments or not
   double headroom = 0.8;                   // "tight" at or above this fraction of capacity (Fujii 2024)

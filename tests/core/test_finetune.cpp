@@ -114,6 +114,59 @@ TEST_CASE("offload moves optimizer states (and parameters) to the host") {
   CHECK(par.worst().bytes(Component::kWeights) == 0);
 }
 
+// torchtune enable_activation_offloading (training/_activation_offloading.py OffloadActivations):
+// every saved tensor goes to CPU memory, the last max_fwd_stash_size (5) stay on the GPU while their
+// copies run. Under full recompute a layer saves one tensor, its input (2sbh, bf16 here).
+TEST_CASE("activation offloading keeps five checkpointed layer inputs on the GPU and the rest in CPU memory") {
+  json base = {{"model", "llama3.1-8b"}, {"gpu", "rtx4090"}, {"gpus", 1}, {"seq", 8192}, {"micro_batch", 1},
+               {"finetune", "lora"}, {"stack", "torchtune"}};
+  const MemoryReport kept = estimate_memory(config_of(base));
+  json offloaded_config = base;
+  offloaded_config["offload_activations"] = true;
+  const MemoryReport offloaded = estimate_memory(config_of(offloaded_config));
+  REQUIRE(kept.valid());
+  REQUIRE(offloaded.valid());
+  const double layer_input = 2.0 * 8192 * 4096;  // 2sbh: torchtune trains in pure bf16
+  const StageActivations& a = kept.worst().intermediates.activations;
+  const StageActivations& b = offloaded.worst().intermediates.activations;
+  CHECK(a.layers_bytes == doctest::Approx(32 * layer_input));
+  CHECK(a.offloaded_bytes == 0);
+  CHECK(b.layers_bytes == doctest::Approx(5 * layer_input));
+  CHECK(b.offloaded_bytes == doctest::Approx(27 * layer_input));
+  CHECK(offloaded.worst().host_bytes == doctest::Approx(27 * layer_input));
+  // Nothing else moves: the peak allocated falls by exactly what went to the host.
+  CHECK(kept.worst().peak_allocated_bytes - offloaded.worst().peak_allocated_bytes == doctest::Approx(27 * layer_input));
+  // Without recompute a layer saves many tensors: one layer's worth stays.
+  json no_recompute = offloaded_config;
+  no_recompute["recompute"] = "none";
+  const MemoryReport whole = estimate_memory(config_of(no_recompute));
+  const StageActivations& c = whole.worst().intermediates.activations;
+  CHECK(c.layers_bytes == doctest::Approx(c.layer_bytes));
+  CHECK(c.offloaded_bytes == doctest::Approx(31 * c.layer_bytes));
+  // The copies run beside the compute: the step is never faster, and on a long layer no slower.
+  const Estimate slow = estimate(config_of(base)), fast = estimate(config_of(offloaded_config));
+  CHECK(fast.step.step_time_s >= slow.step.step_time_s);
+  CHECK(fast.step.step_time_s == doctest::Approx(slow.step.step_time_s).epsilon(0.01));
+}
+
+// Liger-Kernel ops/fused_linear_cross_entropy.py fused_linear_cross_entropy_forward, whose comment
+// works the chunk size: "BT = 4096*4, V = 32000, H = 4096 ==> inc_factor = 8, chunk_size = 2048".
+TEST_CASE("fused linear cross-entropy: grad_input and one chunk of logits, no logits tensor (Liger's worked example)") {
+  CHECK(fused_linear_loss_bytes(4096 * 4, 4096, 32000, 2) == 16384.0 * 4096 * 2 + 2048.0 * 32000 * 2 + 4.0 * 16384);
+  // A chunk never has more rows than there are tokens (next_power_of_2 rounds 3 up to 4).
+  CHECK(fused_linear_loss_bytes(3, 4096, 4096, 2) == 3.0 * 4096 * 2 + 3.0 * 4096 * 2 + 12.0);
+  json base = {{"model", "llama3.2-3b"}, {"gpu", "rtx4090"}, {"gpus", 1}, {"seq", 1024}, {"micro_batch", 4},
+               {"finetune", "lora"}};
+  const MemoryReport eager = estimate_memory(config_of(base));
+  base["loss"] = "fused_linear";
+  const MemoryReport fused = estimate_memory(config_of(base));
+  REQUIRE(fused.valid());
+  const RankIntermediates& in = fused.worst().intermediates;
+  CHECK(in.bytes_per_logit == 0);
+  CHECK(in.logits_bytes < 0.1 * eager.worst().intermediates.logits_bytes);
+  CHECK(fused.worst().device_bytes < eager.worst().device_bytes);
+}
+
 // ZeRO-1 does not partition gradients (stage_1_and_2.py, partition_gradients False): the 16-bit
 // gradients of every parameter accumulate on the GPU and only the fp32 partition, master and
 // moments go to the host. Stage 0 has no offload_optimizer (FRAMEWORK_NOTES §3.4: stages 1-3).
@@ -556,6 +609,28 @@ TEST_CASE("how to make it fit: a full fine-tune that does not fit is offered LoR
   // Pretraining configs get no fine-tuning changes.
   for (const FitSuggestion& s : fit_advice(config_of({{"model", "llama3.1-8b"}, {"gpu", "a100-40gb"}, {"gpus", 1}, {"seq", 2048}})).suggestions)
     CHECK(s.config.training.finetune == FinetuneMethod::kNone);
+}
+
+TEST_CASE("how to make it fit: torchtune is offered its activation offloading, HF Trainer a fused linear loss") {
+  // Llama 3.1 8B at 8k (torchtune: 16k) tokens on a 24 GB card: the checkpointed inputs are 2 (4) GiB,
+  // and under HF the logits (1.05e9 of them, 14 B each) are the largest transient.
+  const json base = {{"model", "llama3.1-8b"}, {"gpu", "rtx4090"}, {"gpus", 1}, {"seq", 8192}, {"finetune", "lora"}};
+  const auto offers = [](const Config& config, const char* change) {
+    for (const FitSuggestion& s : fit_advice(config, 40).suggestions)
+      if (s.change.find(change) != std::string::npos) return true;
+    return false;
+  };
+  json torchtune = base;
+  torchtune["stack"] = "torchtune";
+  torchtune["finetune"] = "qlora";
+  torchtune["seq"] = 16384;
+  REQUIRE(estimate_memory(config_of(torchtune)).verdict != Verdict::kFits);
+  CHECK(offers(config_of(torchtune), "activation offload off \xE2\x86\x92 on"));
+  json hf = base;
+  hf["finetune"] = "qlora";
+  REQUIRE(estimate_memory(config_of(hf)).verdict != Verdict::kFits);
+  CHECK(offers(config_of(hf), "\xE2\x86\x92 fused_linear"));
+  CHECK_FALSE(offers(config_of(hf), "activation offload"));
 }
 
 TEST_CASE("meshfit validate's fine-tuning rows are this table's rows: same configs, same median") {

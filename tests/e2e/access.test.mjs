@@ -269,8 +269,25 @@ test('the DOM form switches to fine-tuning as the panel does, and its fine-tunin
   assert.deepEqual(m.ranks, nativeRanks(m.state));
   const form = m.form.map((f) => f.field);
   for (const field of ['finetune', 'stack', 'lora_rank', 'lora_alpha', 'lora_dropout', 'lora_targets', 'adapter_dtype',
-                       'double_quant', 'kbit_upcast', 'offload', 'optimizer_in_backward', 'tokens_to_train'])
+                       'double_quant', 'kbit_upcast', 'offload', 'optimizer_in_backward', 'tokens_to_train',
+                       'offload_activations'])
     assert.ok(form.includes(field), `the form has ${field}`);
+  // Activation offloading from the keyboard: the checked box reaches the config, and the CLI's ranks
+  // for the resulting state are the page's (its saved layers go to CPU memory).
+  const offloadBox = page.getByRole('checkbox', { name: 'offload activations to CPU', exact: true });
+  v = await version(page);
+  await offloadBox.focus();
+  await page.keyboard.press('Space');
+  await settled(page, v);
+  m = await mirror(page);
+  assert.equal(m.config.offload_activations, true);
+  assert.deepEqual(m.ranks, nativeRanks(m.state));
+  const offloadedRanks = JSON.parse(execFileSync(cli, ['estimate', '--state', m.state, '--json'], { encoding: 'utf8' })).ranks;
+  assert.ok(offloadedRanks.every((r) => r.host_bytes > 0), 'offloaded activations are host bytes');
+  v = await version(page);
+  await page.keyboard.press('Space');
+  await settled(page, v);
+  m = await mirror(page);
   // A number in range is taken; one out of range is refused and the config keeps its value.
   const alpha = page.getByRole('textbox', { name: 'LoRA alpha', exact: true });
   v = await version(page);

@@ -128,6 +128,8 @@ constexpr FlagField kTrainingFlags[] = {{"flash", "FlashAttention"},
 constexpr FlagField kFp8AllGather = {"fp8_all_gather", "fp8 all-gather (FSDP2 float8)"};
 // torchtune enable_activation_offloading: beside recompute, whose saved tensors it moves.
 constexpr FlagField kOffloadActivations = {"offload_activations", "offload activations to CPU"};
+// PEFT use_dora / torchtune use_dora: beside the adapters it decomposes.
+constexpr FlagField kDora = {"dora", "DoRA (weight-decomposed LoRA)"};
 bool shows_fp8_all_gather(const TrainingSpec& t) {
   return t.fp8_all_gather || (t.framework == Framework::kFsdp && t.precision == Precision::kFp8);
 }
@@ -721,6 +723,7 @@ bool draw_finetune(AppState& s) {
     }
     record_rect(s, "lora_targets");
     field_issue(s, "lora_targets");
+    changed |= checkbox_field(s, kDora);
     ImGui::TextUnformatted("adapter dtype");
     ImGui::SetNextItemWidth(-FLT_MIN);
     changed |= combo_enum("##adapter_dtype", t.adapter_dtype);
@@ -999,6 +1002,7 @@ std::string describe_form(const AppState& s) {
       }
       if (!listed) targets["options"].push_back(option(t.lora_targets, t.lora_targets));
       form.push_back(targets);
+      form.push_back(flag_entry(s, kDora));
       form.push_back(enum_entry_json(s, "adapter_dtype", "adapter dtype", t.adapter_dtype));
     }
     if (t.finetune == FinetuneMethod::kQlora) {

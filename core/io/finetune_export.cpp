@@ -223,6 +223,7 @@ LaunchExport export_torchtune(const Config& c) {
     model["lora_rank"] = t.lora_rank;
     model["lora_alpha"] = number(t.lora_alpha);
     model["lora_dropout"] = t.lora_dropout;
+    if (t.dora) model["use_dora"] = true;  // torchtune lora_llama3 builders' use_dora
     if (t.finetune == FinetuneMethod::kQlora) model["quantize_base"] = true;  // torchao NF4
   }
   if (t.finetune == FinetuneMethod::kQlora && !t.double_quant)
@@ -332,12 +333,13 @@ LaunchExport export_hf_trainer(const Config& c) {
   if (adapters) {
     const uint32_t targets = parse_lora_targets(t.lora_targets);
     ojson target_modules = targets == kLoraAllLinear ? ojson("all-linear") : ojson(hf_target_names(targets));
-    text += python_call("lora_config", "LoraConfig",
-                        {{"r", t.lora_rank},
-                         {"lora_alpha", number(t.lora_alpha)},
-                         {"lora_dropout", t.lora_dropout},
-                         {"target_modules", target_modules},
-                         {"task_type", "CAUSAL_LM"}});
+    std::vector<PyArg> lora_args = {{"r", t.lora_rank},
+                                    {"lora_alpha", number(t.lora_alpha)},
+                                    {"lora_dropout", t.lora_dropout},
+                                    {"target_modules", target_modules},
+                                    {"task_type", "CAUSAL_LM"}};
+    if (t.dora) lora_args.push_back({"use_dora", true});
+    text += python_call("lora_config", "LoraConfig", lora_args);
     text += python_call("model", "get_peft_model",
                         {{"model", "model", true},
                          {"peft_config", "lora_config", true},

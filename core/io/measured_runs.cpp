@@ -117,7 +117,8 @@ MeasuredRun finetune_run_from_row(const CsvRow& row) {
   MeasuredRun run;
   const auto field = [&row](const char* column) -> const std::string& { return csv_field(row, column); };
   const std::string& model = field("model");
-  run.label = join_words({short_model_name(model), field("method"), label_part(row, "r", "lora_rank"), label_part(row, "s", "seq_len"),
+  run.label = join_words({short_model_name(model), field("method"), field("dora") == "yes" ? "dora" : "",
+                          label_part(row, "r", "lora_rank"), label_part(row, "s", "seq_len"),
                           label_part(row, "b", "micro_batch"), label_part(row, "x", "num_gpus"), field("zero_stage") == "3" ? field("framework") : "",
                           field("offload") != "none" ? "+off" : ""});
   run.source = field("source");
@@ -167,6 +168,7 @@ MeasuredRun finetune_run_from_row(const CsvRow& row) {
     o["adapter_dtype"] = field("adapter_dtype");
     o["kbit_upcast"] = field("kbit_upcast") == "yes";
     o["base_dtype"] = field("base_dtype");
+    o["dora"] = field("dora") == "yes";
   }
   const ParsedConfig parsed = parse_config(o);
   run.config = parsed.config;

@@ -252,6 +252,8 @@ std::vector<ConfigField> make_fields() {
       number<&C::training, &TrainingSpec::lora_alpha>("lora_alpha", G::kTraining, "LoRA alpha (scaling only)"),
       number<&C::training, &TrainingSpec::lora_dropout>("lora_dropout", G::kTraining,
                                                        "LoRA dropout probability in [0, 1) (> 0 keeps a dropped input copy)"),
+      boolean<&C::training, &TrainingSpec::dora>("dora", G::kTraining,
+                                                 "LoRA: DoRA weight decomposition (PEFT use_dora): a magnitude per output, the weight norm each forward"),
       text<&C::training, &TrainingSpec::lora_targets>("lora_targets", G::kTraining,
                                                      "LoRA target modules: all-linear, attention or a list of q,k,v,o,gate,up,down"),
       word<&C::training, &TrainingSpec::adapter_dtype>("adapter_dtype", G::kTraining, "LoRA adapter dtype"),

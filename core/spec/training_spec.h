@@ -192,6 +192,9 @@ struct TrainingSpec {
   std::string lora_targets = "all-linear"; // all-linear | attention | q,k,v,o,gate,up,down
   AdapterDtype adapter_dtype = AdapterDtype::kFp32;
   double lora_dropout = 0;                 // PEFT LoraConfig.lora_dropout (default 0.0: nn.Identity, nothing saved)
+  // PEFT LoraConfig(use_dora=True) / torchtune use_dora: a trained magnitude per output of each adapted
+  // module, the column norm of W + BA every forward (finetune.cpp lora_activation_delta_bytes).
+  bool dora = false;
   AdapterDtype base_dtype = AdapterDtype::kBf16;  // LoRA: dtype the frozen base is loaded in (fp32: PEFT sft example without torch_dtype)
   bool kbit_upcast = true;                 // QLoRA: prepare_model_for_kbit_training casts non-4-bit params to fp32
   bool double_quant = true;                // QLoRA: bnb_4bit_use_double_quant (0.516 vs 0.5625 B/param)

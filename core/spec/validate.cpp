@@ -178,6 +178,12 @@ struct Rules {
         check.error(IssueCode::kThresholdOutOfRange, "lora_dropout",
                     "lora_dropout must be a probability in [0, 1), got " + to_string(t.lora_dropout) + ".");
     }
+    // DoRA decomposes an adapted weight: without adapters there is none (said, not silently dropped).
+    if (t.dora && !has_adapters(t))
+      check.warning(IssueCode::kUnsupportedSetting, "dora",
+                    std::string("dora applies to LoRA and QLoRA adapters; finetune=") + enum_key(t.finetune) + " has none (ignored).");
+    if (t.dora && t.stack == FinetuneStack::kLitgpt && has_adapters(t))
+      check.warning(IssueCode::kUnsupportedSetting, "dora", "LitGPT's LoRA has no DoRA; estimated as PEFT's.");
     // The fine-tuning stacks launch no pipeline or context parallelism (finetune.h; the search and the
     // exports keep pp = cp = 1): a link that asks for it is estimated, and told so.
     if (is_finetune(t) && (l.pp > 1 || l.cp > 1))

@@ -149,6 +149,32 @@ TEST_CASE("activation offloading keeps five checkpointed layer inputs on the GPU
   CHECK(fast.step.step_time_s == doctest::Approx(slow.step.step_time_s).epsilon(0.01));
 }
 
+// PEFT tuners/lora/dora.py DoraLinearLayer.forward: (m/||W+sBA|| - 1) * base_result + m/||W+sBA|| *
+// lora_result * s saves the base output (bf16) and lora_B's output (fp32 adapters in pure bf16) per
+// adapted module; m adds one trained value per output. PEFT's MetaMathQA results on one L40S
+// (tests/data/finetune_measured.csv rows rank32 and rank32-dora, the same run but use_dora): 20.76
+// and 22.85 GiB peak reserved, +2.09.
+TEST_CASE("DoRA saves the base and adapter outputs of each adapted module: PEFT MetaMathQA rank32 vs rank32-dora") {
+  json lora = llama32_3b_lora();
+  json dora = lora;
+  dora["dora"] = true;
+  const Config a = config_of(lora), b = config_of(dora);
+  const double tokens = 768.0 * 4;
+  // q (out 3072) and v (out 1024: 8 kv heads x 128) of each of 28 layers, 2 + 4 bytes per output.
+  CHECK(lora_activation_delta_bytes(b.model, b.training, tokens, 1, false) -
+            lora_activation_delta_bytes(a.model, a.training, tokens, 1, false) ==
+        doctest::Approx(6.0 * tokens * (3072 + 1024)));
+  const MemoryReport without = estimate_memory(a), with = estimate_memory(b);
+  CHECK(with.worst().intermediates.trainable_parameters - without.worst().intermediates.trainable_parameters ==
+        doctest::Approx(28.0 * (3072 + 1024)));
+  const double predicted = with.worst().peak_reserved_bytes - without.worst().peak_reserved_bytes;
+  CHECK(bytes_to_gib(predicted) == doctest::Approx(2.09).epsilon(0.1));
+  // Without adapters there is nothing to decompose: said, and nothing changes.
+  json full = {{"model", "llama3.2-3b"}, {"gpu", "l40s"}, {"gpus", 1}, {"finetune", "full"}, {"dora", true}};
+  const std::vector<Issue> issues = validate(config_of(full));
+  CHECK(std::any_of(issues.begin(), issues.end(), [](const Issue& i) { return i.field == "dora" && i.code == IssueCode::kUnsupportedSetting; }));
+}
+
 // Liger-Kernel ops/fused_linear_cross_entropy.py fused_linear_cross_entropy_forward, whose comment
 // works the chunk size: "BT = 4096*4, V = 32000, H = 4096 ==> inc_factor = 8, chunk_size = 2048".
 TEST_CASE("fused linear cross-entropy: grad_input and one chunk of logits, no logits tensor (Liger's worked example)") {
@@ -298,7 +324,7 @@ FinetuneRow row_from_csv(const meshfit_test::CsvRow& row, int index) {
   FinetuneRow r;
   r.index = index;
   const auto f = [&row](const char* column) -> const std::string& { return row.at(column); };
-  r.label = f("model").substr(f("model").find('/') + 1).substr(0, 22) + " " + f("method") +
+  r.label = f("model").substr(f("model").find('/') + 1).substr(0, 22) + " " + f("method") + (f("dora") == "yes" ? " dora" : "") +
             (f("lora_rank").empty() ? "" : " r" + f("lora_rank")) + " s" + f("seq_len") + " b" + f("micro_batch") + " x" +
             f("num_gpus") + (f("zero_stage") == "3" ? " " + f("framework") : "") + (f("offload") != "none" ? " +off" : "");
   r.expressible = f("expressible") == "yes";
@@ -346,6 +372,7 @@ FinetuneRow row_from_csv(const meshfit_test::CsvRow& row, int index) {
     o["adapter_dtype"] = f("adapter_dtype");
     o["kbit_upcast"] = f("kbit_upcast") == "yes";
     o["base_dtype"] = f("base_dtype");
+    o["dora"] = f("dora") == "yes";
   }
   return r;
 }

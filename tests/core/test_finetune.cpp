@@ -658,6 +658,15 @@ TEST_CASE("how to make it fit: torchtune is offered its activation offloading, H
   REQUIRE(estimate_memory(config_of(hf)).verdict != Verdict::kFits);
   CHECK(offers(config_of(hf), "\xE2\x86\x92 fused_linear"));
   CHECK_FALSE(offers(config_of(hf), "activation offload"));
+  // Neither alone is enough for a bf16 LoRA base at 16k on torchtune, or at 8k with checkpointing on
+  // HF: two fine-tuning changes together are (a review saw "no change helps" where QLoRA + offload
+  // fit at 76%).
+  json lora_tt = torchtune;
+  lora_tt["finetune"] = "lora";
+  CHECK(offers(config_of(lora_tt), "finetune lora \xE2\x86\x92 qlora, activation offload off \xE2\x86\x92 on"));
+  json lora_hf = base;
+  lora_hf["recompute"] = "full";
+  CHECK(offers(config_of(lora_hf), "finetune lora \xE2\x86\x92 qlora, loss eager_keep_logits \xE2\x86\x92 fused_linear"));
 }
 
 TEST_CASE("meshfit validate's fine-tuning rows are this table's rows: same configs, same median") {

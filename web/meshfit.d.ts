@@ -32,7 +32,7 @@ export interface Config {
   offload?: 'none' | 'optimizer' | 'params'; optimizer_impl?: 'auto' | 'fused' | 'foreach';
   /** Saved activations to CPU memory and back for backward (torchtune enable_activation_offloading). */
   offload_activations?: boolean;
-  loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked' | 'fused_linear'; async_tp?: boolean;
+  loss?: 'auto' | 'vocab_parallel' | 'eager' | 'eager_keep_logits' | 'compiled' | 'chunked' | 'fused_linear' | 'bf16_chunked'; async_tp?: boolean;
   /** FSDP2 with torchao float8 (precision 'fp8'): the Linear weights all-gathered in fp8, 1 B instead of 2
    *  (torchtitan [float8] enable_fsdp_float8_all_gather). Needs sharded weights (zero 2 or 3). */
   fp8_all_gather?: boolean;

@@ -117,8 +117,7 @@ const std::vector<FinetuneStackProfile>& stacks() {
     // lora_query and lora_value only; config_hub/finetune/*/lora.yaml set precision bf16-true (pure
     // bf16, adapters included); no activation checkpointing in the LoRA recipe; QLoRA via
     // --quantize bnb.nf4-dq keeps the rest in bf16. Its loss (utils.py chunked_cross_entropy over
-    // 128-token lm_head chunks) keeps every bf16 logit chunk; meshfit has no such loss kind and uses
-    // the eager loss with logits kept, an overestimate of the logits term.
+    // 128-token lm_head chunks) keeps every bf16 logit chunk and its bf16 log-probs (loss bf16_chunked).
     FinetuneStackProfile lit = stack_row(FinetuneStack::kLitgpt,
                                          "LitGPT litgpt/finetune/lora.py setup(), config_hub/finetune/llama-3.1-8b/lora.yaml");
     lit.zero_many_gpus = 3;  // Fabric FSDPStrategy on more than one device
@@ -130,6 +129,7 @@ const std::vector<FinetuneStackProfile>& stacks() {
     lit.lora_alpha = 16;
     lit.lora_targets = "q,v";
     lit.lora_dropout = 0.05;
+    lit.loss = LossKind::kBf16Chunked;
     list.push_back(lit);
     // Axolotl examples/llama-3/qlora.yml and lora-8b.yml: lora_r 32, lora_alpha 16, lora_dropout
     // 0.05, lora_target_linear true, gradient_checkpointing true, bf16 auto (HF Trainer AMP, PEFT

@@ -321,6 +321,7 @@ double loss_bytes_per_logit(const FrameworkProfile& profile, const TrainingSpec&
     case LossKind::kChunked:
       return kSavedLogProbBytesPerLogit + (kPyTorchBytesPerLogit - kSavedLogProbBytesPerLogit) / kChunkedLossChunks;
     case LossKind::kFusedLinear: return 0.0;  // no logits tensor: fused_linear_loss_bytes
+    case LossKind::kBf16Chunked: return kBf16ChunkedBytesPerLogit;
   }
   return kPyTorchBytesPerLogit;
 }

@@ -90,6 +90,11 @@ constexpr double kCompiledBytesPerLogit = 4.0;
 // the states = the eager run's 16.15 - its 3.92 GiB of bf16 logits + 7.83 GiB of fp32 log-probs;
 // backward peak 1.96 GiB higher = 8 B over one chunk's logits).
 constexpr double kSavedLogProbBytesPerLogit = 4.0;
+// LitGPT's loss (finetune/lora.py: model(..., lm_head_chunk_size=128); utils.py chunked_cross_entropy):
+// the head returns its bf16 logits in 128-token chunks, all kept through backward, and each chunk's
+// F.cross_entropy runs in bf16 (no upcast), saving its bf16 log-probs; a chunk's gradients are
+// 128 rows: 2 + 2 B per logit.
+constexpr double kBf16ChunkedBytesPerLogit = 4.0;
 constexpr double kChunkedLossChunks = 8.0;
 
 // Activation offloading (torchtune training/_activation_offloading.py OffloadActivations
@@ -179,6 +184,9 @@ inline constexpr NamedConstant kMemoryConstants[] = {
     {"kOffloadStashTensors", kOffloadStashTensors, "saved tensors",
      "activation offloading: the latest saved tensors kept on the GPU until their copies to CPU finish",
      "torchtune training/_activation_offloading.py OffloadActivations max_fwd_stash_size default", ConstantBasis::kSource},
+    {"kBf16ChunkedBytesPerLogit", kBf16ChunkedBytesPerLogit, "bytes per logit",
+     "LitGPT's chunked bf16 cross-entropy: the bf16 logit chunks and their bf16 log-probs, kept through backward",
+     "litgpt finetune/lora.py (lm_head_chunk_size=128), utils.py chunked_cross_entropy", ConstantBasis::kSource},
     {"kRingAttentionFp32GradBuffers", kRingAttentionFp32GradBuffers, "local-sized fp32 tensors",
      "PyTorch ring attention backward: dq, dk, dv accumulators and the rotating dk||dv buffer",
      "torch/distributed/tensor/experimental/_context_parallel/_attention.py", ConstantBasis::kSource},

@@ -103,10 +103,10 @@ std::vector<Config> finetune_changes(const Config& config) {
       });
   }
   // The stacks' own switches for what the activations and the logits hold: torchtune's
-  // enable_activation_offloading (its recipes only), and a fused linear cross-entropy where the loss
+  // enable_activation_offloading (and axolotl's port, activation_offloading), and a fused linear cross-entropy where the loss
   // materialises the logits (HF TrainingArguments use_liger_kernel, axolotl liger plugin): on a
   // long-context fine-tune the logits can be a fifth of the peak.
-  if (t.stack == FinetuneStack::kTorchtune && !t.offload_activations)
+  if ((t.stack == FinetuneStack::kTorchtune || t.stack == FinetuneStack::kAxolotl) && !t.offload_activations)
     with([](TrainingSpec& x) { x.offload_activations = true; });
   const LossKind loss = effective_loss(framework_profile(t.framework), t);
   if (t.stack != FinetuneStack::kTorchtune && t.stack != FinetuneStack::kLitgpt &&

@@ -22,7 +22,7 @@ enum class Precision { kBf16, kFp8, kPureBf16 };
 // PyTorch caching-allocator configuration: auto = what the framework's launcher sets (torchtitan's
 // run_train.sh: PYTORCH_ALLOC_CONF="expandable_segments:True"; Megatron and DeepSpeed: none).
 enum class AllocatorMode { kAuto, kCaching, kExpandableSegments };
-enum class LossKind { kAuto, kVocabParallel, kEager, kEagerKeepLogits, kCompiled, kChunked, kFusedLinear };
+enum class LossKind { kAuto, kVocabParallel, kEager, kEagerKeepLogits, kCompiled, kChunked, kFusedLinear, kBf16Chunked };
 // Optimizers (FRAMEWORK_NOTES §4.2; bitsandbytes optim/*.py): paged_* keep their states in CUDA
 // managed memory (outside PyTorch's counters); adafactor factors the second moment (no first).
 enum class Optimizer { kAdamW, kSgd, kAdam8bit, kPagedAdamW, kPagedAdam8bit, kAdafactor };  // Adam = AdamW state
@@ -85,7 +85,8 @@ template <> struct EnumNames<LossKind> {
                                                  {LossKind::kEagerKeepLogits, "eager_keep_logits", "eager, logits kept (HF)"},
                                                  {LossKind::kCompiled, "compiled", "compiled / fused"},
                                                  {LossKind::kChunked, "chunked", "chunked (8 chunks)"},
-                                                 {LossKind::kFusedLinear, "fused_linear", "fused linear (Liger, CCE)"}};
+                                                 {LossKind::kFusedLinear, "fused_linear", "fused linear (Liger, CCE)"},
+                                                 {LossKind::kBf16Chunked, "bf16_chunked", "bf16, chunked (LitGPT)"}};
 };
 template <> struct EnumNames<Optimizer> {
   static constexpr EnumName<Optimizer> table[] = {{Optimizer::kAdamW, "adamw", "AdamW"},

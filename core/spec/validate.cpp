@@ -184,6 +184,26 @@ struct Rules {
                     std::string("dora applies to LoRA and QLoRA adapters; finetune=") + enum_key(t.finetune) + " has none (ignored).");
     if (t.dora && t.stack == FinetuneStack::kLitgpt && has_adapters(t))
       check.warning(IssueCode::kUnsupportedSetting, "dora", "LitGPT's LoRA has no DoRA; estimated as PEFT's.");
+    // The two memory switches exist only in some software: the estimate still applies them (what a
+    // patched run would hold), and says so (an as-a-user review saw HF QLoRA estimated with
+    // torchtune's activation offloading, and torchtune with Liger's loss, without a word).
+    const bool finetune_run = is_finetune(t);
+    if (t.offload_activations &&
+        (finetune_run ? t.stack != FinetuneStack::kTorchtune && t.stack != FinetuneStack::kAxolotl
+                      : t.framework == Framework::kFsdp || t.framework == Framework::kNanotron))
+      check.warning(IssueCode::kUnsupportedSetting, "offload_activations",
+                    std::string("offload_activations is torchtune's enable_activation_offloading (axolotl: "
+                                "activation_offloading; DeepSpeed: cpu_checkpointing); ") +
+                        (finetune_run ? enum_label(t.stack) : enum_label(t.framework)) +
+                        " has no such option, so this estimates a run patched to offload.");
+    const bool liger_capable = finetune_run ? t.stack != FinetuneStack::kTorchtune && t.stack != FinetuneStack::kLitgpt
+                                            : t.framework == Framework::kDeepSpeed;
+    if (t.loss == LossKind::kFusedLinear && !liger_capable)
+      check.warning(IssueCode::kUnsupportedSetting, "loss",
+                    std::string("loss=fused_linear is Liger-Kernel's fused linear cross-entropy (HF use_liger_kernel, "
+                                "axolotl's liger plugin); ") +
+                        (finetune_run ? enum_label(t.stack) : enum_label(t.framework)) +
+                        " does not ship it, so this estimates a run patched to use it.");
     // The fine-tuning stacks launch no pipeline or context parallelism (finetune.h; the search and the
     // exports keep pp = cp = 1): a link that asks for it is estimated, and told so.
     if (is_finetune(t) && (l.pp > 1 || l.cp > 1))

@@ -638,6 +638,35 @@ TEST_CASE("how to make it fit: a full fine-tune that does not fit is offered LoR
     CHECK(s.config.training.finetune == FinetuneMethod::kNone);
 }
 
+// What each stack ships: LitGPT's loss is its bf16 128-token chunks (utils.py chunked_cross_entropy:
+// logits and log-probs in bf16, 4 B a logit), and a switch a stack does not have is estimated but
+// said (an as-a-user review saw HF QLoRA with torchtune's offloading and torchtune with Liger's loss
+// estimated silently).
+TEST_CASE("stacks: LitGPT's bf16 chunked loss, and a warning for a switch the stack does not ship") {
+  const Config lit = config_of({{"model", "llama3.1-8b"}, {"gpu", "l40s"}, {"gpus", 1}, {"seq", 4096}, {"finetune", "lora"}, {"stack", "litgpt"}});
+  CHECK(lit.training.loss == LossKind::kBf16Chunked);
+  const MemoryReport report = estimate_memory(lit);
+  CHECK(report.worst().intermediates.bytes_per_logit == 4.0);
+  const auto warns = [](const json& object, const char* field) {
+    const std::vector<Issue> issues = validate(config_of(object));
+    return std::any_of(issues.begin(), issues.end(), [&](const Issue& i) { return i.field == field && i.severity == Severity::kWarning; });
+  };
+  const json hf = {{"model", "llama3.1-8b"}, {"gpu", "rtx4090"}, {"gpus", 1}, {"finetune", "qlora"}};
+  json hf_offload = hf;
+  hf_offload["offload_activations"] = true;
+  CHECK(warns(hf_offload, "offload_activations"));
+  json tt_offload = hf_offload;
+  tt_offload["stack"] = "torchtune";
+  CHECK_FALSE(warns(tt_offload, "offload_activations"));
+  json tt_fused = hf;
+  tt_fused["stack"] = "torchtune";
+  tt_fused["loss"] = "fused_linear";
+  CHECK(warns(tt_fused, "loss"));
+  json hf_fused = hf;
+  hf_fused["loss"] = "fused_linear";
+  CHECK_FALSE(warns(hf_fused, "loss"));
+}
+
 TEST_CASE("how to make it fit: torchtune is offered its activation offloading, HF Trainer a fused linear loss") {
   // Llama 3.1 8B at 8k (torchtune: 16k) tokens on a 24 GB card: the checkpointed inputs are 2 (4) GiB,
   // and under HF the logits (1.05e9 of them, 14 B each) are the largest transient.

@@ -209,7 +209,7 @@ json run_methods(json input) {
                 {"recompute", to_string(c.config.training.recompute)},
                 {"fits", c.fits},
                 // fits / tight / oom against the GPU and the headroom, as estimate's verdict reads
-                {"verdict", to_string(verdict_for(c.device_bytes, c.config.gpu.memory_bytes, c.config.training.headroom))},
+                {"verdict", to_string(c.verdict)},
                 {"device_bytes", c.device_bytes},
                 {"host_bytes", c.host_bytes},
                 {"step_time_s", c.step_time_s},

@@ -49,6 +49,9 @@ std::string verdict_text(const AppState& s) {
                 report.verdict == Verdict::kFits ? "FITS" : report.verdict == Verdict::kTight ? "TIGHT" : "OUT OF MEMORY", who,
                 format_bytes(s, worst.device_bytes, 1).c_str(),
                 format_bytes(s, report.capacity_bytes, 1).c_str(), 100.0 * worst.device_bytes / report.capacity_bytes);
+  // Paged optimizer states past the capacity: the driver keeps them in host memory (memory_model.h).
+  const double spill = paged_spill_bytes(worst, report.capacity_bytes);
+  if (spill > 0) return std::string(line) + "; " + format_bytes(s, spill, 1) + " of paged optimizer states live in host memory";
   return line;
 }
 

@@ -78,6 +78,8 @@ export interface RankMemory {
   peak_allocated_bytes: number; peak_reserved_bytes: number; device_bytes: number;
   /** CPU memory of offloaded states and activations. */
   host_bytes: number;
+  /** Paged optimizer states past the capacity, which the driver keeps in host memory (verdict: tight, not oom). */
+  paged_spill_bytes: number;
   /** LLMem's split: the output section (LM head, its input, logits and loss) and the rest. */
   sections: { body_bytes: number; output_bytes: number };
   intermediates: Record<string, unknown>;

@@ -359,13 +359,14 @@ json stage_activations_to_json(const StageActivations& a) {
           {"layers_per_in_flight", a.layers_per_in_flight},
           {"layer_bytes", a.layer_bytes},
           {"layers_bytes", a.layers_bytes},
+          {"offloaded_bytes", a.offloaded_bytes},
           {"recompute_working_bytes", a.recompute_working_bytes},
           {"embedding_bytes", a.embedding_bytes},
           {"head_input_bytes", a.head_input_bytes},
           {"total_bytes", a.total}};
 }
 
-json rank_to_json(const RankMemory& rank) {
+json rank_to_json(const RankMemory& rank, double capacity_bytes) {
   json components = json::object();
   for (int i = 0; i < kComponentCount; ++i) components[to_string(Component(i))] = rank.component_bytes[size_t(i)];
   json chunks = json::array();
@@ -380,6 +381,7 @@ json rank_to_json(const RankMemory& rank) {
           {"peak_reserved_bytes", rank.peak_reserved_bytes},
           {"device_bytes", rank.device_bytes},
           {"host_bytes", rank.host_bytes},
+          {"paged_spill_bytes", paged_spill_bytes(rank, capacity_bytes)},
           {"sections", {{"body_bytes", in.body_section_bytes}, {"output_bytes", in.output_section_bytes}}},
           {"intermediates",
            {{"layers", in.layers},
@@ -437,7 +439,7 @@ json memory_report_to_json(const MemoryReport& report) {
                               {"no_recompute_bytes", layer.no_recompute},
                               {"stored_bytes", layer.stored}};
   out["ranks"] = json::array();
-  for (const RankMemory& rank : report.ranks) out["ranks"].push_back(rank_to_json(rank));
+  for (const RankMemory& rank : report.ranks) out["ranks"].push_back(rank_to_json(rank, report.capacity_bytes));
   return out;
 }
 

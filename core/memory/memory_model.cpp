@@ -912,6 +912,11 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   return rank;
 }
 
+double paged_spill_bytes(const RankMemory& rank, double capacity_bytes) {
+  const double paged = rank.bytes(Component::kPagedOptimizer);
+  return std::min(paged, std::max(0.0, rank.device_bytes - capacity_bytes));
+}
+
 RankMemory worst_stage_memory(const Config& config, const MemoryPlan& plan) {
   RankMemory worst = stage_memory(config, plan, 0, false);
   for (int64_t stage : candidate_stages(config, plan.profile)) {
@@ -922,8 +927,9 @@ RankMemory worst_stage_memory(const Config& config, const MemoryPlan& plan) {
   return worst;
 }
 
-Verdict verdict_for(double device_bytes, double capacity_bytes, double headroom) {
-  if (device_bytes > capacity_bytes) return Verdict::kOutOfMemory;
+Verdict verdict_for(double device_bytes, double capacity_bytes, double headroom, double pageable_bytes) {
+  if (device_bytes - pageable_bytes > capacity_bytes) return Verdict::kOutOfMemory;
+  if (device_bytes > capacity_bytes) return Verdict::kTight;
   if (device_bytes >= headroom * capacity_bytes) return Verdict::kTight;
   return Verdict::kFits;
 }
@@ -948,7 +954,8 @@ MemoryReport estimate_memory(const Config& config) {
   for (size_t i = 1; i < report.ranks.size(); ++i)
     if (report.ranks[i].device_bytes > report.ranks[size_t(report.worst_rank)].device_bytes)
       report.worst_rank = int64_t(i);
-  report.verdict = verdict_for(report.worst().device_bytes, report.capacity_bytes, report.headroom);
+  report.verdict = verdict_for(report.worst().device_bytes, report.capacity_bytes, report.headroom,
+                               report.worst().bytes(Component::kPagedOptimizer));
   return report;
 }
 

@@ -346,6 +346,11 @@ StageShape stage_shape(const Config& config, const MemoryPlan& plan, int64_t sta
 RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t stage, bool with_chunks);
 // The worst of candidate_stages' memory.
 RankMemory worst_stage_memory(const Config& config, const MemoryPlan& plan);
-Verdict verdict_for(double device_bytes, double capacity_bytes, double headroom);
+// fits / tight / out of memory. `pageable_bytes` (bitsandbytes paged optimizer states, in CUDA managed
+// memory) may exceed the capacity: the driver evicts those pages to host memory (FINETUNE_NOTES §2.3),
+// so a rank is out of memory only when the rest does not fit, and tight while its pages spill.
+Verdict verdict_for(double device_bytes, double capacity_bytes, double headroom, double pageable_bytes = 0);
+// Paged states the GPU cannot hold (spilled to host memory by the driver): 0 without paged states.
+double paged_spill_bytes(const RankMemory& rank, double capacity_bytes);
 
 }  // namespace meshfit

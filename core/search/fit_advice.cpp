@@ -214,7 +214,10 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
   // worst rank ends under the tight threshold, as the searched ones are.
   const auto add_estimated = [&](const Config& changed) {
     const Estimate e = estimate(changed);
-    if (!e.valid() || e.memory.worst().device_bytes > config.training.headroom * e.memory.capacity_bytes) return false;
+    // Paged optimizer states the driver can evict to host memory do not count against the line.
+    if (!e.valid() || e.memory.worst().device_bytes - e.memory.worst().bytes(Component::kPagedOptimizer) >
+                          config.training.headroom * e.memory.capacity_bytes)
+      return false;
     FitSuggestion suggestion;
     suggestion.config = changed;
     suggestion.change = describe_change(config, changed, suggestion.changed_dimensions);

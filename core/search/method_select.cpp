@@ -124,6 +124,7 @@ MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& opt
         candidate.step_time_s = step.step_time_s;
         candidate.tokens_per_s_per_gpu = step.tokens_per_s_per_gpu;
         candidate.fits = memory.fits();
+        candidate.verdict = memory.verdict;
         if (!candidate.fits) {
           candidate.capacity_bytes = memory.capacity_bytes;
           candidate.checkpointed = recompute == Recompute::kFull;

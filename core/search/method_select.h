@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/memory_model.h"
 #include "spec/config.h"
 #include "spec/issue.h"
 
@@ -19,6 +20,7 @@ struct MethodCandidate {
   std::string strategy;            // "DDP", "ZeRO-3 + offload optimizer", "TP=8", ...
   Config config;                   // the evaluated config (finetune, framework, zero, tp, offload, recompute)
   bool fits = false;
+  Verdict verdict = Verdict::kOutOfMemory;  // estimate's verdict (paged states may spill: memory_model.h)
   std::string rejected;            // why not, when it does not fit or is not allowed
   double device_bytes = 0;         // worst rank
   double capacity_bytes = 0;       // out of memory: the worst rank's capacity (0 when rejected otherwise)

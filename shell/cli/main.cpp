@@ -257,6 +257,10 @@ void print_table(const json& out) {
               gib(worst["device_bytes"].get<double>()).c_str(), gib(out["capacity_bytes"].get<double>()).c_str(),
               100.0 * worst["device_bytes"].get<double>() / out["capacity_bytes"].get<double>(),
               out["verdict"].get<std::string>().c_str(), 100.0 * out["headroom"].get<double>());
+  if (worst["paged_spill_bytes"].get<double>() > 0)
+    std::printf("(%s GiB of paged optimizer states live in host memory: the driver evicts them, and each step pages them "
+                "over PCIe)\n",
+                gib(worst["paged_spill_bytes"].get<double>()).c_str());
   // The band covers each figure: MFU scales with tokens/s and the time to train inversely.
   const std::string band = out["error_band"]["text"].get<std::string>();
   const char* both = out["error_band"]["runs"].get<int>() > 0 ? "both " : "";

@@ -87,8 +87,9 @@ int64_t in_flight_microbatches(int64_t stage, int64_t pp, int64_t vpp, int64_t n
   return std::min(num_microbatches * vpp, warmup + 1);
 }
 
-double offloaded_layers_on_gpu(bool all_layers_recomputed) {
-  return all_layers_recomputed ? kOffloadStashTensors : 1.0;
+double offloaded_layers_on_gpu(bool all_layers_recomputed, bool in_backward) {
+  if (!all_layers_recomputed) return 1.0;
+  return in_backward ? kOffloadBackwardTensors : kOffloadStashTensors;
 }
 
 double recomputed_layers(Recompute recompute, int64_t recompute_layers, double stage_layers, int64_t vpp) {
@@ -125,6 +126,8 @@ StageActivations stage_activations(const ModelSpec& model, const ActivationSetti
     const double on_gpu = std::min(saved_layers, offloaded_layers_on_gpu(all_recomputed)) * out.layer_bytes;
     out.offloaded_bytes = out.layers_bytes - on_gpu;
     out.layers_bytes = on_gpu;
+    out.offload_backward_release =
+        on_gpu - std::min(saved_layers, offloaded_layers_on_gpu(all_recomputed, /*in_backward=*/true)) * out.layer_bytes;
   }
   if (settings.recompute == Recompute::kFull && stage.layers > 0)
     out.recompute_working_bytes = layer.no_recompute;  // one layer rebuilt at a time in backward
@@ -133,7 +136,7 @@ StageActivations stage_activations(const ModelSpec& model, const ActivationSetti
     const double first_stage_in_flight = double(in_flight_microbatches(0, pp, 1, num_microbatches));
     out.embedding_bytes = first_stage_in_flight * (8.0 * sb + (model.dropout ? sbh / t_sp : 0.0));
   }
-  if (stage.has_lm_head) out.head_input_bytes = 4.0 * sbh / t_sp;  // final-norm + LM-head inputs
+  if (stage.has_lm_head) out.head_input_bytes = (settings.head_in_loss ? 2.0 : 4.0) * sbh / t_sp;  // final-norm + LM-head inputs
   out.total = out.layers_bytes + out.recompute_working_bytes + out.embedding_bytes + out.head_input_bytes;
   return out;
 }

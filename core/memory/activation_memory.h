@@ -56,6 +56,9 @@ struct ActivationSettings {
   double frozen_base_delta_bytes = 0;
   // Saved activations offloaded to CPU memory (TrainingSpec::offload_activations).
   bool offload = false;
+  // loss=fused_linear: the LM head's GEMM runs inside the loss, which saves its input's gradient
+  // instead of the input (memory_model.h fused_linear_loss_bytes): only the final norm's input stays.
+  bool head_in_loss = false;
 };
 
 // One layer, one micro-batch, one rank; every field in bytes (bf16 activations, 2 bytes/element).
@@ -80,6 +83,7 @@ struct StageActivations {
   double layer_bytes = 0;           // LayerActivations::stored (averaged over the chunk's layers when only some recompute)
   double layers_bytes = 0;          // in_flight * layers_per_in_flight * layer_bytes (on the GPU)
   double offloaded_bytes = 0;       // offload_activations: the saved layers' bytes held in CPU memory instead
+  double offload_backward_release = 0;  // of layers_bytes, what the backward no longer holds (its stash is 2, not 5)
   double recompute_working_bytes = 0;  // full recompute: one layer's activations rebuilt in backward
   double embedding_bytes = 0;       // first stage: token ids (int64) + embedding dropout mask
   double head_input_bytes = 0;      // last stage: final-norm input and LM-head input
@@ -93,7 +97,9 @@ struct StageActivations {
 // keeps the last max_fwd_stash_size (5) alive on the GPU until their copies are done; backward brings
 // each back just before its use, prefetching the next. Under full recompute a layer saves one tensor
 // (its input), so five layer inputs stay; otherwise a layer saves many, and one layer's worth stays.
-double offloaded_layers_on_gpu(bool all_layers_recomputed);
+// At the first backward node the forward stash is dropped, and a tensor brought back is freed one
+// node after its use: two layer inputs in a layer's backward (unpack_tensor_with_streams).
+double offloaded_layers_on_gpu(bool all_layers_recomputed, bool in_backward = false);
 
 // Layers of a stage (spread over vpp chunks) that recompute=full rebuilds in backward: all of them,
 // or recompute_layers per chunk (Megatron block method). 0 without full recompute.

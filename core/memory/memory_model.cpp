@@ -562,6 +562,7 @@ MemoryPlan plan_memory(const Config& config) {
   settings.sp_saves_gathered_inputs = plan.profile.sp_saves_gathered_inputs && !spatial_temporal(layout);
   settings.compiled = runs_compiled(training);
   settings.offload = training.offload_activations;
+  settings.head_in_loss = effective_loss(plan.profile, training) == LossKind::kFusedLinear;
   // Autocast over the adapters' fp32 weights: the plain loop or DDP, as HF Trainer runs it (the
   // function itself asks for bf16 mixed precision).
   settings.frozen_base_delta_bytes =
@@ -701,6 +702,9 @@ StageTransients stage_transients(const Config& config, const MemoryPlan& plan, c
       const double tokens = double(training.seq) / double(layout.cp) * double(training.micro_batch);
       const double input_bytes = plan.activation_settings.fp32_residual ? 4.0 : 2.0;
       out.logits = fused_linear_loss_bytes(tokens, double(model.hidden), double(plan.padded_vocab) / double(layout.tp), input_bytes);
+      // A trained head: grad_weight = zeros_like(weight) is made in the forward and kept for backward.
+      if (!has_adapters(training))
+        out.logits += in.lm_head_parameters * (autocast_over_fp32_weights(config, plan.profile) ? 4.0 : 2.0);
     }
   }
 
@@ -763,7 +767,7 @@ void place_components(const Config& config, const MemoryPlan& plan, const StageP
   c[size_t(Component::kOptimizerStates)] = states.optimizer;
   c[size_t(Component::kPagedOptimizer)] = states.paged_optimizer;
   c[size_t(Component::kActivations)] =
-      in.activations.total - (in.peak_at_backward ? 0.0 : in.activations.recompute_working_bytes);
+      in.activations.total - (in.peak_at_backward ? in.activations.offload_backward_release : in.activations.recompute_working_bytes);
   c[size_t(Component::kLogitsLoss)] = in.peak_at_backward ? 0.0 : transients.logits;
   c[size_t(Component::kCommBuffers)] = (in.peak_at_backward ? comm.in_backward : comm.at_loss) + in.pp_receive_buffer_bytes + in.st_buffer_bytes;
   c[size_t(Component::kWorkspace)] = kCublasWorkspaceBytes + transients.sp_gather + states.transient_bytes +
@@ -901,8 +905,8 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   // the loss buffers are freed before any layer's backward runs.
   const CommBuffers comm = comm_buffer_bytes(config, in);
   const double forward_end_extra = transients.logits + comm.at_loss;
-  const double backward_extra =
-      in.activations.recompute_working_bytes + transients.backward_temporaries + in.cp_ring_bytes + comm.in_backward;
+  const double backward_extra = in.activations.recompute_working_bytes - in.activations.offload_backward_release +
+                                transients.backward_temporaries + in.cp_ring_bytes + comm.in_backward;
   in.peak_at_backward = backward_extra >= forward_end_extra;
   in.logits_bytes = transients.logits;
   in.backward_working_bytes = backward_extra - comm.in_backward;

@@ -198,7 +198,8 @@ double loss_bytes_per_logit(const FrameworkProfile& profile, const TrainingSpec&
 // fused_linear_cross_entropy_forward: the LM head's GEMM and the loss run chunk by chunk inside the
 // forward, so no logits tensor exists. What lives: grad_input (tokens x h, the input's dtype),
 // computed in the forward and kept for backward; one chunk of logits, next_power_of_2(ceil(tokens /
-// ceil(V/h))) rows x V, whose gradient the kernel writes in place; the fp32 per-token loss. Apple's
+// ceil(V/h))) rows x V, whose gradient the kernel writes in place; the fp32 per-token loss; with a
+// trained head, grad_weight (its size, made in the forward; stage_transients adds it). Apple's
 // Cut Cross-Entropy (blockwise in on-chip memory, grad_input in backward) keeps less: an upper bound.
 double fused_linear_loss_bytes(double tokens, double hidden, double vocab, double input_bytes);
 LossKind effective_loss(const FrameworkProfile& profile, const TrainingSpec& training);

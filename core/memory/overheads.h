@@ -100,6 +100,9 @@ constexpr double kChunkedLossChunks = 8.0;
 // Activation offloading (torchtune training/_activation_offloading.py OffloadActivations
 // max_fwd_stash_size default): saved tensors whose CPU copies may still be in flight, kept on the GPU.
 constexpr double kOffloadStashTensors = 5.0;
+// In backward: the tensor in use and the one brought back for the next node (the forward stash is
+// dropped at the first backward node; unpack_tensor_with_streams frees a tensor one node later).
+constexpr double kOffloadBackwardTensors = 2.0;
 
 // PyTorch's ring attention for context parallelism (torch/distributed/tensor/experimental/
 // _context_parallel/_attention.py, rotate method "allgather", torchtitan's default): in one layer's
@@ -187,6 +190,10 @@ inline constexpr NamedConstant kMemoryConstants[] = {
     {"kBf16ChunkedBytesPerLogit", kBf16ChunkedBytesPerLogit, "bytes per logit",
      "LitGPT's chunked bf16 cross-entropy: the bf16 logit chunks and their bf16 log-probs, kept through backward",
      "litgpt finetune/lora.py (lm_head_chunk_size=128), utils.py chunked_cross_entropy", ConstantBasis::kSource},
+    {"kOffloadBackwardTensors", kOffloadBackwardTensors, "saved tensors",
+     "activation offloading in backward: the tensor in use and the next one brought back",
+     "torchtune training/_activation_offloading.py unpack_tensor_with_streams (fwd_stash dropped at the first backward node)",
+     ConstantBasis::kSource},
     {"kRingAttentionFp32GradBuffers", kRingAttentionFp32GradBuffers, "local-sized fp32 tensors",
      "PyTorch ring attention backward: dq, dk, dv accumulators and the rotating dk||dv buffer",
      "torch/distributed/tensor/experimental/_context_parallel/_attention.py", ConstantBasis::kSource},

@@ -134,6 +134,10 @@ TEST_CASE("activation offloading keeps five checkpointed layer inputs on the GPU
   CHECK(b.layers_bytes == doctest::Approx(5 * layer_input));
   CHECK(b.offloaded_bytes == doctest::Approx(27 * layer_input));
   CHECK(offloaded.worst().host_bytes == doctest::Approx(27 * layer_input));
+  // In a layer's backward the forward stash is gone: the input in use and the next one brought back.
+  CHECK(b.offload_backward_release == doctest::Approx(3 * layer_input));
+  if (offloaded.worst().intermediates.peak_at_backward)
+    CHECK(offloaded.worst().bytes(Component::kActivations) == doctest::Approx(b.total - 3 * layer_input));
   // Nothing else moves: the peak allocated falls by exactly what went to the host.
   CHECK(kept.worst().peak_allocated_bytes - offloaded.worst().peak_allocated_bytes == doctest::Approx(27 * layer_input));
   // Without recompute a layer saves many tensors: one layer's worth stays.

@@ -1077,9 +1077,11 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
   const double host_microbatch_s =
       (perf.host_ops_per_microbatch + 3.0 * edge_units * perf.host_ops_per_sharded_unit) * perf.host_op_s;
   st.forward += std::max(0.0, host_microbatch_s - 0.5 * st.forward);
-  // Gradient accumulation without GEMM fusion: read the new gradient, read and write the buffer.
+  // Gradient accumulation without GEMM fusion: read the new gradient, read and write the buffer; a
+  // frozen base has none (an as-a-user review saw DeepSpeed LoRA charged for all 8B parameters).
   if (!perf.fused_grad_accumulation && !terms.sharded_weights)
-    st.backward += shape.parameters * (2.0 + 2.0 * (training.fp32_grad_buffer ? 4.0 : 2.0)) / rate.hbm_bytes_per_s;
+    st.backward += shape.parameters * terms.work.trainable_fraction * (2.0 + 2.0 * (training.fp32_grad_buffer ? 4.0 : 2.0)) /
+                   rate.hbm_bytes_per_s;
   // Plain PyTorch mixed precision over fp32 weights (DDP or a one-GPU loop; memory_model.h
   // autocast_over_fp32_weights): torch.autocast casts every GEMM weight to bf16 in each forward (4 B
   // read, 2 written; its cast cache lives for one autocast region), again in a full-recompute forward.

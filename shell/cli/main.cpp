@@ -414,7 +414,11 @@ int run_estimate(const Inputs& in) {
 void print_fit_advice(const json& out) {
   std::printf("how to make it fit (%s GiB of %s GiB now, %s):\n", gib(out["device_bytes"].get<double>()).c_str(),
               gib(out["capacity_bytes"].get<double>()).c_str(), out["verdict"].get<std::string>().c_str());
-  if (out["suggestions"].empty()) std::printf("  no single change or pair of changes searched here brings it under the tight line\n");
+  // Already under the tight line: nothing to make fit (a review read "no change helps" on a config at 44%).
+  const bool fits = out["verdict"] == "fits";
+  if (out["suggestions"].empty())
+    std::printf(fits ? "  it already fits under the tight line: nothing to change\n"
+                     : "  no single change or pair of changes searched here brings it under the tight line\n");
   // The figures first, the change after them: its arrows are multi-byte, which printf's widths miscount.
   for (const json& f : out["suggestions"])
     std::printf("  %8s GiB %-5s %8.0f tok/s/GPU (%+6.1f%%)  %s\n      --state '%s'\n", gib(f["device_bytes"].get<double>()).c_str(),

@@ -2,6 +2,8 @@
 // estimate_memory() and predict_step(), structural rules from validate().
 #include "search/method_select.h"
 
+#include "memory/finetune.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -93,6 +95,19 @@ MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& opt
                                                           : "no tensor-parallel degree above 1 divides the heads, KV heads, FFN and GPUs in a node";
         ranking.rejected.push_back(best);
         continue;
+      }
+      // torchtune runs one GPU unsharded and several with FSDP2 only (recipes *_single_device and
+      // *_distributed, which call fully_shard): an as-a-user review saw DeepSpeed ZeRO offered for it.
+      if (base.training.stack == FinetuneStack::kTorchtune && is_finetune(base.training)) {
+        const bool fsdp_or_single = strategy.framework == Framework::kFsdp && (strategy.zero == 3 || base.cluster.gpus == 1);
+        if (!fsdp_or_single) {
+          best.rejected = strategy.framework == Framework::kFsdp
+                              ? "torchtune's distributed recipes shard with FSDP2 (no DDP)"
+                              : std::string("torchtune has no ") + enum_label(strategy.framework) +
+                                    ": its distributed recipes shard with FSDP2";
+          ranking.rejected.push_back(best);
+          continue;
+        }
       }
       if (strategy.zero > 0 && !strategy.tensor_parallel && base.cluster.gpus == 1 && strategy.offload == Offload::kNone) {
         best.rejected = "one GPU: nothing to shard (same as DDP)";

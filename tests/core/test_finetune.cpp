@@ -704,6 +704,21 @@ TEST_CASE("stacks: LitGPT's bf16 chunked loss, and a warning for a switch the st
   CHECK_FALSE(warns(hf_fused, "loss"));
 }
 
+TEST_CASE("methods for a torchtune config are torchtune's: FSDP2 on several GPUs, no DeepSpeed, Megatron or DDP") {
+  const MethodRanking ranking = rank_finetune_methods(
+      config_of({{"model", "llama3.1-8b"}, {"gpu", "a100-80gb"}, {"gpus", 2}, {"finetune", "lora"}, {"stack", "torchtune"}}), MethodOptions{});
+  REQUIRE_FALSE(ranking.ranked.empty());
+  for (const MethodCandidate& c : ranking.ranked) {
+    CAPTURE(c.strategy);
+    CHECK(c.config.training.framework == Framework::kFsdp);
+    CHECK(c.config.layout.zero == 3);
+  }
+  // The HF stack keeps every strategy.
+  const MethodRanking hf = rank_finetune_methods(
+      config_of({{"model", "llama3.1-8b"}, {"gpu", "a100-80gb"}, {"gpus", 2}, {"finetune", "lora"}}), MethodOptions{});
+  CHECK(std::any_of(hf.ranked.begin(), hf.ranked.end(), [](const MethodCandidate& c) { return c.config.training.framework == Framework::kDeepSpeed; }));
+}
+
 TEST_CASE("how to make it fit: torchtune is offered its activation offloading, HF Trainer a fused linear loss") {
   // Llama 3.1 8B at 8k (torchtune: 16k) tokens on a 24 GB card: the checkpointed inputs are 2 (4) GiB,
   // and under HF the logits (1.05e9 of them, 14 B each) are the largest transient.

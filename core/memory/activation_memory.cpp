@@ -43,7 +43,9 @@ LayerActivations layer_activations(const ModelSpec& model, const ActivationSetti
   // MLP: GeLU input + output 2*2sbf (Korthikanti 16sbh at f = 4h); SwiGLU gate, up, act(gate),
   // product 4*2sbf (Fujii 2024: 8f/h).
   // Compiled: half the f-wide tensors (see ActivationSettings::compiled).
-  const double mlp_terms = (model.mlp == MlpKind::kSwiGlu ? 8.0 * f / h : 4.0 * f / h) * (settings.compiled ? 0.5 : 1.0);
+  // Megatron's fused SwiGLU saves the fc1 output (gate and up, 4sbf) and the product (2sbf): 6sbf.
+  const double swiglu_terms = settings.fused_swiglu ? 6.0 * f / h : 8.0 * f / h;
+  const double mlp_terms = (model.mlp == MlpKind::kSwiGlu ? swiglu_terms : 4.0 * f / h) * (settings.compiled ? 0.5 : 1.0);
   // Eager torchtitan attention: K and V expanded to all heads, 4sbh(1 - k/a) more than GQA's, and
   // the contiguous copy of the SDPA output, 2sbh (a*d and k*d for h*1 and h*k/a) (FRAMEWORK_NOTES §1.7 "No-AC activations").
   const double attention_copies =

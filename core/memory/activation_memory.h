@@ -51,6 +51,8 @@ struct ActivationSettings {
   // saving their outputs: SwiGLU keeps the w1 and w3 outputs (silu and the product are
   // recomputed), GeLU keeps its input only, and the repeat_kv/contiguous copies are fused away.
   bool compiled = false;
+  // Megatron-LM's fused SwiGLU (memory_model.h FrameworkProfile::fused_swiglu): 6sbf, not 8sbf.
+  bool fused_swiglu = false;
   // LoRA/QLoRA: bytes per layer per micro-batch that a frozen base saves less (or adapters more)
   // than full training, without recompute (finetune.h lora_activation_delta_bytes).
   double frozen_base_delta_bytes = 0;

@@ -57,6 +57,7 @@ const FrameworkProfile kProfiles[] = {
       // micro-batches of a step (TE Linear.forward is_first_microbatch; Megatron
       // extensions/transformer_engine.py): 1 + 1 B per GEMM weight. NOT verified against a measurement.
       p.fp8_weight_cache_bytes = 2;
+      p.fused_swiglu = true;  // --bias-swiglu-fusion (default on): fused_bias_swiglu.py SwiGLUFunction
       // Plain Megatron-LM leaves --overlap-grad-reduce / --overlap-param-gather off (arguments.py
       // store_true); the Megatron-Bridge / NeMo recipes that runs are launched with turn them on
       // (FRAMEWORK_NOTES §2.2), and auto follows the recipes. A 2021/2022-style run is off.
@@ -557,6 +558,7 @@ MemoryPlan plan_memory(const Config& config) {
   settings.recompute_layers = training.recompute_layers;
   settings.selective = plan.profile.selective;
   settings.eager_attention_copies = plan.profile.eager_attention_copies;
+  settings.fused_swiglu = plan.profile.fused_swiglu;
   settings.fp32_math_attention = plan.profile.fp32_math_attention;
   settings.fp32_residual = autocast_over_fp32_weights(config, plan.profile) || qlora_fp32_stream(config, plan.profile);
   settings.sp_saves_gathered_inputs = plan.profile.sp_saves_gathered_inputs && !spatial_temporal(layout);

@@ -143,6 +143,11 @@ struct FrameworkProfile {
   bool expandable_segments = false;  // the launcher sets PYTORCH_ALLOC_CONF=expandable_segments:True
   SelectiveKind selective = SelectiveKind::kAttentionCore;  // meaning of recompute=selective
   bool eager_attention_copies = false;   // the model's attention makes eager q/k/v copies (torchtitan llama3 model.py)
+  // SwiGLU through Megatron-LM's fused bias_swiglu_impl (core/fusions/fused_bias_swiglu.py
+  // SwiGLUFunction saves only its input, the fc1 output, and recomputes silu in backward; on by
+  // default: --no-bias-swiglu-fusion turns it off, NeMo's Llama configs set bias_activation_fusion):
+  // the MLP saves 6sbf, not the eager 8sbf (gate, up, silu(gate), product).
+  bool fused_swiglu = false;
   bool fp32_math_attention = false;      // without flash, PyTorch SDPA's math backend keeps fp32 scores (4 B, not 2)
   bool sp_saves_gathered_inputs = false; // SP saves the all-gathered block inputs (torchtitan's DTensor SP)
   // The largest unit gathered at once under sharding: one transformer block (or the head), as FSDP2

@@ -140,19 +140,27 @@ TEST_CASE("invalid non-layout inputs stop the search with issues") {
   CHECK(result.evaluated == 0);
 }
 
-TEST_CASE("Llama 3.1 405B on 16384 H100: the search picks Llama 3's own shape (tp 8, pp 16, interleaved)") {
-  // Dubey et al. 2024, Table 4: TP 8, PP 16, interleaved 1F1B, 38-43% MFU at 8k sequence.
+TEST_CASE("Llama 3.1 405B on 16384 H100: Llama 3's own shape (tp 8, pp 16, interleaved) is in the predicted top 3") {
+  // Dubey et al. 2024, Table 4: TP 8, PP 16, interleaved 1F1B, 38-43% MFU at 8k sequence. The top 3
+  // is the ranking criterion the step-time issue sets. Under Megatron-LM's fused SwiGLU (6sbf) the
+  // model also fits tp 4, pp 32, cp 4 at ~90% of capacity (tight) and ~1% faster: Meta's stack is
+  // not Megatron-LM, and a layout at 90% is not one a team picks.
   Config config = preset_config("llama3.1-405b", 16384);
   config.training.seq = 8192;
   config.training.global_batch = 2048;
   const SearchResult result = search_layouts(config, SearchOptions{});
-  REQUIRE(!result.top.empty());
-  const LayoutCandidate& best = result.top.front();
-  CHECK(best.layout.tp == 8);
-  CHECK(best.layout.pp == 16);
-  CHECK(best.layout.vpp > 1);
-  CHECK(best.step.mfu > 0.35);
-  CHECK(best.step.mfu < 0.55);
+  REQUIRE(result.top.size() >= 3);
+  const auto llama3 = std::find_if(result.top.begin(), result.top.begin() + 3, [](const LayoutCandidate& c) {
+    return c.layout.tp == 8 && c.layout.pp == 16 && c.layout.vpp > 1;
+  });
+  REQUIRE(llama3 != result.top.begin() + 3);
+  CHECK(llama3->step.mfu > 0.35);
+  CHECK(llama3->step.mfu < 0.55);
+  // The fastest that is not tight is Llama 3's.
+  const auto untight = std::find_if(result.top.begin(), result.top.end(), [](const LayoutCandidate& c) { return c.verdict == Verdict::kFits; });
+  REQUIRE(untight != result.top.end());
+  CHECK(untight->layout.tp == 8);
+  CHECK(untight->layout.pp == 16);
 }
 
 // DeepSpeed's PipelineEngine asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"

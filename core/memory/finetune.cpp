@@ -389,8 +389,9 @@ FinetuneWork finetune_work(const Config& config, double tokens) {
       // DoRA each forward (PEFT dora.py DoraLinearLayer.forward): B A applied to an in x in identity
       // (lora_weight), W + scaling * lora_weight and its row norms (fp32 passes over out x in), then
       // the two scaled products and their sum over the module's output.
-      w.adapter_flops_fwd += 2.0 * proj.in * r * (proj.in + proj.out);
-      w.adapter_bytes_fwd += proj.in * proj.out * (2.0 + 4.0 + 4.0 + 4.0) + tokens * proj.out * (2.0 + 4.0 + 3.0 * 4.0);
+      w.dora_norm_flops += 2.0 * proj.in * r * (proj.in + proj.out);
+      w.dora_norm_bytes += proj.in * proj.out * (2.0 + 4.0 + 4.0 + 4.0);
+      w.adapter_bytes_fwd += tokens * proj.out * (2.0 + 4.0 + 3.0 * 4.0);
     }
   }
   if (training.finetune == FinetuneMethod::kQlora) {

@@ -123,6 +123,10 @@ struct FinetuneWork {
   double adapter_flops_fwd = 0;     // LoRA A and B GEMMs, forward: 2 * tokens * r * (in + out)
   double adapter_bytes_fwd = 0;     // their memory traffic (skinny GEMMs are bandwidth-bound): input read, fp32 cast, output add
   double dequant_bytes = 0;         // QLoRA: one pass over the layer's NF4 weights, read 0.516 + write 2 B/param
+  // DoRA's weight norm, once per forward whatever the tokens (not model FLOPs): B A applied to an
+  // in x in identity, then fp32 passes over every adapted weight.
+  double dora_norm_flops = 0;
+  double dora_norm_bytes = 0;
   double trainable_fraction = 1;    // trainable / all parameters (gradient traffic and optimizer step)
 };
 FinetuneWork finetune_work(const Config& config, double tokens);

@@ -778,9 +778,10 @@ LayerCompute layer_compute(const Config& config, const MemoryPlan& plan, const F
   const FinetuneWork work = finetune_work(config, tokens);
   const double adapter_fwd_s = std::max(work.adapter_flops_fwd / rate.bf16_gemm_flops, work.adapter_bytes_fwd / rate.hbm_stream);
   const double dequant_s = work.dequant_bytes / rate.hbm_stream;
+  const double dora_norm_s = std::max(work.dora_norm_flops / rate.bf16_gemm_flops, work.dora_norm_bytes / rate.hbm_stream);
 
   // Device time vs host dispatch: a layer takes the longer of the two (the host runs ahead otherwise).
-  const double device_fwd_s = out.matmul_fwd_s + out.attention_fwd_s + out.elementwise_fwd_s + adapter_fwd_s + dequant_s;
+  const double device_fwd_s = out.matmul_fwd_s + out.attention_fwd_s + out.elementwise_fwd_s + adapter_fwd_s + dequant_s + dora_norm_s;
   const double device_bwd_s = out.matmul_dgrad_s + work.weight_grad_fraction * out.matmul_wgrad_s + attention_bwd_s +
                               2.0 * out.elementwise_fwd_s + 2.0 * adapter_fwd_s + dequant_s;
   const double host_fwd_s = (perf.host_ops_per_layer + perf.host_ops_per_sharded_unit) * perf.host_op_s;

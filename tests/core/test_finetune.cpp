@@ -173,6 +173,15 @@ TEST_CASE("DoRA saves the base and adapter outputs of each adapted module: PEFT 
         doctest::Approx(28.0 * (3072 + 1024)));
   const double predicted = with.worst().peak_reserved_bytes - without.worst().peak_reserved_bytes;
   CHECK(bytes_to_gib(predicted) == doctest::Approx(2.09).epsilon(0.1));
+  // The weight norm runs once per forward whatever the tokens: slower, and no model FLOPs (a page
+  // review saw "MFU 1583.9%" when it was counted per token).
+  json dora_4090 = {{"model", "llama3.1-8b"}, {"gpu", "rtx4090"}, {"gpus", 1}, {"seq", 4096}, {"finetune", "lora"}, {"dora", true}};
+  json lora_4090 = dora_4090;
+  lora_4090["dora"] = false;
+  const Estimate with_dora = estimate(config_of(dora_4090)), without_dora = estimate(config_of(lora_4090));
+  CHECK(with_dora.step.model_flops_per_token == doctest::Approx(without_dora.step.model_flops_per_token));
+  CHECK(with_dora.step.tokens_per_s_per_gpu < without_dora.step.tokens_per_s_per_gpu);
+  CHECK(with_dora.step.mfu < without_dora.step.mfu);
   // Without adapters there is nothing to decompose: said, and nothing changes.
   json full = {{"model", "llama3.2-3b"}, {"gpu", "l40s"}, {"gpus", 1}, {"finetune", "full"}, {"dora", true}};
   const std::vector<Issue> issues = validate(config_of(full));

@@ -483,6 +483,7 @@ bool draw_training(AppState& s) {
     changed |= input_count(s, "recompute_layers", t.recompute_layers);
   }
   changed |= checkbox_field(s, kOffloadActivations);
+  field_issue(s, "offload_activations");
   // One combo a line: two side by side cut "bf16 mixed (fp32 master)" to "bf16 mixed (f" in the
   // 17 em panel, and a phone's column is no wider.
   ImGui::TextUnformatted("precision");
@@ -502,6 +503,7 @@ bool draw_training(AppState& s) {
   ImGui::SetNextItemWidth(-FLT_MIN);
   changed |= combo_enum("##loss", t.loss);
   record_rect(s, "loss");
+  field_issue(s, "loss");
   if (t.loss == LossKind::kAuto) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     const LossKind loss = effective_loss(framework_profile(t.framework), t);
@@ -724,6 +726,7 @@ bool draw_finetune(AppState& s) {
     record_rect(s, "lora_targets");
     field_issue(s, "lora_targets");
     changed |= checkbox_field(s, kDora);
+    field_issue(s, "dora");
     ImGui::TextUnformatted("adapter dtype");
     ImGui::SetNextItemWidth(-FLT_MIN);
     changed |= combo_enum("##adapter_dtype", t.adapter_dtype);

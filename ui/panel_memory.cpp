@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -49,20 +48,21 @@ std::string component_formula(const AppState& s, const RankMemory& rank, Compone
                     in.optimizer_bytes_per_param, s.config.layout.dp_replicate > 1 ? "dp*cp/dp_replicate" : "dp*cp",
                     (long long)s.estimate.memory.optimizer_shard_ranks, total.c_str());
       break;
-    case Component::kActivations:
+    case Component::kActivations: {
+      // With activation offloading the layers' saved tensors mostly wait in CPU memory: the sum
+      // says so (a page review found "32 layers x 0.125 GiB ... = 0.88 GiB").
+      const double on_cpu = act.offloaded_bytes + (in.peak_at_backward ? act.offload_backward_release : 0.0);
+      const std::string offloaded = on_cpu > 0 ? " - in CPU memory " + format_bytes(s, on_cpu, 3) : "";
       std::snprintf(text, sizeof text,
-                    "%lld micro-batches in flight x %.3g layers x %s per layer\n+ recompute working %s + embedding %s "
+                    "%lld micro-batch%s in flight x %.3g layers x %s per layer%s\n+ recompute working %s + embedding %s "
                     "+ head input %s = %s",
-                    (long long)act.in_flight, act.layers_per_in_flight, format_bytes(s, act.layer_bytes, 3).c_str(),
+                    (long long)act.in_flight, act.in_flight == 1 ? "" : "es", act.layers_per_in_flight,
+                    format_bytes(s, act.layer_bytes, 3).c_str(), offloaded.c_str(),
                     format_bytes(s, in.peak_at_backward ? act.recompute_working_bytes : 0.0, 3).c_str(),
                     format_bytes(s, act.embedding_bytes, 3).c_str(), format_bytes(s, act.head_input_bytes, 3).c_str(),
                     total.c_str());
-      if (act.offloaded_bytes > 0) {
-        const size_t used = std::strlen(text);
-        std::snprintf(text + used, sizeof text - used, "\nactivation offloading: %s of the layers' saved tensors wait in CPU memory",
-                      format_bytes(s, act.offloaded_bytes, 3).c_str());
-      }
       break;
+    }
     case Component::kLogitsLoss:
       if (in.bytes_per_logit == 0 && in.logits_bytes > 0) {  // loss=fused_linear: no logits tensor
         std::snprintf(text, sizeof text, "fused linear cross-entropy, no logits tensor: head-input gradient + one chunk of logits = %s%s",
@@ -489,7 +489,9 @@ bool draw_fit_advice(AppState& s) {
       if (others_fit)
         std::snprintf(fit_line, sizeof fit_line, " %lld layouts fit above it: \"Use the fastest layout\" applies the fastest, and",
                       (long long)s.search.feasible);
-      text_wrapped_at_spaces(std::string("No change of one or two layout dimensions brings the worst rank under ") +
+      text_wrapped_at_spaces(std::string(is_finetune(s.config.training)
+                                             ? "No change of one or two layout dimensions or fine-tuning settings brings the worst rank under "
+                                             : "No change of one or two layout dimensions brings the worst rank under ") +
                              capacity_percent_text(s.config.training.headroom) + " of capacity." + fit_line + (others_fit ? " see " : " See ") +
                              (is_finetune(s.config.training) ? "Methods for every fine-tuning setup on these GPUs and Layouts for every evaluated layout"
                                                              : "Layouts for every evaluated layout") +
@@ -580,10 +582,23 @@ static void draw_fine_tuning_line(const AppState& s) {
               enum_label(s.config.training.finetune), format_count(in.trainable_parameters).c_str(),
               format_count(in.frozen_parameters).c_str(), format_bytes(s, worst.peak_allocated_bytes).c_str(),
               format_bytes(s, in.body_section_bytes).c_str(), format_bytes(s, in.output_section_bytes).c_str());
-  if (worst.host_bytes > 0)
-    ImGui::Text("Offload: %s of CPU memory per rank (%s per node of %lld GPUs).", format_bytes(s, worst.host_bytes).c_str(),
-                format_bytes(s, worst.host_bytes * double(std::min(s.config.cluster.gpus, s.config.cluster.gpus_per_node))).c_str(),
-                (long long)std::min(s.config.cluster.gpus, s.config.cluster.gpus_per_node));
+  ImGui::PopTextWrapPos();
+}
+
+// CPU memory that offload needs, states and activations named apart (a page review read "Offload:
+// 3.38 GiB" without knowing it was the activations), pretraining or fine-tuning.
+static void draw_offload_line(const AppState& s) {
+  const RankMemory& worst = s.estimate.memory.worst();
+  if (worst.host_bytes <= 0) return;
+  const double activations = worst.intermediates.activations.offloaded_bytes;
+  const double states = worst.host_bytes - activations;
+  const int64_t per_node = std::min(s.config.cluster.gpus, s.config.cluster.gpus_per_node);
+  std::string parts;
+  if (states > 0) parts += "model states " + format_bytes(s, states);
+  if (activations > 0) parts += std::string(parts.empty() ? "" : " + ") + "saved activations " + format_bytes(s, activations);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::Text("Offload: %s of CPU memory per rank (%s), %s per node of %lld GPUs.", format_bytes(s, worst.host_bytes).c_str(),
+              parts.c_str(), format_bytes(s, worst.host_bytes * double(per_node)).c_str(), (long long)per_node);
   ImGui::PopTextWrapPos();
 }
 
@@ -603,6 +618,7 @@ bool draw_memory_view(AppState& s) {
                 report.total_parameters / 1e9, (long long)report.num_microbatches, batches);
   ImGui::PopTextWrapPos();
   draw_fine_tuning_line(s);
+  draw_offload_line(s);
   draw_legend(s);
   ImGui::Spacing();
   // On a phone the view scrolls as a whole, so the chart takes all its rows' height and never scrolls

@@ -63,6 +63,7 @@ std::string describe_change(const Config& from, const Config& to, int& count) {
   add("offload", to_string(from.training.offload), to_string(to.training.offload));
   const auto on_off = [](bool v) { return std::string(v ? "on" : "off"); };
   add("activation offload", on_off(from.training.offload_activations), on_off(to.training.offload_activations));
+  add("optimizer in backward", on_off(from.training.optimizer_in_backward), on_off(to.training.optimizer_in_backward));
   add("loss", to_string(from.training.loss), to_string(to.training.loss));
   return out;
 }
@@ -83,8 +84,18 @@ std::vector<Config> finetune_changes(const Config& config) {
     edit(changed.training);
     out.push_back(changed);
   };
-  if (t.finetune == FinetuneMethod::kFull) with([](TrainingSpec& x) { x.finetune = FinetuneMethod::kLora; });
-  if (t.finetune != FinetuneMethod::kQlora) with([](TrainingSpec& x) { x.finetune = FinetuneMethod::kQlora; });
+  // A frozen base drops what only a full fine-tune has: the optimizer step inside backward (no LoRA
+  // recipe has it: torchtune's lora recipes, HF Trainer) and the stack's full-fine-tune optimizer
+  // (torchtune's one-GPU PagedAdamW8bit) for its adapter one (a page review saw both carried over).
+  const FinetuneStackProfile& stack = finetune_stack_profile(t.stack);
+  const auto to_adapters = [&](TrainingSpec& x, FinetuneMethod method) {
+    x.finetune = method;
+    x.optimizer_in_backward = false;
+    if (t.finetune == FinetuneMethod::kFull && config.cluster.gpus <= 1 && t.optimizer == stack.full_one_gpu_optimizer)
+      x.optimizer = stack.optimizer[method == FinetuneMethod::kQlora ? 2 : 1];
+  };
+  if (t.finetune == FinetuneMethod::kFull) with([&](TrainingSpec& x) { to_adapters(x, FinetuneMethod::kLora); });
+  if (t.finetune != FinetuneMethod::kQlora) with([&](TrainingSpec& x) { to_adapters(x, FinetuneMethod::kQlora); });
   if (has_adapters(t) && t.lora_rank > 8) with([](TrainingSpec& x) { x.lora_rank = std::max<int64_t>(8, x.lora_rank / 4); });
   if (t.optimizer == Optimizer::kAdamW || t.optimizer == Optimizer::kPagedAdamW)
     with([](TrainingSpec& x) { x.optimizer = Optimizer::kAdam8bit; });

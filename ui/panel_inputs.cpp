@@ -118,7 +118,7 @@ struct FlagField {
   const char* label;
 };
 constexpr FlagField kModelFlags[] = {
-    {"tied_embeddings", "tied embeddings"}, {"linear_bias", "linear biases"}, {"dropout", "dropout"}};
+    {"tied_embeddings", "tied embeddings"}, {"linear_bias", "linear biases"}, {"dropout", "dropout"}, {"qk_norm", "QK-norm"}};
 constexpr FlagField kTrainingFlags[] = {{"flash", "FlashAttention"},
                                         {"sp", "sequence parallelism (with tp > 1)"},
                                         {"async_tp", "Async TP (torch.compile)"}};

@@ -175,6 +175,8 @@ HfImport import_hf_config(const std::string& text) {
     unsupported("n_inner", "the default MLP width 4*hidden_size = " + std::to_string(m.ffn) +
                                " exceeds the supported maximum of " + std::to_string(kMaxFfn) + ".");
   m.norm = gpt_style ? NormKind::kLayerNorm : NormKind::kRmsNorm;
+  // Per-head q/k RMSNorms: transformers' Qwen3Attention (q_norm, k_norm), Olmo2Attention, Gemma3Attention.
+  m.qk_norm = out.model_type == "qwen3" || out.model_type == "olmo2" || out.model_type == "gemma3" || out.model_type == "gemma3_text";
   m.linear_bias = gpt_style || bool_or(c, "attention_bias", false) || bool_or(c, "mlp_bias", false);
   // transformers' defaults: GPTNeoXConfig ties nothing; GPT-2, OPT and BLOOM tie the LM head, and so
   // do GemmaConfig, Gemma2Config and Gemma3TextConfig (tie_word_embeddings=True; their config.json

@@ -354,7 +354,8 @@ LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
   const ModelSpec& m = config.model;
   nlohmann::ordered_json hf;
   const bool llama = m.mlp == MlpKind::kSwiGlu && m.norm == NormKind::kRmsNorm;  // else written as GPT-NeoX
-  hf["model_type"] = llama ? "llama" : "gpt_neox";
+  // Per-head q/k norms: Qwen3Config (the same keys as LlamaConfig, plus q_norm/k_norm in the model).
+  hf["model_type"] = llama ? (m.qk_norm ? "qwen3" : "llama") : "gpt_neox";
   hf["hidden_size"] = m.hidden;
   hf["num_hidden_layers"] = m.layers;
   hf["num_attention_heads"] = m.heads;
@@ -370,7 +371,7 @@ LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
   if (llama) {
     hf["attention_bias"] = m.linear_bias;
     hf["mlp_bias"] = m.linear_bias;
-  } else if (m.mlp != MlpKind::kGelu || m.norm != NormKind::kLayerNorm || !m.linear_bias) {
+  } else if (m.mlp != MlpKind::kGelu || m.norm != NormKind::kLayerNorm || !m.linear_bias || m.qk_norm) {
     out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "model",
                           "no transformers architecture has this norm/MLP/bias mix; written as GPT-NeoX."});
   }

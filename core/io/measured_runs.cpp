@@ -59,6 +59,7 @@ MeasuredRun run_from_row(const CsvRow& row) {
   m.mlp = enum_from_key<MlpKind>(field("mlp")).value_or(MlpKind::kSwiGlu);
   m.linear_bias = field("linear_bias") == "yes";
   m.tied_embeddings = field("tied_embeddings") == "yes";
+  m.qk_norm = field("qk_norm") == "yes";  // optional column
   Layout& layout = config.layout;
   layout.dp = csv_int(field("dp"));
   layout.tp = std::max<int64_t>(1, csv_int(field("tp")));

@@ -180,7 +180,7 @@ constexpr MegatronFlag kMegatronFlags[] = {
     {"--use-checkpoint-args", Arity::kSwitch, Use::kIgnored},
     {"--overlap-p2p-communication", Arity::kSwitch, Use::kIgnored},
     {"--defer-embedding-wgrad-compute", Arity::kSwitch, Use::kIgnored},
-    {"--calculate-per-token-loss", Arity::kSwitch, Use::kIgnored}, {"--qk-layernorm", Arity::kSwitch, Use::kIgnored},
+    {"--calculate-per-token-loss", Arity::kSwitch, Use::kIgnored}, {"--qk-layernorm", Arity::kSwitch, Use::kRead},
     {"--apply-layernorm-1p", Arity::kSwitch, Use::kIgnored}, {"--no-persist-layer-norm", Arity::kSwitch, Use::kIgnored},
     {"--use-precision-aware-optimizer", Arity::kSwitch, Use::kIgnored},
     {"--no-create-attention-mask-in-dataloader", Arity::kSwitch, Use::kIgnored},
@@ -383,6 +383,7 @@ void read_model(const MegatronReader& r, FieldWriter& w) {
   }
   if (architecture || r.has("--untie-embeddings-and-output-weights"))
     w.set("tied_embeddings", !r.has("--untie-embeddings-and-output-weights"), "--untie-embeddings-and-output-weights");
+  if (architecture || r.has("--qk-layernorm")) w.set("qk_norm", r.has("--qk-layernorm"), "--qk-layernorm");
   if (architecture || r.has("--disable-bias-linear"))
     w.set("linear_bias", !r.has("--disable-bias-linear"), "--disable-bias-linear");
   if (r.has("--add-qkv-bias"))
@@ -724,6 +725,7 @@ LaunchExport export_megatron(const Config& c) {
   word("--normalization", m.norm == NormKind::kRmsNorm ? "RMSNorm" : "LayerNorm");
   if (m.mlp == MlpKind::kSwiGlu) flag("--swiglu");
   if (!m.tied_embeddings) flag("--untie-embeddings-and-output-weights");
+  if (m.qk_norm) flag("--qk-layernorm");
   if (!m.linear_bias) flag("--disable-bias-linear");
   if (!m.dropout) {
     word("--attention-dropout", "0");

@@ -52,7 +52,10 @@ LayerActivations layer_activations(const ModelSpec& model, const ActivationSetti
       (settings.eager_attention_copies && !settings.compiled)
           ? 4.0 * (q_ratio - kv_ratio) + (settings.flash ? 0.0 : 2.0 * q_ratio)
           : 0.0;
-  act.tp_split_terms = sbh * (2.0 * q_ratio + 4.0 * kv_ratio + 2.0 * q_ratio + mlp_terms + attention_copies) / t;
+  // QK-norm: the per-head RMSNorms on Q and K save their inputs, the projections' outputs (2 B, a*d
+  // and k*d wide); their outputs go on through RoPE to the attention, counted above.
+  const double qk_norm_inputs = model.qk_norm ? 2.0 * (q_ratio + kv_ratio) : 0.0;
+  act.tp_split_terms = sbh * (2.0 * q_ratio + 4.0 * kv_ratio + 2.0 * q_ratio + mlp_terms + attention_copies + qk_norm_inputs) / t;
   if (settings.flash) {
     act.attention_scores = 4.0 * a * s_local * b / t;  // fp32 log-sum-exp per query row
   } else {

@@ -175,6 +175,8 @@ std::vector<ConfigField> make_fields() {
       word<&C::model, &ModelSpec::mlp>("mlp", G::kModel, "MLP kind"),
       boolean<&C::model, &ModelSpec::linear_bias>("linear_bias", G::kModel, "biases on projections"),
       boolean<&C::model, &ModelSpec::dropout>("dropout", G::kModel, "dropout layers"),
+      boolean<&C::model, &ModelSpec::qk_norm>("qk_norm", G::kModel,
+                                              "RMSNorm on each query and key head (Qwen3, OLMo 2, Gemma 3; Megatron --qk-layernorm)"),
       // Hardware.
       custom("gpu", "gpu", FieldKind::kPreset, G::kHardware, "GPU preset (see `meshfit presets`) or custom",
              [](const Config& c) -> json { return c.gpu.id; }, nullptr),

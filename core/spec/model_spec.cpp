@@ -28,6 +28,12 @@ ModelSpec with_head_dim(ModelSpec spec, int64_t head_dim) {
   return spec;
 }
 
+// Qwen3's q_norm / k_norm (HF Qwen3Attention): RMSNorm over each head's d before RoPE.
+ModelSpec with_qk_norm(ModelSpec spec) {
+  spec.qk_norm = true;
+  return spec;
+}
+
 // GPT/OPT/BLOOM-style block: LayerNorm, two-matrix MLP (GeLU; OPT's ReLU has the same shapes),
 // biases on every projection.
 ModelSpec gpt_style(const char* id, int64_t h, int64_t layers, int64_t heads, int64_t ffn, int64_t vocab, bool tied) {
@@ -84,13 +90,14 @@ std::vector<ModelPreset> make_presets() {
       {"qwen2.5-72b", kQwen25, llama("qwen2.5-72b", 8192, 80, 64, 8, 29568, 152064)},
       // Qwen3 dense (HF Qwen/Qwen3-*/config.json): head_dim 128 whatever the width (0.6B: 1024 / 16
       // would be 64; 32B: 5120 / 64 would be 80); 0.6B-4B tie the embeddings. The per-head q/k
-      // RMSNorms (2 x 128 weights a layer) are not counted (under 0.0001% of the parameters).
-      {"qwen3-0.6b", kQwen3, with_head_dim(llama("qwen3-0.6b", 1024, 28, 16, 8, 3072, 151936, true), 128)},
-      {"qwen3-1.7b", kQwen3, with_head_dim(llama("qwen3-1.7b", 2048, 28, 16, 8, 6144, 151936, true), 128)},
-      {"qwen3-4b", kQwen3, with_head_dim(llama("qwen3-4b", 2560, 36, 32, 8, 9728, 151936, true), 128)},
-      {"qwen3-8b", kQwen3, with_head_dim(llama("qwen3-8b", 4096, 36, 32, 8, 12288, 151936), 128)},
-      {"qwen3-14b", kQwen3, with_head_dim(llama("qwen3-14b", 5120, 40, 40, 8, 17408, 151936), 128)},
-      {"qwen3-32b", kQwen3, with_head_dim(llama("qwen3-32b", 5120, 64, 64, 8, 25600, 151936), 128)},
+      // RMSNorms (qk_norm) save their inputs; their 2 x 128 weights a layer are not counted (under
+  // 0.0001% of the parameters).
+      {"qwen3-0.6b", kQwen3, with_qk_norm(with_head_dim(llama("qwen3-0.6b", 1024, 28, 16, 8, 3072, 151936, true), 128))},
+      {"qwen3-1.7b", kQwen3, with_qk_norm(with_head_dim(llama("qwen3-1.7b", 2048, 28, 16, 8, 6144, 151936, true), 128))},
+      {"qwen3-4b", kQwen3, with_qk_norm(with_head_dim(llama("qwen3-4b", 2560, 36, 32, 8, 9728, 151936, true), 128))},
+      {"qwen3-8b", kQwen3, with_qk_norm(with_head_dim(llama("qwen3-8b", 4096, 36, 32, 8, 12288, 151936), 128))},
+      {"qwen3-14b", kQwen3, with_qk_norm(with_head_dim(llama("qwen3-14b", 5120, 40, 40, 8, 17408, 151936), 128))},
+      {"qwen3-32b", kQwen3, with_qk_norm(with_head_dim(llama("qwen3-32b", 5120, 64, 64, 8, 25600, 151936), 128))},
       // Gemma 2 (HF google/gemma-2-*/config.json): head_dim 256 / 256 / 128, not hidden / heads (2304 / 8,
       // 3584 / 16, 4608 / 32); GeGLU MLP (three matrices, SwiGLU's shapes); tied embeddings. Not
       // modelled: the post-attention and post-MLP RMSNorms (2h weights a layer, 0.004%), the sliding

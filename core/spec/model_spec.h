@@ -39,6 +39,9 @@ struct ModelSpec {
   // Last, so that positional initialisers of the fields above stay valid.
   int64_t head_dim = 0;              // d: width of one attention head; 0 = hidden / heads (HF config.json
                                      // head_dim, Megatron --kv-channels: Qwen3, Gemma 2 set it apart)
+  // An RMSNorm on every query and key head before RoPE (Qwen3, OLMo 2, Gemma 3; Megatron-LM
+  // --qk-layernorm): each saves its input for backward (activation_memory.cpp).
+  bool qk_norm = false;
 };
 
 // The attention widths every consumer uses (parameters, activations, FLOPs, CP traffic): the head

@@ -143,9 +143,30 @@ TEST_CASE("Mistral-Nemo 12B (head_dim 128, not 5120 / 32 = 160) counts its publi
 
 // [SECTION] The attention widths
 
+// Qwen3's q_norm / k_norm (HF Qwen3Attention; Megatron-LM --qk-layernorm): each saves its input, the
+// projection's output, a*d and k*d wide at 2 B; nothing else of the layer changes.
+TEST_CASE("QK-norm saves the query and key projections' outputs: 2(a*d + k*d) bytes per token per layer") {
+  const ModelSpec qwen3 = *find_model_preset("qwen3-8b");
+  REQUIRE(qwen3.qk_norm);
+  ModelSpec plain = qwen3;
+  plain.qk_norm = false;
+  ActivationSettings settings;
+  settings.seq = 4096;
+  settings.micro_batch = 1;
+  settings.flash = true;
+  const LayerActivations with = layer_activations(qwen3, settings), without = layer_activations(plain, settings);
+  CHECK(with.sequence_terms == without.sequence_terms);
+  CHECK(with.tp_split_terms - without.tp_split_terms == doctest::Approx(2.0 * 4096.0 * (32.0 * 128 + 8.0 * 128)));
+  settings.tp = 4;  // Q and K are split by heads
+  CHECK(layer_activations(qwen3, settings).tp_split_terms - layer_activations(plain, settings).tp_split_terms ==
+        doctest::Approx(2.0 * 4096.0 * (32.0 * 128 + 8.0 * 128) / 4));
+}
+
 TEST_CASE("a wider head dimension widens Q, K, V, the attention output and the attention FLOPs, not the hidden-wide tensors") {
   // Qwen3-0.6B: hidden 1024, 16 heads, 8 KV heads, head_dim 128 against the hidden / heads = 64 default.
-  const ModelSpec wide = *find_model_preset("qwen3-0.6b");
+  // (Its per-head q/k RMSNorms apart: the next test.)
+  ModelSpec wide = *find_model_preset("qwen3-0.6b");
+  wide.qk_norm = false;
   ModelSpec narrow = wide;
   narrow.head_dim = 0;
   const double h = double(wide.hidden), a = double(wide.heads), k = double(wide.kv_heads);

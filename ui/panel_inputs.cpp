@@ -125,13 +125,14 @@ constexpr FlagField kTrainingFlags[] = {{"flash", "FlashAttention"},
 
 // torchao float8 under FSDP2 (torchtitan [float8] enable_fsdp_float8_all_gather): offered where it
 // applies, and wherever it is on (so that a conflicting value can be turned off).
-constexpr FlagField kFp8AllGather = {"fp8_all_gather", "fp8 all-gather (FSDP2 float8)"};
+constexpr FlagField kFp8AllGather = {"fp8_all_gather", "fp8 param all-gather"};
 // torchtune enable_activation_offloading: beside recompute, whose saved tensors it moves.
 constexpr FlagField kOffloadActivations = {"offload_activations", "offload activations to CPU"};
 // PEFT use_dora / torchtune use_dora: beside the adapters it decomposes.
 constexpr FlagField kDora = {"dora", "DoRA (weight-decomposed LoRA)"};
 bool shows_fp8_all_gather(const TrainingSpec& t) {
-  return t.fp8_all_gather || (t.framework == Framework::kFsdp && t.precision == Precision::kFp8);
+  return t.fp8_all_gather ||
+         ((t.framework == Framework::kFsdp || t.framework == Framework::kMegatron) && t.precision == Precision::kFp8);
 }
 
 // The verdict threshold's range (the slider's and the DOM field's).

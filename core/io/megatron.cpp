@@ -569,8 +569,7 @@ void read_training(const MegatronReader& r, FieldWriter& w, LaunchImport& out) {
   if (r.has("--fp16"))
     w.warn(IssueCode::kUnsupportedSetting, "--fp16", "fp16 is counted like bf16 (same bytes; the loss scaler is negligible).");
   w.set("precision", enum_key(r.has("--fp8-format") ? Precision::kFp8 : Precision::kBf16), "--fp8-format");
-  if (r.has("--fp8-param-gather"))
-    w.warn(IssueCode::kUnsupportedSetting, "--fp8-param-gather", "fp8 parameter all-gather (fp8 weights) is not modelled.");
+  if (r.has("--fp8-param-gather")) w.set("fp8_all_gather", true, "--fp8-param-gather");
   if (r.has("--optimizer")) {
     if (const auto optimizer = enum_from_key<Optimizer>(r.text("--optimizer"))) w.set("optimizer", enum_key(*optimizer), "--optimizer");
     else w.error(IssueCode::kUnknownValue, "--optimizer", "--optimizer " + quote_text(r.text("--optimizer")) + " is not adam or sgd.");
@@ -787,6 +786,7 @@ LaunchExport export_megatron(const Config& c) {
   }
   flag("--bf16");
   if (t.precision == Precision::kFp8) word("--fp8-format", "hybrid");
+  if (t.precision == Precision::kFp8 && t.fp8_all_gather) flag("--fp8-param-gather");
   if (t.optimizer == Optimizer::kSgd) word("--optimizer", "sgd");
   if (t.optimizer == Optimizer::kAdam8bit) warn("optimizer", "Megatron-LM has no 8-bit Adam; the flags keep its default Adam.");
   if (!t.fp32_grad_buffer) flag("--grad-reduce-in-bf16");

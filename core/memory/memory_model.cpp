@@ -753,7 +753,10 @@ void place_components(const Config& config, const MemoryPlan& plan, const StageP
   auto& c = rank.component_bytes;
   // FP8 weight caches cover the GEMM weights of the transformer layers (the embedding is a lookup;
   // Megatron's output layer is not a TE module).
-  const double fp8_cache = training.precision == Precision::kFp8
+  // Megatron-LM --fp8-param-gather keeps the GEMM weights themselves as TE fp8 tensors (1 B, plus
+  // the 1 B Hopper transpose) in place of the bf16 copy and the cache: 2 B, as the bf16 weights.
+  const bool fp8_params = training.fp8_all_gather && training.framework == Framework::kMegatron;
+  const double fp8_cache = training.precision == Precision::kFp8 && !fp8_params
                                ? plan.profile.fp8_weight_cache_bytes * double(stage.layers) * plan.layer_parameters
                                : 0.0;
   c[size_t(Component::kWeights)] = states.weights + fp8_cache;

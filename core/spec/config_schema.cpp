@@ -244,8 +244,8 @@ std::vector<ConfigField> make_fields() {
       boolean<&C::training, &TrainingSpec::async_tp>("async_tp", G::kTraining, "asynchronous TP (runs under torch.compile)"),
       boolean<&C::training, &TrainingSpec::fp8_all_gather>(
           "fp8_all_gather", G::kTraining,
-          "FSDP2 with torchao float8: all-gather the Linear weights in fp8 (torchtitan enable_fsdp_float8_all_gather; "
-          "needs precision=fp8 and sharded weights)"),
+          "fp8 weights all-gathered in fp8: FSDP2 with torchao float8 (torchtitan enable_fsdp_float8_all_gather; needs "
+          "sharded weights) or Megatron-LM --fp8-param-gather (fp8 parameters, no bf16 copy; needs zero=1); precision=fp8"),
       word<&C::training, &TrainingSpec::finetune>("finetune", G::kTraining,
                                                   "training mode: none (pretraining) or a fine-tuning method"),
       word<&C::training, &TrainingSpec::stack>("stack", G::kTraining,

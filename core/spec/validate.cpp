@@ -378,10 +378,22 @@ struct Rules {
 
   void fp8_all_gather() {
     if (!t.fp8_all_gather) return;
+    // Megatron-LM --fp8-param-gather: the parameters themselves in fp8, which the distributed
+    // optimizer all-gathers in fp8 (arguments.py asserts --use-distributed-optimizer).
+    if (t.framework == Framework::kMegatron) {
+      if (t.precision != Precision::kFp8)
+        check.error(IssueCode::kConflictingSettings, "fp8_all_gather",
+                    "fp8_all_gather (Megatron-LM --fp8-param-gather) needs precision=fp8; precision=" +
+                        std::string(enum_key(t.precision)) + " has no fp8 parameters.");
+      else if (l.zero < 1)
+        check.error(IssueCode::kConflictingSettings, "fp8_all_gather",
+                    "fp8_all_gather (Megatron-LM --fp8-param-gather) needs the distributed optimizer (zero=1).");
+      return;
+    }
     if (!profile.gathers_whole_blocks)
       check.error(IssueCode::kConflictingSettings, "fp8_all_gather",
-                  std::string("fp8_all_gather is FSDP2's (torchao float8 with torchtitan); ") + enum_label(t.framework) +
-                      " gathers no fp8 weights here: set it false or choose framework fsdp.");
+                  std::string("fp8_all_gather is FSDP2's (torchao float8 with torchtitan) and Megatron-LM's (--fp8-param-gather); ") +
+                      enum_label(t.framework) + " gathers no fp8 weights here: set it false or choose framework fsdp or megatron.");
     else if (t.precision != Precision::kFp8)
       check.error(IssueCode::kConflictingSettings, "fp8_all_gather",
                   "fp8_all_gather needs precision=fp8 (it all-gathers torchao Float8Linear weights); precision=" +

@@ -66,11 +66,30 @@ TEST_CASE("without PP only the gathered blocks shrink: two blocks' Linear weight
   CHECK(sb.step_time_s <= sa.step_time_s);
 }
 
-TEST_CASE("fp8_all_gather is checked: FSDP2, precision fp8, sharded weights, and a one-rank shard group turns it off") {
+TEST_CASE("fp8_all_gather is checked: FSDP2 or Megatron, precision fp8, sharded weights, and a one-rank shard group turns it off") {
+  Config deepspeed = float8("llama3.1-8b", 64, 1, 1, true);
+  deepspeed.training.framework = Framework::kDeepSpeed;
+  deepspeed.layout.zero = 1;
+  CHECK(names(validate(deepspeed), Severity::kError, "FSDP2"));
+  // Megatron-LM --fp8-param-gather: the GEMM weights are TE fp8 tensors (1 B + the 1 B Hopper
+  // transpose) in place of the bf16 copy and the fp8 cache (2 B more per GEMM weight): the weights
+  // are the bf16 weights' bytes, the cache gone; it needs the distributed optimizer.
   Config megatron = float8("llama3.1-8b", 64, 1, 1, true);
   megatron.training.framework = Framework::kMegatron;
   megatron.layout.zero = 1;
-  CHECK(names(validate(megatron), Severity::kError, "FSDP2"));
+  CHECK_FALSE(has_errors(validate(megatron)));
+  Config cached = megatron;
+  cached.training.fp8_all_gather = false;
+  const RankMemory with = estimate_memory(megatron).worst(), without = estimate_memory(cached).worst();
+  CHECK(without.bytes(Component::kWeights) - with.bytes(Component::kWeights) ==
+        doctest::Approx(2.0 * double(with.intermediates.layers) * with.intermediates.layer_parameters));
+  Config no_distributed = megatron;
+  no_distributed.layout.zero = 0;
+  CHECK(names(validate(no_distributed), Severity::kError, "distributed optimizer"));
+  // Read from --fp8-param-gather and written back.
+  const LaunchExport flags = export_launch_config(megatron, LaunchFormat::kMegatron);
+  CHECK(flags.text.find("--fp8-param-gather") != std::string::npos);
+  CHECK(import_launch_config(LaunchFormat::kMegatron, flags.text).fields["fp8_all_gather"] == true);
   Config bf16 = float8("llama3.1-8b", 64, 1, 1, true);
   bf16.training.precision = Precision::kBf16;
   CHECK(names(validate(bf16), Severity::kError, "precision=fp8"));

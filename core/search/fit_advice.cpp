@@ -214,6 +214,7 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
         suggestion.change = describe_change(config, suggestion.config, suggestion.changed_dimensions);
         if (suggestion.changed_dimensions != pass || !seen.insert(suggestion.change).second) continue;
         const LayoutCandidate& c = result.top.front();
+        if (c.device_bytes > config.gpu.memory_bytes) continue;  // paged states still spilling: no fix
         suggestion.device_bytes = c.device_bytes;
         suggestion.verdict = c.verdict;
         suggestion.tokens_per_s_per_gpu = c.step.tokens_per_s_per_gpu;
@@ -225,9 +226,12 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
   // worst rank ends under the tight threshold, as the searched ones are.
   const auto add_estimated = [&](const Config& changed) {
     const Estimate e = estimate(changed);
-    // Paged optimizer states the driver can evict to host memory do not count against the line.
+    // Paged optimizer states the driver can evict to host memory do not count against the line, but a
+    // change that still spills them is no fix (a page review saw "activation offload off -> on,
+    // 32.2 GiB (137%)" offered for a run at 32.7).
     if (!e.valid() || e.memory.worst().device_bytes - e.memory.worst().bytes(Component::kPagedOptimizer) >
-                          config.training.headroom * e.memory.capacity_bytes)
+                          config.training.headroom * e.memory.capacity_bytes ||
+        paged_spill_bytes(e.memory.worst(), e.memory.capacity_bytes) > 0)
       return false;
     FitSuggestion suggestion;
     suggestion.config = changed;

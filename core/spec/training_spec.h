@@ -118,7 +118,7 @@ template <> struct EnumNames<FinetuneMethod> {
 };
 template <> struct EnumNames<AdapterDtype> {
   static constexpr EnumName<AdapterDtype> table[] = {{AdapterDtype::kFp32, "fp32", "fp32 (PEFT default)"},
-                                                     {AdapterDtype::kBf16, "bf16", "bf16 (torchtune)"}};
+                                                     {AdapterDtype::kBf16, "bf16", "bf16 (torchtune, LitGPT)"}};
 };
 template <> struct EnumNames<FinetuneStack> {
   static constexpr EnumName<FinetuneStack> table[] = {{FinetuneStack::kHfPeft, "hf_peft", "HF Trainer + PEFT"},

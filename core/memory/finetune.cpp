@@ -112,6 +112,8 @@ const std::vector<FinetuneStackProfile>& stacks() {
     tt.lora_rank = 8;
     tt.lora_alpha = 16;
     tt.lora_targets = "q,v,o,gate,up,down";
+    tt.offloads_activations = true;  // training/_activation_offloading.py
+    tt.fused_linear_loss = false;    // its losses: CrossEntropyLoss, LinearCrossEntropyLoss (chunked)
     list.push_back(tt);
     // LitGPT litgpt/finetune/lora.py setup() defaults: lora_r 8, lora_alpha 16, lora_dropout 0.05,
     // lora_query and lora_value only; config_hub/finetune/*/lora.yaml set precision bf16-true (pure
@@ -130,6 +132,7 @@ const std::vector<FinetuneStackProfile>& stacks() {
     lit.lora_targets = "q,v";
     lit.lora_dropout = 0.05;
     lit.loss = LossKind::kBf16Chunked;
+    lit.fused_linear_loss = false;
     list.push_back(lit);
     // Axolotl examples/llama-3/qlora.yml and lora-8b.yml: lora_r 32, lora_alpha 16, lora_dropout
     // 0.05, lora_target_linear true, gradient_checkpointing true, bf16 auto (HF Trainer AMP, PEFT
@@ -141,6 +144,7 @@ const std::vector<FinetuneStackProfile>& stacks() {
     ax.lora_rank = 32;
     ax.lora_alpha = 16;
     ax.lora_dropout = 0.05;
+    ax.offloads_activations = true;  // activation_offloading (a port of torchtune's)
     list.push_back(ax);
     return list;
   }();
@@ -324,7 +328,7 @@ StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, 
   // bitsandbytes paged optimizers allocate their states (tensors of >= 1e5 elements) with
   // cudaMallocManaged (optim/optimizer.py get_state_buffer, is_paged): outside PyTorch's
   // allocator, so in nvidia-smi only (FINETUNE_NOTES §2.3, FRAMEWORK_NOTES §4.2).
-  if (training.optimizer == Optimizer::kPagedAdamW || training.optimizer == Optimizer::kPagedAdam8bit) {
+  if (pages_optimizer_states(training.optimizer)) {
     const double moments = s.trainable_parameters * moment_bytes_per_trainable;
     s.paged_optimizer = moments;
     s.optimizer -= moments;

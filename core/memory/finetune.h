@@ -48,6 +48,9 @@ struct FinetuneStackProfile {
   double lora_alpha = 32;
   const char* lora_targets = "all-linear";
   double lora_dropout = 0;
+  // Memory switches the stack ships (validate.cpp warns for the others; fit_advice.cpp offers these):
+  bool offloads_activations = false;  // torchtune enable_activation_offloading, axolotl activation_offloading
+  bool fused_linear_loss = true;      // Liger's fused linear cross-entropy (HF use_liger_kernel, axolotl's plugin)
 };
 const FinetuneStackProfile& finetune_stack_profile(FinetuneStack stack);
 

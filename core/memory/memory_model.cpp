@@ -71,6 +71,7 @@ const FrameworkProfile kProfiles[] = {
       p.framework = Framework::kFsdp;
       p.source = "PyTorch FSDP2 fully_shard as configured by torchtitan (bf16 params, fp32 reduce)";
       p.offload_mechanism = "FSDP CPUOffload";
+      p.offloads_activations = false;  // torchtitan has no activation offloading
       // torchtitan: DDP, reshard_after_forward=False (SHARD_GRAD_OP), full sharding (the default).
       p.zero_stages = {"0 (DDP)", nullptr, "2 (reshard_after_forward=False)", "3 (full sharding)"};
       // HSDP: data_parallel_replicate_degree x data_parallel_shard_degree, sharded over dp_shard x cp
@@ -149,6 +150,7 @@ const FrameworkProfile kProfiles[] = {
       p.vocab_pad_multiple = 128;
       p.default_loss = LossKind::kVocabParallel;  // Megatron's vocab-parallel cross-entropy
       p.fp8_weight_cache_bytes = 2;               // Transformer Engine, as Megatron
+      p.fused_linear_loss = true;                 // Hugging Face models with use_liger_kernel
       p.grad_buckets = GradBuckets::kDeepSpeed;
       p.casts_base_to_bf16 = true;
       p.comm_buffers = CommBufferScheme::kDeepSpeedBuckets;
@@ -183,6 +185,7 @@ const FrameworkProfile kProfiles[] = {
       p.default_loss = LossKind::kVocabParallel;
       p.fp8_weight_cache_bytes = 0;               // no fp8 training path modelled for nanotron
       p.offloads_optimizer = p.offloads_params = false;  // its config has no CPU offload
+      p.offloads_activations = false;
       // Gradients go through torch DDP's bucket hooks during the backward (parallel/data_parallel).
       p.dp_overlap_default_from_zero = 0;
       p.dp_overlap_default_source = "nanotron reduces gradients in torch DDP bucket hooks during the backward";
@@ -700,7 +703,7 @@ StageTransients stage_transients(const Config& config, const MemoryPlan& plan, c
     in.logits_elements = double(training.seq) / double(layout.cp) * double(training.micro_batch) *
                          double(plan.padded_vocab) / double(layout.tp);
     out.logits = in.logits_elements * in.bytes_per_logit;
-    if (effective_loss(plan.profile, training) == LossKind::kFusedLinear) {
+    if (plan.activation_settings.head_in_loss) {  // loss=fused_linear
       const double tokens = double(training.seq) / double(layout.cp) * double(training.micro_batch);
       const double input_bytes = plan.activation_settings.fp32_residual ? 4.0 : 2.0;
       out.logits = fused_linear_loss_bytes(tokens, double(model.hidden), double(plan.padded_vocab) / double(layout.tp), input_bytes);
@@ -925,6 +928,8 @@ double paged_spill_bytes(const RankMemory& rank, double capacity_bytes) {
   const double paged = rank.bytes(Component::kPagedOptimizer);
   return std::min(paged, std::max(0.0, rank.device_bytes - capacity_bytes));
 }
+
+double resident_bytes(const RankMemory& rank) { return rank.device_bytes - rank.bytes(Component::kPagedOptimizer); }
 
 RankMemory worst_stage_memory(const Config& config, const MemoryPlan& plan) {
   RankMemory worst = stage_memory(config, plan, 0, false);

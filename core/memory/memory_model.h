@@ -148,6 +148,11 @@ struct FrameworkProfile {
   // default: --no-bias-swiglu-fusion turns it off, NeMo's Llama configs set bias_activation_fusion):
   // the MLP saves 6sbf, not the eager 8sbf (gate, up, silu(gate), product).
   bool fused_swiglu = false;
+  // Pretraining memory switches it ships (validate.cpp warns for the others): saved activations to
+  // CPU memory (Megatron-LM --cpu-offloading, DeepSpeed cpu_checkpointing) and Liger's fused linear
+  // cross-entropy (the Hugging Face models DeepSpeed trains).
+  bool offloads_activations = true;
+  bool fused_linear_loss = false;
   bool fp32_math_attention = false;      // without flash, PyTorch SDPA's math backend keeps fp32 scores (4 B, not 2)
   bool sp_saves_gathered_inputs = false; // SP saves the all-gathered block inputs (torchtitan's DTensor SP)
   // The largest unit gathered at once under sharding: one transformer block (or the head), as FSDP2
@@ -358,5 +363,7 @@ RankMemory worst_stage_memory(const Config& config, const MemoryPlan& plan);
 Verdict verdict_for(double device_bytes, double capacity_bytes, double headroom, double pageable_bytes = 0);
 // Paged states the GPU cannot hold (spilled to host memory by the driver): 0 without paged states.
 double paged_spill_bytes(const RankMemory& rank, double capacity_bytes);
+// What must fit on the GPU: the device figure less the paged optimizer states the driver can evict.
+double resident_bytes(const RankMemory& rank);
 
 }  // namespace meshfit

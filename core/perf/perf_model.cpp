@@ -1340,7 +1340,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
   // Paged optimizer states the GPU cannot hold live in host memory (the driver evicts managed pages,
   // FINETUNE_NOTES §2.3): every step reads and writes all of them, so the spilled part comes in and
   // goes back out over PCIe.
-  if (training.optimizer == Optimizer::kPagedAdamW || training.optimizer == Optimizer::kPagedAdam8bit)
+  if (pages_optimizer_states(training.optimizer))
     b.optimizer_s += 2.0 * paged_spill_bytes(worst_stage_memory(config, plan), config.gpu.memory_bytes) / kPcieBytesPerS;
   report.step_time_s = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.pp_p2p_s + b.pp_bubble_s + b.dp_comm_s + b.optimizer_s;
 

@@ -99,7 +99,7 @@ std::vector<Config> finetune_changes(const Config& config) {
   if (has_adapters(t) && t.lora_rank > 8) with([](TrainingSpec& x) { x.lora_rank = std::max<int64_t>(8, x.lora_rank / 4); });
   if (t.optimizer == Optimizer::kAdamW || t.optimizer == Optimizer::kPagedAdamW)
     with([](TrainingSpec& x) { x.optimizer = Optimizer::kAdam8bit; });
-  if (t.optimizer != Optimizer::kPagedAdamW && t.optimizer != Optimizer::kPagedAdam8bit)
+  if (!pages_optimizer_states(t.optimizer))
     with([](TrainingSpec& x) { x.optimizer = Optimizer::kPagedAdam8bit; });
   // Pure bf16 (weights, gradients and moments in bf16, no fp32 master: HF with the model loaded in
   // bf16 and no autocast, torchtune's and LitGPT's bf16-true), alone and with 8-bit moments: 16 -> 8
@@ -117,11 +117,9 @@ std::vector<Config> finetune_changes(const Config& config) {
   // enable_activation_offloading (and axolotl's port, activation_offloading), and a fused linear cross-entropy where the loss
   // materialises the logits (HF TrainingArguments use_liger_kernel, axolotl liger plugin): on a
   // long-context fine-tune the logits can be a fifth of the peak.
-  if ((t.stack == FinetuneStack::kTorchtune || t.stack == FinetuneStack::kAxolotl) && !t.offload_activations)
-    with([](TrainingSpec& x) { x.offload_activations = true; });
+  if (stack.offloads_activations && !t.offload_activations) with([](TrainingSpec& x) { x.offload_activations = true; });
   const LossKind loss = effective_loss(framework_profile(t.framework), t);
-  if (t.stack != FinetuneStack::kTorchtune && t.stack != FinetuneStack::kLitgpt &&
-      (loss == LossKind::kEager || loss == LossKind::kEagerKeepLogits))
+  if (stack.fused_linear_loss && (loss == LossKind::kEager || loss == LossKind::kEagerKeepLogits))
     with([](TrainingSpec& x) { x.loss = LossKind::kFusedLinear; });
   if (t.offload == Offload::kNone) with([](TrainingSpec& x) { x.offload = Offload::kOptimizer; });
   if (t.offload != Offload::kParams) with([](TrainingSpec& x) { x.offload = Offload::kParams; });
@@ -229,8 +227,7 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
     // Paged optimizer states the driver can evict to host memory do not count against the line, but a
     // change that still spills them is no fix (a page review saw "activation offload off -> on,
     // 32.2 GiB (137%)" offered for a run at 32.7).
-    if (!e.valid() || e.memory.worst().device_bytes - e.memory.worst().bytes(Component::kPagedOptimizer) >
-                          config.training.headroom * e.memory.capacity_bytes ||
+    if (!e.valid() || resident_bytes(e.memory.worst()) > config.training.headroom * e.memory.capacity_bytes ||
         paged_spill_bytes(e.memory.worst(), e.memory.capacity_bytes) > 0)
       return false;
     FitSuggestion suggestion;

@@ -417,10 +417,8 @@ class Search {
     candidate.worst_role = worst.role;
     candidate.worst_stage = worst.pp_stage;
     candidate.component_bytes = worst.component_bytes;
-    const double pageable = worst.bytes(Component::kPagedOptimizer);
-    candidate.verdict = verdict_for(worst.device_bytes, capacity_, config_.training.headroom, pageable);
-    candidate.feasible =
-        candidate.verdict != Verdict::kOutOfMemory && worst.device_bytes - pageable <= options_.memory_limit * capacity_;
+    candidate.verdict = verdict_for(worst.device_bytes, capacity_, config_.training.headroom, worst.bytes(Component::kPagedOptimizer));
+    candidate.feasible = candidate.verdict != Verdict::kOutOfMemory && resident_bytes(worst) <= options_.memory_limit * capacity_;
     // Kept rejected candidates get a speed too, so a scatter can place them.
     if (candidate.feasible || collect_.keeping()) {
       candidate.step = predict_step(config_, plan);

@@ -2,11 +2,10 @@
 // estimate_memory() and predict_step(), structural rules from validate().
 #include "search/method_select.h"
 
-#include "memory/finetune.h"
-
 #include <algorithm>
 #include <cstdio>
 
+#include "memory/finetune.h"
 #include "memory/memory_model.h"
 #include "perf/perf_model.h"
 #include "spec/structure.h"

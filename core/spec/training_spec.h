@@ -218,6 +218,12 @@ struct TrainingSpec {
   DpCommOverlap dp_comm_overlap = DpCommOverlap::kAuto;
 };
 
+// bitsandbytes paged optimizers: states in CUDA managed memory (outside PyTorch's counters; the driver
+// may evict them to host memory).
+inline bool pages_optimizer_states(Optimizer optimizer) {
+  return optimizer == Optimizer::kPagedAdamW || optimizer == Optimizer::kPagedAdam8bit;
+}
+
 // Whether AsyncTP applies: torchtitan's enable_async_tensor_parallel, the FSDP2 profile's; the other
 // frameworks ignore it (Megatron-LM overlaps TP with tp_comm_overlap). An as-a-user review saw it
 // lower Megatron's memory by 3.5 GiB.

@@ -188,17 +188,14 @@ struct Rules {
     // patched run would hold), and says so (an as-a-user review saw HF QLoRA estimated with
     // torchtune's activation offloading, and torchtune with Liger's loss, without a word).
     const bool finetune_run = is_finetune(t);
-    if (t.offload_activations &&
-        (finetune_run ? t.stack != FinetuneStack::kTorchtune && t.stack != FinetuneStack::kAxolotl
-                      : t.framework == Framework::kFsdp || t.framework == Framework::kNanotron))
+    const FinetuneStackProfile& stack = finetune_stack_profile(t.stack);
+    if (t.offload_activations && !(finetune_run ? stack.offloads_activations : profile.offloads_activations))
       check.warning(IssueCode::kUnsupportedSetting, "offload_activations",
                     std::string("offload_activations is torchtune's enable_activation_offloading (axolotl: "
                                 "activation_offloading; DeepSpeed: cpu_checkpointing); ") +
                         (finetune_run ? enum_label(t.stack) : enum_label(t.framework)) +
                         " has no such option, so this estimates a run patched to offload.");
-    const bool liger_capable = finetune_run ? t.stack != FinetuneStack::kTorchtune && t.stack != FinetuneStack::kLitgpt
-                                            : t.framework == Framework::kDeepSpeed;
-    if (t.loss == LossKind::kFusedLinear && !liger_capable)
+    if (t.loss == LossKind::kFusedLinear && !(finetune_run ? stack.fused_linear_loss : profile.fused_linear_loss))
       check.warning(IssueCode::kUnsupportedSetting, "loss",
                     std::string("loss=fused_linear is Liger-Kernel's fused linear cross-entropy (HF use_liger_kernel, "
                                 "axolotl's liger plugin); ") +

@@ -429,7 +429,7 @@ json run_import(const std::string& format, const std::string& text, json overrid
   if (!chosen) {
     issues.push_back({IssueCode::kUnknownValue, Severity::kError, "format",
                       format == "auto" || format.empty()
-                          ? "the text is not a config.json, a DeepSpeed JSON, a torchtitan TOML or a Megatron command line."
+                          ? "the text is not a config.json, a DeepSpeed JSON, a meshfit JSON, a torchtitan TOML or a Megatron command line."
                           : "format must be one of " + enum_keys_text<LaunchFormat>() + "."});
     return with_status(out, issues);
   }

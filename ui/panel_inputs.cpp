@@ -321,14 +321,14 @@ bool draw_model(AppState& s) {
   record_rect(s, "hf_toggle");
   if (hf_open) {
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("An HF config.json, a Megatron-LM command line, a torchtitan TOML or a DeepSpeed JSON.");
+    ImGui::TextDisabled("An HF config.json, a Megatron-LM command line, a torchtitan TOML, a DeepSpeed JSON or a meshfit JSON.");
     ImGui::PopTextWrapPos();
     ImGui::InputTextMultiline("##hf", &s.hf_text, ImVec2(-FLT_MIN, 6.0f * s.em));
     record_rect(s, "hf_config");
     if (ImGui::Button("Import")) {
       s.hf_message.clear();
       const std::optional<LaunchFormat> format = detect_launch_format(s.hf_text);
-      if (!format) s.hf_message = "Not a config.json, a Megatron-LM command line, a torchtitan TOML or a DeepSpeed JSON.";
+      if (!format) s.hf_message = "Not a config.json, a Megatron-LM command line, a torchtitan TOML, a DeepSpeed JSON or a meshfit JSON.";
       else changed |= import_into(s, import_launch_config(*format, s.hf_text), enum_label(*format));
       refresh_mirror(s);
     }

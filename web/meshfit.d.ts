@@ -232,8 +232,8 @@ export interface FitAdviceResult extends Result {
   config?: Required<Config>; state?: string;
 }
 
-/** torchtune and hf-trainer are export-only. */
-export type LaunchFormat = 'hf' | 'megatron' | 'torchtitan' | 'deepspeed' | 'torchtune' | 'hf-trainer';
+/** torchtune and hf-trainer are export-only; meshfit is a config file, or an estimate's or search's result. */
+export type LaunchFormat = 'hf' | 'megatron' | 'torchtitan' | 'deepspeed' | 'torchtune' | 'hf-trainer' | 'meshfit';
 
 export interface ImportOptions {
   /** The text's format; 'auto' (the default) detects it. */

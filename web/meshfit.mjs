@@ -153,7 +153,7 @@ function wrap(module) {
       return tooLong(text, module.maxJsonBytes, 'text') ??
         withTexts([[given, 'overrides']], (json) => module.importLaunchConfig(format, text, json, drop_layout));
     }),
-    /** A config as what a framework runs: format 'megatron' | 'torchtitan' | 'deepspeed' | 'hf'. */
+    /** A config as what a framework runs: format 'megatron' | 'torchtitan' | 'deepspeed' | 'hf' | 'torchtune' | 'hf-trainer' | 'meshfit'. */
     exportLaunchConfig: (config, format) =>
       withTexts([[config, 'config']], (json) => module.exportLaunchConfig(json, asString(format))),
   });

@@ -7,9 +7,11 @@
 #include "spec/config_schema.h"
 #include "io/import_export.h"
 #include "io/import_common.h"
+#include "io/json_text.h"
 #include "spec/model_spec.h"
 #include "io/serialize.h"
 #include "io/text.h"
+#include "io/url_state.h"
 
 namespace meshfit {
 
@@ -31,7 +33,50 @@ std::string_view trimmed(std::string_view text) {
   return text;
 }
 
+// A key meshfit's config (or an older meshfit's) reads.
+bool meshfit_key(const std::string& key) { return find_config_field(key) || find_legacy_field(key) || key == "state"; }
+
+// meshfit's own JSON: a result with its config, or config fields only, naming something no other
+// format's top level does (DeepSpeed's "optimizer" is also a meshfit field; its "train_batch_size" is not).
+bool meshfit_object(const json& object) {
+  if (is_meshfit_result(object)) return true;
+  if (object.empty()) return false;
+  bool named = false;
+  for (const auto& [key, value] : object.items()) {
+    if (!meshfit_key(key)) return false;
+    for (const char* sign : {"model", "gpu", "gpus", "framework", "tp", "pp", "cp", "dp", "micro_batch", "global_batch", "seq"})
+      named |= key == sign;
+  }
+  return named;
+}
+
 }  // namespace
+
+bool is_meshfit_result(const json& object) {
+  return object.is_object() && object.contains("ok") && object["ok"].is_boolean() && object.contains("config") &&
+         object["config"].is_object();
+}
+
+json meshfit_result_fields(const json& result, std::vector<Issue>& issues) {
+  const auto state = result.find("state");
+  if (state != result.end() && state->is_string()) return state_to_object(state->get<std::string>(), issues);
+  return result["config"];
+}
+
+LaunchImport import_meshfit_json(const std::string& text) {
+  LaunchImport out;
+  out.format = LaunchFormat::kMeshfit;
+  const auto parsed = parse_json_object(text, "meshfit_config", out.issues);
+  if (!parsed) return out;
+  const json given = is_meshfit_result(*parsed) ? meshfit_result_fields(*parsed, out.issues) : *parsed;
+  for (const auto& [key, value] : given.items()) {
+    if (meshfit_key(key)) out.fields[key] = value;
+    else
+      out.issues.push_back({IssueCode::kUnknownField, Severity::kWarning, key,
+                            quote_text(key) + " is not a meshfit config field; ignored."});
+  }
+  return out;
+}
 
 // Not a hot path (once per paste): one block of tell-tale signs per format.
 std::optional<LaunchFormat> detect_launch_format(const std::string& text) {
@@ -41,6 +86,9 @@ std::optional<LaunchFormat> detect_launch_format(const std::string& text) {
   if (head.substr(0, 3) == "\xEF\xBB\xBF") head = trimmed(head.substr(3));
   if (head.empty()) return std::nullopt;
   if (head.front() == '{') {
+    std::vector<Issue> ignored;  // the importer reports them
+    if (const auto object = parse_json_object(head, "config", ignored); object && meshfit_object(*object))
+      return LaunchFormat::kMeshfit;
     // A DeepSpeed config has no model dimensions; a config.json always names some.
     for (const char* key : {"\"model_type\"", "\"hidden_size\"", "\"n_embd\"", "\"num_hidden_layers\"", "\"architectures\""})
       if (text.find(key) != std::string::npos) return LaunchFormat::kHfConfig;
@@ -157,13 +205,14 @@ LaunchImport import_launch_config(LaunchFormat format, const std::string& text) 
     case LaunchFormat::kMegatron: return import_megatron_args(text);
     case LaunchFormat::kTorchtitan: return import_torchtitan_toml(text);
     case LaunchFormat::kDeepSpeed: return import_deepspeed_json(text);
+    case LaunchFormat::kMeshfit: return import_meshfit_json(text);
     case LaunchFormat::kTorchtune:
     case LaunchFormat::kHfTrainer: break;
   }
   LaunchImport out;
   out.format = format;
   out.issues.push_back({IssueCode::kUnknownValue, Severity::kError, "format",
-                        std::string(enum_label(format)) + " is an export format only; import hf, megatron, torchtitan or deepspeed."});
+                        std::string(enum_label(format)) + " is an export format only; import hf, megatron, torchtitan, deepspeed or meshfit."});
   return out;
 }
 
@@ -346,6 +395,12 @@ LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
     }
     case LaunchFormat::kTorchtune: return detail::export_torchtune(config);
     case LaunchFormat::kHfTrainer: return detail::export_hf_trainer(config);
+    case LaunchFormat::kMeshfit: {  // what --config reads back: every field, resolved
+      LaunchExport out;
+      out.format = format;
+      out.text = config_to_json(config).dump(2) + "\n";
+      return out;
+    }
     case LaunchFormat::kHfConfig: break;
   }
   // The model as a transformers config.json (LlamaConfig keys; GPT-style models keep those keys too).

@@ -20,8 +20,10 @@
 
 namespace meshfit {
 
-// torchtune and hf-trainer are export-only (fine-tuning recipes: finetune_export.cpp).
-enum class LaunchFormat { kHfConfig, kMegatron, kTorchtitan, kDeepSpeed, kTorchtune, kHfTrainer };
+// torchtune and hf-trainer are export-only (fine-tuning recipes: finetune_export.cpp). meshfit is
+// meshfit's own JSON: a config file (what `import` prints, what --config reads) or an estimate's or a
+// search's --json result, whose "config" is the config.
+enum class LaunchFormat { kHfConfig, kMegatron, kTorchtitan, kDeepSpeed, kTorchtune, kHfTrainer, kMeshfit };
 
 template <> struct EnumNames<LaunchFormat> {
   static constexpr EnumName<LaunchFormat> table[] = {{LaunchFormat::kHfConfig, "hf", "Hugging Face config.json"},
@@ -29,7 +31,8 @@ template <> struct EnumNames<LaunchFormat> {
                                                      {LaunchFormat::kTorchtitan, "torchtitan", "torchtitan TOML"},
                                                      {LaunchFormat::kDeepSpeed, "deepspeed", "DeepSpeed JSON"},
                                                      {LaunchFormat::kTorchtune, "torchtune", "torchtune recipe YAML"},
-                                                     {LaunchFormat::kHfTrainer, "hf-trainer", "HF Trainer + PEFT (Python)"}};
+                                                     {LaunchFormat::kHfTrainer, "hf-trainer", "HF Trainer + PEFT (Python)"},
+                                                     {LaunchFormat::kMeshfit, "meshfit", "meshfit config JSON"}};
 };
 
 constexpr std::size_t kMaxImportBytes = kMaxJsonBytes;         // 1 MiB, as any JSON input; real configs and command lines are KBs
@@ -52,8 +55,9 @@ struct LaunchImport {
   bool ok() const { return !has_errors(issues); }
 };
 
-// The format of pasted text: '{' with model keys = hf, '{' otherwise = deepspeed, TOML sections =
-// torchtitan, "--flags" = megatron. nullopt when none fits.
+// The format of pasted text: meshfit's own JSON (is_meshfit_result, or an object of config fields
+// naming at least one of the model, the GPUs, the framework or the layout), '{' with model keys = hf,
+// '{' otherwise = deepspeed, TOML sections = torchtitan, "--flags" = megatron. nullopt when none fits.
 std::optional<LaunchFormat> detect_launch_format(const std::string& text);
 
 LaunchImport import_launch_config(LaunchFormat format, const std::string& text);
@@ -61,6 +65,16 @@ LaunchImport import_hf_launch(const std::string& config_json);         // model 
 LaunchImport import_megatron_args(const std::string& command_line);    // with or without torchrun in front
 LaunchImport import_torchtitan_toml(const std::string& toml_text);
 LaunchImport import_deepspeed_json(const std::string& config_json);
+// meshfit's own JSON: its config fields as they are (a result's "config"); a key that is not a config
+// field is an unknown_field warning, and the values are checked as --config checks them.
+LaunchImport import_meshfit_json(const std::string& text);
+
+// Whether `object` is an estimate's or a search's --json result (an object with "ok" and a "config"
+// object), and then the fields its run set: its "state" decoded (what was given, so that the derived
+// dp, zero and stage split follow a changed flag), else its resolved "config". `import` and --config
+// read such a file as the run it was computed from.
+bool is_meshfit_result(const nlohmann::json& object);
+nlohmann::json meshfit_result_fields(const nlohmann::json& result, std::vector<Issue>& issues);
 
 // [Page] "Fetch from Hugging Face". A model id is user text: it is checked against the Hub's own
 // rule before any URL is built (huggingface_hub utils/_validators.py validate_repo_id: an optional

@@ -45,7 +45,7 @@ struct Inputs {
 };
 
 void add_input_flags(CLI::App& command, Inputs& in) {
-  command.add_option("--config", in.config_file, "JSON config file (flags override it)");
+  command.add_option("--config", in.config_file, "JSON config file, or an estimate/search --json result (flags override it)");
   command.add_flag("--json", in.json_output, "print one JSON object");
   command.add_option("--state", in.state, "shareable state (v=1&model=...&tp=8), under --config and flags");
   command.add_flag("--print-state", in.print_state, "print the shareable state of the resolved config");
@@ -136,8 +136,10 @@ int gather_config(const Inputs& in, json& object) {
     std::string text(meshfit::kMaxJsonBytes + 1, '\0');
     file.read(text.data(), std::streamsize(text.size()));
     text.resize(size_t(file.gcount()));
-    if (std::optional<json> parsed = meshfit::parse_json_object(text, "--config " + in.config_file, issues))
-      object = std::move(*parsed);
+    if (std::optional<json> parsed = meshfit::parse_json_object(text, "--config " + in.config_file, issues)) {
+      // An estimate's or a search's --json result reads as the config it was computed from.
+      object = meshfit::is_meshfit_result(*parsed) ? meshfit::meshfit_result_fields(*parsed, issues) : std::move(*parsed);
+    }
   }
   if (!in.state.empty() && !object.contains("state") &&
       meshfit::check_input_text(in.state, "state", meshfit::kMaxStateBytes, issues))
@@ -694,7 +696,7 @@ int main(int argc, char** argv) {
       "validate", "every public measured run in tests/data with the prediction beside it, and the median error");
   validate->add_flag("--json", validate_json, "print JSON");
   Inputs import_inputs;
-  CLI::App* import = app.add_subcommand("import", "read a launch config: HF config.json, Megatron-LM flags, torchtitan TOML, DeepSpeed JSON");
+  CLI::App* import = app.add_subcommand("import", "read a launch config: HF config.json, Megatron-LM flags, torchtitan TOML, DeepSpeed JSON, or meshfit's own JSON (a config, or an estimate/search --json result)");
   import->add_option("--hf", import_inputs.hf_file, "Hugging Face config.json file");
   import->add_option("--megatron-args", import_inputs.megatron_args, "a Megatron-LM pretrain_gpt.py command line (torchrun prefix optional)");
   import->add_option("--torchtitan", import_inputs.torchtitan_file, "torchtitan TOML job config file");
@@ -705,8 +707,8 @@ int main(int argc, char** argv) {
   add_input_flags(*import, import_inputs);
   Inputs export_inputs;
   export_inputs.search = true;
-  CLI::App* export_command = app.add_subcommand("export", "print a config as a launch config (Megatron-LM flags, torchtitan TOML, DeepSpeed JSON, torchtune YAML, HF Trainer + PEFT)");
-  export_command->add_option("--format", export_inputs.format, "megatron, torchtitan, deepspeed, hf, torchtune or hf-trainer")->required();
+  CLI::App* export_command = app.add_subcommand("export", "print a config as a launch config (Megatron-LM flags, torchtitan TOML, DeepSpeed JSON, torchtune YAML, HF Trainer + PEFT) or as meshfit's config JSON");
+  export_command->add_option("--format", export_inputs.format, "megatron, torchtitan, deepspeed, hf, torchtune, hf-trainer or meshfit")->required();
   export_command->add_flag("--fastest", export_inputs.fastest, "export the fastest layout `meshfit search` finds for these inputs");
   add_input_flags(*export_command, export_inputs);
   bool presets_json = false;

@@ -187,6 +187,13 @@ check "import --hf reads a published config.json" json_has "$tmp/hf.json" "d['ok
 check "import --torchtitan reads torchtitan's example" json_has "$tmp/tt.json" "d['ok'] and d['config']['framework']=='fsdp' and d['config']['model']=='llama3.1-8b'"
 "$meshfit" import --deepspeed "$data/hf-trainer-zero3.deepspeed.json" --model llama3-8b --micro-batch 1 --json >"$tmp/ds.json" 2>/dev/null
 check "import --deepspeed reads the HF Trainer's ZeRO-3 config" json_has "$tmp/ds.json" "d['ok'] and d['config']['zero']==3"
+# meshfit's own JSON: an estimate's --json result is the config it was computed from, for --config and import.
+"$meshfit" import --file "$tmp/ok.json" --json >"$tmp/own.json" 2>"$tmp/own.err"
+check "import reads an estimate's --json result as meshfit's config" json_has "$tmp/own.json" \
+  "d['ok'] and d['format']=='meshfit' and d['config']['tp']==8 and d['config']['pp']==4 and not d['issues']"
+"$meshfit" estimate --config "$tmp/ok.json" --tp 4 --json >"$tmp/again.json" 2>/dev/null
+check "--config reads an estimate's result, flags over it" json_has "$tmp/again.json" \
+  "d['ok'] and d['config']['tp']==4 and d['config']['pp']==4 and d['config']['gpus']==64"
 "$meshfit" export --format torchtitan --model llama3.1-8b --framework fsdp --gpus 64 --tp 2 >"$tmp/tt.toml" 2>/dev/null
 check "export --format torchtitan writes TOML sections" grep -q '^\[parallelism\]' "$tmp/tt.toml"
 "$meshfit" export --format deepspeed --model llama3-8b --framework deepspeed --gpus 8 --zero 3 --json >"$tmp/dsout.json" 2>/dev/null

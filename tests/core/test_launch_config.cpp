@@ -1160,3 +1160,37 @@ TEST_CASE("Megatron-LM --optimizer-cpu-offload is offload=optimizer, a partial f
   CHECK(flags.find("--use-precision-aware-optimizer") != std::string::npos);
 }
 
+
+// An as-a-user review: `meshfit import` on its own printed fields (or an estimate's --json result)
+// read them as a DeepSpeed config, one "not a DeepSpeed key" warning per field.
+TEST_CASE("meshfit's own JSON imports as the config it is: printed fields, an export, or an estimate's result") {
+  const json input = {{"model", "llama3.1-8b"}, {"gpus", 16}, {"tp", 2}, {"pp", 2}, {"seq", 8192}, {"global_batch", 64},
+                      {"recompute", "selective"}, {"framework", "fsdp"}};
+  const json estimate = run_estimate(input);
+  REQUIRE(estimate["ok"] == true);
+  const json wanted = estimate["config"];
+  const std::string texts[] = {input.dump(), estimate.dump(2), estimate["config"].dump(),
+                               run_export(input, "meshfit")["text"].get<std::string>()};
+  for (const std::string& text : texts) {
+    CAPTURE(text.substr(0, 80));
+    REQUIRE(detect_launch_format(text) == LaunchFormat::kMeshfit);
+    const json imported = run_import("auto", text, json::object(), false);
+    INFO(imported.dump(2));
+    REQUIRE(imported["ok"] == true);
+    CHECK(imported["format"] == "meshfit");
+    CHECK(imported["config"] == wanted);  // the full config's state pins the derived dp too: the same run
+    CHECK(imported["issues"].empty());
+  }
+  // A key meshfit does not read is said and dropped; a value it refuses is an error naming the field.
+  const LaunchImport extra = import_meshfit_json(R"({"model": "llama3.1-8b", "tp": 2, "nodes": 4})");
+  CHECK(has_issue(extra.issues, IssueCode::kUnknownField, "nodes"));
+  CHECK_FALSE(extra.fields.contains("nodes"));
+  const json bad = run_import("auto", R"({"model": "llama3.1-8b", "tp": "eight"})", json::object(), false);
+  CHECK(bad["ok"] == false);
+  CHECK(bad["format"] == "meshfit");
+  CHECK(bad["issues"].dump().find("\"tp\"") != std::string::npos);
+  // DeepSpeed's top level shares "optimizer" with meshfit's fields, and nothing that names a run.
+  CHECK(detect_launch_format(R"({"optimizer": {"type": "AdamW"}})") == LaunchFormat::kDeepSpeed);
+  CHECK(detect_launch_format(R"({"optimizer": {"type": "AdamW"}, "train_batch_size": 8, "tp": 2})") == LaunchFormat::kDeepSpeed);
+  CHECK(detect_launch_format(read_data("hf-trainer-zero3.deepspeed.json")) == LaunchFormat::kDeepSpeed);
+}

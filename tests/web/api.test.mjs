@@ -275,3 +275,18 @@ test('dp_comm_overlap: the boolean it once was reads as on/off, as in the CLI, a
   sameResult(on, native('estimate', { ...base, dp_comm_overlap: true }), 'dp_comm_overlap true');
   assert.equal(meshfit.estimate({ ...base, dp_comm_overlap: 'sometimes' }).ok, false);
 });
+
+test('meshfit\'s own JSON (an estimate\'s result, or exportLaunchConfig(..., \'meshfit\')) imports as the same run', () => {
+  const config = { model: 'llama3.1-8b', gpus: 16, tp: 2, pp: 2, seq: 8192, global_batch: 64, framework: 'fsdp' };
+  const result = meshfit.estimate(config);
+  assert.equal(result.ok, true);
+  const exported = meshfit.exportLaunchConfig(config, 'meshfit');
+  assert.equal(exported.ok, true);
+  for (const text of [JSON.stringify(result), exported.text]) {
+    const imported = meshfit.importLaunchConfig(text);
+    assert.equal(imported.ok, true, JSON.stringify(imported.issues));
+    assert.equal(imported.format, 'meshfit');
+    assert.deepEqual(imported.config, result.config);
+    assert.deepEqual(imported.issues, []);
+  }
+});

@@ -84,7 +84,7 @@ struct AppState {
   Estimate pin_estimate;               // of pin_config, computed when pinned
 
   // View (part of the link, PageView; the selected row is the layout's own fields).
-  ViewUnits units = ViewUnits::kGiB;   // GiB (binary) by default; GB (decimal) or MiB on request
+  ViewUnits units = ViewUnits::kGibibytes;   // GiB (binary) by default; GB (decimal) or MiB on request
   ViewTab tab = ViewTab::kMemory;      // the tab on screen
   int select_tab = 0;                  // frames left in which the tab a link asked for is selected (ImGui
                                        // shows a programmatic selection a frame late)

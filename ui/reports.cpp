@@ -19,9 +19,9 @@ namespace meshfit::ui {
 
 double unit_bytes(const AppState& s) {
   switch (s.units) {
-    case ViewUnits::kGB: return kGB;
-    case ViewUnits::kMiB: return kMiB;
-    case ViewUnits::kGiB: break;
+    case ViewUnits::kGigabytes: return kGB;
+    case ViewUnits::kMebibytes: return kMiB;
+    case ViewUnits::kGibibytes: break;
   }
   return kGiB;
 }
@@ -29,7 +29,7 @@ double unit_bytes(const AppState& s) {
 std::string format_bytes(const AppState& s, double bytes, int decimals) {
   char text[48];
   // MiB figures are large: a whole number of MiB is what nvidia-smi and the allocator print.
-  if (s.units == ViewUnits::kMiB) decimals = 0;
+  if (s.units == ViewUnits::kMebibytes) decimals = 0;
   std::snprintf(text, sizeof text, "%.*f %s", decimals, bytes / unit_bytes(s), unit_label(s));
   return text;
 }

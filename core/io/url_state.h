@@ -29,10 +29,10 @@ template <> struct EnumNames<ViewTab> {
                                                 {ViewTab::kCompare, "compare", "Compare"},
                                                 {ViewTab::kValidation, "validation", "Validation"}};
 };
-enum class ViewUnits { kGiB, kGB, kMiB };  // binary GiB, decimal GB, binary MiB
+enum class ViewUnits { kGibibytes, kGigabytes, kMebibytes };  // binary GiB, decimal GB, binary MiB (not kGiB: units.h has those constants)
 template <> struct EnumNames<ViewUnits> {
   static constexpr EnumName<ViewUnits> table[] = {
-      {ViewUnits::kGiB, "gib", "GiB"}, {ViewUnits::kGB, "gb", "GB"}, {ViewUnits::kMiB, "mib", "MiB"}};
+      {ViewUnits::kGibibytes, "gib", "GiB"}, {ViewUnits::kGigabytes, "gb", "GB"}, {ViewUnits::kMebibytes, "mib", "MiB"}};
 };
 // The layouts table's columns, by what they show (the keys of layout_candidate_to_json where one exists).
 enum class LayoutColumn {
@@ -68,7 +68,7 @@ constexpr size_t kMaxViewFilterBytes = 63;  // the layouts filter box holds 63 b
 
 struct PageView {
   ViewTab tab = ViewTab::kMemory;
-  ViewUnits units = ViewUnits::kGiB;
+  ViewUnits units = ViewUnits::kGibibytes;
   LayoutColumn sort = LayoutColumn::kRank;  // the search's own ranking
   SortOrder order = SortOrder::kAscending;
   std::string filter;                       // the layouts filter text ("tp=8 recompute=none")

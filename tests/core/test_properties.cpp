@@ -159,7 +159,7 @@ meshfit::ui::AppState page_state(const Config& c, bool units_gb, bool local_file
   s.estimate = estimate(c);
   s.issues = s.estimate.memory.issues;
   s.state = encode_state(c);
-  s.units = units_gb ? meshfit::ViewUnits::kGB : meshfit::ViewUnits::kGiB;
+  s.units = units_gb ? meshfit::ViewUnits::kGigabytes : meshfit::ViewUnits::kGibibytes;
   s.local_file = local_file;
   if (with_search) {
     SearchOptions options;

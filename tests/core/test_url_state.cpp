@@ -124,7 +124,7 @@ TEST_CASE("the page's view rides after the config's keys and round-trips") {
   PageView view;
   CHECK(encode_view(view).empty());  // the default view adds nothing to a link
   view.tab = ViewTab::kLayouts;
-  view.units = ViewUnits::kMiB;
+  view.units = ViewUnits::kMebibytes;
   view.sort = LayoutColumn::kTokensPerSPerGpu;
   view.order = SortOrder::kDescending;
   view.filter = "tp=8 recompute=none";

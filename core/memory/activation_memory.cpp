@@ -27,7 +27,9 @@ LayerActivations layer_activations(const ModelSpec& model, const ActivationSetti
   LayerActivations act;
   // Korthikanti §4.1: LN inputs 4sbh, QKV input 2sbh, MLP input 2sbh, dropout masks 2sbh.
   const double residual_bytes = settings.fp32_residual ? 4.0 : 2.0;  // each LN input
-  act.sequence_terms = sbh * (2.0 * residual_bytes + 4.0 + dropout_masks) / t_sp;
+  // Transformer Engine fp8 saves the QKV and MLP inputs as fp8: 1 B each (ActivationSettings::fp8_gemm_inputs).
+  const double projection_input_bytes = settings.fp8_gemm_inputs ? 1.0 : 2.0;
+  act.sequence_terms = sbh * (2.0 * residual_bytes + 2.0 * projection_input_bytes + dropout_masks) / t_sp;
   if (settings.sp_saves_gathered_inputs && t_sp > 1)  // QKV and MLP inputs saved gathered (2sbh each)
     act.sequence_terms = sbh * (4.0 + dropout_masks) / t_sp + 4.0 * sbh;
   // Under autocast over fp32 weights the norm's output is fp32 and every projection that reads it
@@ -46,6 +48,9 @@ LayerActivations layer_activations(const ModelSpec& model, const ActivationSetti
   // Megatron's fused SwiGLU saves the fc1 output (gate and up, 4sbf) and the product (2sbf): 6sbf.
   const double swiglu_terms = settings.fused_swiglu ? 6.0 * f / h : 8.0 * f / h;
   const double mlp_terms = (model.mlp == MlpKind::kSwiGlu ? swiglu_terms : 4.0 * f / h) * (settings.compiled ? 0.5 : 1.0);
+  // TE fp8: the fc2 input (SwiGLU product or GeLU output) is saved as fp8, 1 B of its 2; the output
+  // projection saves an fp8 copy of the attention output, 1 B more (TE linear.py saved_inputmat).
+  const double fp8_terms = settings.fp8_gemm_inputs ? q_ratio - f / h : 0.0;
   // Eager torchtitan attention: K and V expanded to all heads, 4sbh(1 - k/a) more than GQA's, and
   // the contiguous copy of the SDPA output, 2sbh (a*d and k*d for h*1 and h*k/a) (FRAMEWORK_NOTES §1.7 "No-AC activations").
   const double attention_copies =
@@ -55,7 +60,8 @@ LayerActivations layer_activations(const ModelSpec& model, const ActivationSetti
   // QK-norm: the per-head RMSNorms on Q and K save their inputs, the projections' outputs (2 B, a*d
   // and k*d wide); their outputs go on through RoPE to the attention, counted above.
   const double qk_norm_inputs = model.qk_norm ? 2.0 * (q_ratio + kv_ratio) : 0.0;
-  act.tp_split_terms = sbh * (2.0 * q_ratio + 4.0 * kv_ratio + 2.0 * q_ratio + mlp_terms + attention_copies + qk_norm_inputs) / t;
+  act.tp_split_terms =
+      sbh * (2.0 * q_ratio + 4.0 * kv_ratio + 2.0 * q_ratio + mlp_terms + fp8_terms + attention_copies + qk_norm_inputs) / t;
   if (settings.flash) {
     act.attention_scores = 4.0 * a * s_local * b / t;  // fp32 log-sum-exp per query row
   } else {

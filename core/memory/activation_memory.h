@@ -53,6 +53,10 @@ struct ActivationSettings {
   bool compiled = false;
   // Megatron-LM's fused SwiGLU (memory_model.h FrameworkProfile::fused_swiglu): 6sbf, not 8sbf.
   bool fused_swiglu = false;
+  // Transformer Engine fp8 (FrameworkProfile::fp8_saves_gemm_inputs): the GEMMs' saved inputs are
+  // fp8, 1 B: the QKV and fc1 inputs (the norms' outputs) and the fc2 input; the output projection's
+  // fp8 input is a copy beside the bf16 attention output the attention kernel keeps.
+  bool fp8_gemm_inputs = false;
   // LoRA/QLoRA: bytes per layer per micro-batch that a frozen base saves less (or adapters more)
   // than full training, without recompute (finetune.h lora_activation_delta_bytes).
   double frozen_base_delta_bytes = 0;

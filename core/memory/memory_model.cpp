@@ -58,6 +58,7 @@ const FrameworkProfile kProfiles[] = {
       // extensions/transformer_engine.py): 1 + 1 B per GEMM weight. NOT verified against a measurement.
       p.fp8_weight_cache_bytes = 2;
       p.fused_swiglu = true;  // --bias-swiglu-fusion (default on): fused_bias_swiglu.py SwiGLUFunction
+      p.fp8_saves_gemm_inputs = true;  // Transformer Engine's modules (transformer_engine.py TELinear etc.)
       // Plain Megatron-LM leaves --overlap-grad-reduce / --overlap-param-gather off (arguments.py
       // store_true); the Megatron-Bridge / NeMo recipes that runs are launched with turn them on
       // (FRAMEWORK_NOTES §2.2), and auto follows the recipes. A 2021/2022-style run is off.
@@ -150,6 +151,7 @@ const FrameworkProfile kProfiles[] = {
       p.vocab_pad_multiple = 128;
       p.default_loss = LossKind::kVocabParallel;  // Megatron's vocab-parallel cross-entropy
       p.fp8_weight_cache_bytes = 2;               // Transformer Engine, as Megatron
+      p.fp8_saves_gemm_inputs = true;             // and its fp8 saved inputs
       p.fused_linear_loss = true;                 // Hugging Face models with use_liger_kernel
       p.grad_buckets = GradBuckets::kDeepSpeed;
       p.casts_base_to_bf16 = true;
@@ -562,6 +564,7 @@ MemoryPlan plan_memory(const Config& config) {
   settings.selective = plan.profile.selective;
   settings.eager_attention_copies = plan.profile.eager_attention_copies;
   settings.fused_swiglu = plan.profile.fused_swiglu;
+  settings.fp8_gemm_inputs = plan.profile.fp8_saves_gemm_inputs && training.precision == Precision::kFp8;
   settings.fp32_math_attention = plan.profile.fp32_math_attention;
   settings.fp32_residual = autocast_over_fp32_weights(config, plan.profile) || qlora_fp32_stream(config, plan.profile);
   settings.sp_saves_gathered_inputs = plan.profile.sp_saves_gathered_inputs && !spatial_temporal(layout);

@@ -148,6 +148,12 @@ struct FrameworkProfile {
   // default: --no-bias-swiglu-fusion turns it off, NeMo's Llama configs set bias_activation_fusion):
   // the MLP saves 6sbf, not the eager 8sbf (gate, up, silu(gate), product).
   bool fused_swiglu = false;
+  // precision=fp8 through Transformer Engine (Megatron-LM, and the TE path Megatron-DeepSpeed takes):
+  // every GEMM module saves its input for the weight gradient as the fp8 tensor it already cast
+  // (TE pytorch/module/linear.py _Linear.forward: saved_inputmat is the quantized input, column-wise
+  // usage only; layernorm_linear.py saves the fp8 ln_out), 1 B, not 2 (FRAMEWORK_NOTES §2.3
+  // "Activations"). torchao float8 (torchtitan) saves the bf16 inputs and casts again in backward.
+  bool fp8_saves_gemm_inputs = false;
   // Pretraining memory switches it ships (validate.cpp warns for the others): saved activations to
   // CPU memory (Megatron-LM --cpu-offloading, DeepSpeed cpu_checkpointing) and Liger's fused linear
   // cross-entropy (the Hugging Face models DeepSpeed trains).

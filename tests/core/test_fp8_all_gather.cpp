@@ -1,6 +1,7 @@
 // test_fp8_all_gather.cpp — torchao float8 under FSDP2 with enable_fsdp_float8_all_gather
 // (FRAMEWORK_NOTES §1.9): the blocks' Linear weights are all-gathered and held unsharded at 1 B
-// instead of 2; norms, the embedding and the output projection stay bf16.
+// instead of 2; norms, the embedding and the output projection stay bf16. And Transformer Engine's
+// fp8 (Megatron-LM): the GEMMs' saved inputs are fp8 (FRAMEWORK_NOTES §2.3 "Activations").
 #include <doctest/doctest.h>
 
 #include "fixtures.h"
@@ -119,4 +120,30 @@ TEST_CASE("torchtitan's [float8] enable_fsdp_float8_all_gather reads into fp8_al
     std::vector<Issue> issues;
     CHECK(apply_import(config, import_launch_config(LaunchFormat::kTorchtitan, out.text), issues).training.fp8_all_gather == gather);
   }
+}
+
+TEST_CASE("Transformer Engine fp8 saves the GEMM inputs at 1 B, torchao float8 keeps them in bf16") {
+  // Llama 3 8B, Megatron-LM tp2 + SP: QKV and fc1 inputs 2sbh/t less, the fc2 input sbf/t less, the
+  // output projection's fp8 copy of the attention output sbh/t more (TE linear.py saved_inputmat).
+  Config bf16 = preset_config("llama3-8b", 8, 2, 1);
+  bf16.training.framework = Framework::kMegatron;
+  bf16.training.sp = true;
+  bf16.training.seq = 8192;
+  bf16.training.micro_batch = 1;
+  bf16.training.global_batch = 32;
+  Config fp8 = bf16;
+  fp8.training.precision = Precision::kFp8;
+  REQUIRE_FALSE(has_errors(validate(fp8)));
+  const double sbh = 8192.0 * 4096.0, f = 14336.0, h = 4096.0, t = 2.0;
+  const double saved = plan_memory(bf16).layer_activations.stored - plan_memory(fp8).layer_activations.stored;
+  CHECK(saved == doctest::Approx(2.0 * sbh / t + sbh * (f / h - 1.0) / t));
+  // Selective recompute drops the attention core, not these; full recompute keeps the layer input only.
+  bf16.training.recompute = fp8.training.recompute = Recompute::kFull;
+  CHECK(plan_memory(fp8).layer_activations.stored == doctest::Approx(plan_memory(bf16).layer_activations.stored));
+  // torchtitan's float8 (torchao Float8Linear) saves the bf16 inputs: no change.
+  Config titan_fp8 = float8("llama3.1-8b", 8, 1, 1, false);
+  titan_fp8.training.recompute = Recompute::kNone;
+  Config titan_bf16 = titan_fp8;
+  titan_bf16.training.precision = Precision::kBf16;
+  CHECK(plan_memory(titan_fp8).layer_activations.stored == doctest::Approx(plan_memory(titan_bf16).layer_activations.stored));
 }

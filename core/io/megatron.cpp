@@ -7,10 +7,12 @@
 // [SECTION] Flag table       — every flag meshfit reads or knows to be irrelevant to memory
 // [SECTION] Import
 // [SECTION] Export
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <numeric>
 
 #include "io/import_common.h"
 #include "memory/memory_model.h"
@@ -117,6 +119,7 @@ constexpr MegatronFlag kMegatronFlags[] = {
     {"--decoder-last-pipeline-num-layers", Arity::kValue, Use::kRead},
     {"--account-for-embedding-in-pipeline-split", Arity::kSwitch, Use::kRead},
     {"--account-for-loss-in-pipeline-split", Arity::kSwitch, Use::kRead},
+    {"--pipeline-model-parallel-layout", Arity::kValue, Use::kRead},
     {"--sequence-parallel", Arity::kSwitch, Use::kRead}, {"--use-distributed-optimizer", Arity::kSwitch, Use::kRead},
     {"--num-distributed-optimizer-instances", Arity::kValue, Use::kRead},
     // Megatron-DeepSpeed (deepspeedai/Megatron-DeepSpeed megatron/arguments.py _add_deepspeed_args via deepspeed.add_config_arguments).
@@ -406,16 +409,116 @@ void read_model(const MegatronReader& r, FieldWriter& w) {
     w.error(IssueCode::kUnsupportedSetting, "--multi-latent-attention", "multi-latent attention is not modelled yet.");
 }
 
-void read_layout(const MegatronReader& r, FieldWriter& w, const LaunchImport& so_far) {
-  const int64_t tp = r.count_into("--tensor-model-parallel-size", "tp").value_or(1);
-  const int64_t pp = r.count_into("--pipeline-model-parallel-size", "pp").value_or(1);
-  r.count_into("--context-parallel-size", "cp");
-  if (!r.has("--tensor-model-parallel-size")) w.set("tp", 1, "Megatron's default tp");
-  if (!r.has("--pipeline-model-parallel-size")) w.set("pp", 1, "Megatron's default pp");
-  if (!r.has("--context-parallel-size")) w.set("cp", 1, "Megatron's default cp");
-  if (const auto ep = r.count("--expert-model-parallel-size"); ep && *ep > 1)
-    w.error(IssueCode::kUnsupportedSetting, "--expert-model-parallel-size", "expert parallelism is not modelled yet.");
-  const int64_t layers = so_far.fields.value("layers", int64_t(0));
+// --pipeline-model-parallel-layout (MLM core/transformer/pipeline_parallel_layer_layout.py; FRAMEWORK_NOTES
+// §2.6): stages in model order split by '|', E the embedding, t a decoder layer, L the loss, "x*n" and
+// "(...)*n" repeats, commas cosmetic. The layers of each stage (chunk), or a message saying why not.
+constexpr size_t kMaxLayoutChars = size_t(1) << 16;  // expanded; far above any real model's layers + stages
+
+struct PipelineLayout {
+  std::vector<int64_t> layers;  // decoder layers per stage, model order
+  std::string problem;          // why the text is not a layout meshfit reads ("" = none)
+};
+
+PipelineLayout layout_problem(const std::string& why) {
+  PipelineLayout out;
+  out.problem = why;
+  return out;
+}
+
+PipelineLayout parse_pipeline_layout(const std::string& text) {
+  std::string flat;
+  // One pass: a repeat applies to the symbol or the parenthesised group just before it, already
+  // expanded (groups do not nest).
+  size_t group_start = std::string::npos, last_start = std::string::npos;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ',' || c == ' ') continue;
+    if (c == '(') {
+      if (group_start != std::string::npos) return layout_problem("groups in parentheses do not nest");
+      group_start = flat.size();
+      continue;
+    }
+    if (c == ')') {
+      if (group_start == std::string::npos) return layout_problem("a ')' without its '('");
+      last_start = group_start;
+      group_start = std::string::npos;
+      continue;
+    }
+    if (c == '*') {
+      size_t end = i + 1;
+      int64_t times = 0;
+      while (end < text.size() && text[end] >= '0' && text[end] <= '9' && times <= int64_t(kMaxLayoutChars))
+        times = times * 10 + (text[end++] - '0');
+      if (end == i + 1 || last_start == std::string::npos || last_start >= flat.size())
+        return layout_problem("'*' must follow a symbol or a (group) and give a count");
+      const std::string unit = flat.substr(last_start);
+      if (times < 1 || times > int64_t(kMaxLayoutChars) || unit.size() * size_t(times) > kMaxLayoutChars)
+        return layout_problem("a repeat count out of range");
+      for (int64_t k = 1; k < times; ++k) flat += unit;
+      last_start = std::string::npos;
+      i = end - 1;
+      continue;
+    }
+    if (c != 'E' && c != 't' && c != 'L' && c != '|')
+      return layout_problem(std::string("'") + c +
+                            "' is not a symbol meshfit models (E embedding, t decoder layer, L loss; m, an MTP layer, is not modelled)");
+    last_start = flat.size();
+    flat += c;
+    if (flat.size() > kMaxLayoutChars) return layout_problem("the layout is too long");
+  }
+  if (group_start != std::string::npos) return layout_problem("a '(' without its ')'");
+  std::vector<std::string> stages(1);
+  for (const char c : flat) {
+    if (c == '|') stages.emplace_back();
+    else stages.back() += c;
+  }
+  PipelineLayout out;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const std::string& stage = stages[k];
+    const auto count = [&](char c) { return int64_t(std::count(stage.begin(), stage.end(), c)); };
+    if (count('E') != (k == 0 ? 1 : 0)) return layout_problem("the embedding (E) must be there once, in the first stage");
+    if (count('L') != (k + 1 == stages.size() ? 1 : 0)) return layout_problem("the loss (L) must be there once, in the last stage");
+    if (count('t') == 0) return layout_problem("a stage without decoder layers is not modelled");
+    out.layers.push_back(count('t'));
+  }
+  return out;
+}
+
+// The layout as meshfit's split: vpp = stages / pp, and the first and last chunk's layers where they
+// differ from the equal chunks between them (structure.h pipeline_problem).
+void read_pipeline_layout(const MegatronReader& r, FieldWriter& w, int64_t pp, int64_t layers) {
+  const char* flag = "--pipeline-model-parallel-layout";
+  for (const char* other : {"--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
+                            "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
+                            "--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank"})
+    if (r.has(other)) {
+      w.error(IssueCode::kConflictingSettings, flag, std::string(flag) + " and " + other + " exclude each other (arguments.py).");
+      return;
+    }
+  const PipelineLayout layout = parse_pipeline_layout(r.text(flag));
+  const auto refuse = [&](const std::string& why) {
+    w.error(IssueCode::kUnsupportedSetting, flag, std::string(flag) + " " + quote_text(r.text(flag), 60) + ": " + why + ".");
+  };
+  if (!layout.problem.empty()) return refuse(layout.problem);
+  const std::vector<int64_t>& chunk = layout.layers;
+  const int64_t stages = int64_t(chunk.size());
+  if (stages % pp != 0)
+    return refuse(std::to_string(stages) + (stages == 1 ? " stage is" : " stages are") + " not a multiple of pp=" + std::to_string(pp));
+  const int64_t total = std::accumulate(chunk.begin(), chunk.end(), int64_t(0));
+  if (layers > 0 && total != layers)
+    return refuse(std::to_string(total) + " decoder layers, not the " + std::to_string(layers) + " of --num-layers");
+  if (stages > 2 && std::any_of(chunk.begin() + 1, chunk.end() - 1, [&](int64_t n) { return n != chunk[1]; }))
+    return refuse("meshfit models equal chunks between an uneven first and last one");
+  const int64_t middle = stages > 2 ? chunk[1] : chunk[0];
+  w.set("vpp", stages / pp, flag);
+  const bool even = chunk.front() == middle && chunk.back() == middle;
+  w.set("pp_first_stage_layers", even ? 0 : chunk.front(), flag);
+  w.set("pp_last_stage_layers", even ? 0 : chunk.back(), flag);
+}
+
+// The split from --decoder-first/last-pipeline-num-layers, --account-for-*-in-pipeline-split and the
+// virtual-stage flags.
+void read_split_flags(const MegatronReader& r, FieldWriter& w, int64_t pp, int64_t layers) {
   const auto first = r.count("--decoder-first-pipeline-num-layers");
   const auto last = r.count("--decoder-last-pipeline-num-layers");
   const bool embedding_split = r.has("--account-for-embedding-in-pipeline-split");
@@ -473,6 +576,20 @@ void read_layout(const MegatronReader& r, FieldWriter& w, const LaunchImport& so
     if (embedding_split) w.set("pp_first_stage_layers", chunk - 1, "--account-for-embedding-in-pipeline-split");
     if (loss_split) w.set("pp_last_stage_layers", chunk - 1, "--account-for-loss-in-pipeline-split");
   }
+}
+
+void read_layout(const MegatronReader& r, FieldWriter& w, const LaunchImport& so_far) {
+  const int64_t tp = r.count_into("--tensor-model-parallel-size", "tp").value_or(1);
+  const int64_t pp = r.count_into("--pipeline-model-parallel-size", "pp").value_or(1);
+  r.count_into("--context-parallel-size", "cp");
+  if (!r.has("--tensor-model-parallel-size")) w.set("tp", 1, "Megatron's default tp");
+  if (!r.has("--pipeline-model-parallel-size")) w.set("pp", 1, "Megatron's default pp");
+  if (!r.has("--context-parallel-size")) w.set("cp", 1, "Megatron's default cp");
+  if (const auto ep = r.count("--expert-model-parallel-size"); ep && *ep > 1)
+    w.error(IssueCode::kUnsupportedSetting, "--expert-model-parallel-size", "expert parallelism is not modelled yet.");
+  const int64_t layers = so_far.fields.value("layers", int64_t(0));
+  if (r.has("--pipeline-model-parallel-layout")) read_pipeline_layout(r, w, pp, layers);
+  else read_split_flags(r, w, pp, layers);
   const bool sp = r.has("--sequence-parallel");
   w.set("sp", sp, "--sequence-parallel");
   if (sp && tp == 1)
@@ -751,20 +868,20 @@ LaunchExport export_megatron(const Config& c) {
     if (l.pp_first_stage_layers > 0) value("--decoder-first-pipeline-num-layers", l.pp_first_stage_layers);
     if (l.pp_last_stage_layers > 0) value("--decoder-last-pipeline-num-layers", l.pp_last_stage_layers);
   } else if (uneven) {
-    // Refused, not approximated: --decoder-first/last-pipeline-num-layers give a rank's layers, which
-    // Megatron divides evenly over its vpp chunks (transformer_block.py get_num_layers_to_build); only
-    // --account-for-*-in-pipeline-split (above) shorten one chunk, by one layer. Flags without the
-    // split would not start (arguments.py wants num_layers divisible by pp × layers per virtual stage).
-    out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kError, "pp_first_stage_layers",
-                          "--decoder-first-pipeline-num-layers: meshfit's split (first chunk " +
-                              std::to_string(l.pp_first_stage_layers) + ", last chunk " + std::to_string(l.pp_last_stage_layers) +
-                              " layers, vpp=" + std::to_string(l.vpp) +
-                              ") has no Megatron-LM flags: Megatron spreads a rank's layers evenly over its vpp chunks "
-                              "(transformer_block.py get_num_layers_to_build), and only --account-for-*-in-pipeline-split "
-                              "shorten the first or last chunk, by one layer. Choose vpp 1 or a pp × vpp that divides " +
-                              std::to_string(m.layers) + " layers."});
+    // --decoder-first/last-pipeline-num-layers give a rank's layers, which Megatron divides evenly over
+    // its vpp chunks (transformer_block.py get_num_layers_to_build); the chunks themselves are set by
+    // --pipeline-model-parallel-layout, stages in model order (FRAMEWORK_NOTES §2.6).
+    const int64_t first = l.pp_first_stage_layers > 0 ? l.pp_first_stage_layers : middle;
+    const int64_t last = l.pp_last_stage_layers > 0 ? l.pp_last_stage_layers : middle;
+    std::string layout = "Et*" + std::to_string(first);
+    for (int64_t k = 1; k + 1 < chunks; ++k) layout += "|t*" + std::to_string(middle);
+    layout += "|t*" + std::to_string(last) + "L";
+    word("--pipeline-model-parallel-layout", layout);
+    warn("pp_first_stage_layers", "--pipeline-model-parallel-layout sets the uneven chunks: a Megatron-LM without the flag "
+                                  "refuses the command line; --decoder-first/last-pipeline-num-layers cannot size one chunk of a rank.");
   }
-  if (l.vpp > 1) value("--num-layers-per-virtual-pipeline-stage", middle);  // layers per virtual stage, as arguments.py wants
+  const bool layout_flag = uneven && !accounted && l.vpp > 1;
+  if (l.vpp > 1 && !layout_flag) value("--num-layers-per-virtual-pipeline-stage", middle);  // layers per virtual stage, as arguments.py wants
   if (t.sp && l.tp > 1) flag("--sequence-parallel");
   if (l.zero >= 1) flag("--use-distributed-optimizer");
   if (l.zero >= 1 && l.dp_replicate > 1) value("--num-distributed-optimizer-instances", l.dp_replicate);

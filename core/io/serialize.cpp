@@ -296,6 +296,19 @@ ParsedConfig parse_config(const json& object) {
     const json defaults = config_to_json(with_finetune_defaults(c, finetune_defaults(c, given("framework"))));
     for (const char* key : finetune_default_keys())
       if (!given(key)) find_config_field(key)->set(c, defaults[key]);
+  } else {
+    // Adapter and stack settings without a fine-tune: said, not silently dropped (an as-a-user review
+    // gave lora_rank to a pretraining estimate). A value equal to the default is what a whole config
+    // (an export, an estimate's "config") writes for every run: not said.
+    const Config plain = default_config();
+    for (const char* key : {"lora_rank", "lora_alpha", "lora_targets", "lora_dropout", "adapter_dtype", "base_dtype",
+                            "kbit_upcast", "double_quant", "stack"}) {
+      const ConfigField* row = find_config_field(key);
+      if (given(key) && row && row->get(c) != row->get(plain))
+        issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, key,
+                          std::string(key) + " applies to fine-tuning (finetune=full, lora or qlora); finetune=none "
+                          "(pretraining) ignores it."});
+    }
   }
 
   // A custom model (no preset) must name its whole architecture; kv_heads defaults to heads.

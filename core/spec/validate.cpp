@@ -201,6 +201,19 @@ struct Rules {
                                 "axolotl's liger plugin); ") +
                         (finetune_run ? enum_label(t.stack) : enum_label(t.framework)) +
                         " does not ship it, so this estimates a run patched to use it.");
+    // The stacks' own software (an as-a-user review saw both accepted without a word): fine-tunes run on
+    // FSDP/DDP or DeepSpeed under PEFT, torchtune, LitGPT or axolotl, and in bf16 (bitsandbytes computes
+    // its 4-bit layers in bnb_4bit_compute_dtype; no stack here trains adapters in fp8).
+    if (finetune_run && (t.framework == Framework::kMegatron || t.framework == Framework::kNanotron))
+      check.warning(IssueCode::kFinetuneUnsupported, "framework",
+                    std::string("finetune=") + enum_key(t.finetune) + " on " + enum_label(t.framework) + ": " + enum_label(t.stack) +
+                        " runs on FSDP/DDP or DeepSpeed; this applies its fine-tuning to " + enum_label(t.framework) +
+                        "'s memory layout (NeMo's own PEFT is not modelled apart).");
+    if (finetune_run && t.precision == Precision::kFp8)
+      check.warning(IssueCode::kFinetuneUnsupported, "precision",
+                    std::string("precision=fp8 with finetune=") + enum_key(t.finetune) + ": " + enum_label(t.stack) +
+                        " fine-tunes in bf16" + (t.finetune == FinetuneMethod::kQlora ? " (bitsandbytes dequantises to bnb_4bit_compute_dtype)" : "") +
+                        "; this estimates a run whose GEMMs are fp8.");
     // The fine-tuning stacks launch no pipeline or context parallelism (finetune.h; the search and the
     // exports keep pp = cp = 1): a link that asks for it is estimated, and told so.
     if (is_finetune(t) && (l.pp > 1 || l.cp > 1))

@@ -1039,7 +1039,8 @@ TEST_CASE("truncated, mistyped, huge, duplicated, deep and non-UTF-8 input gives
   CHECK(has_issue(import_deepspeed_json("[1, 2]").issues, IssueCode::kMalformedJson));  // not an object
   CHECK(has_issue(import_megatron_args(std::string(kMaxImportBytes + 1, ' ')).issues, IssueCode::kInputTooLarge));
   CHECK(has_issue(import_torchtitan_toml(std::string(kMaxImportBytes + 1, ' ')).issues, IssueCode::kInputTooLarge));
-  for (const LaunchFormat format : {LaunchFormat::kHfConfig, LaunchFormat::kMegatron, LaunchFormat::kTorchtitan, LaunchFormat::kDeepSpeed}) {
+  for (const LaunchFormat format : {LaunchFormat::kHfConfig, LaunchFormat::kMegatron, LaunchFormat::kTorchtitan, LaunchFormat::kDeepSpeed,
+                                    LaunchFormat::kMeshfit}) {
     CAPTURE(to_string(format));
     CHECK(has_issue(import_launch_config(format, "--num-layers \xff\xfe").issues, IssueCode::kInvalidText));
     // Valid UTF-8 that the parsers stop inside of: the messages must stay valid UTF-8.
@@ -1049,13 +1050,16 @@ TEST_CASE("truncated, mistyped, huge, duplicated, deep and non-UTF-8 input gives
   std::mt19937_64 random(15);
   const std::vector<std::string> words = {"--num-layers", "--hidden-size", "8", "-1", "0", "'", "\"", "\\", "\n", "[",
                                           "]", "{", "}", "=", "\"stage\"", ":", ",", "1e999", "--tensor-model-parallel-size",
-                                          "[parallelism]", "pipeline_parallel_degree", "--num-layers-per-virtual-pipeline-stage"};
+                                          "[parallelism]", "pipeline_parallel_degree", "--num-layers-per-virtual-pipeline-stage",
+                                          "--pipeline-model-parallel-layout", "Et*4|", "(t|)*3", "t*99999", "L", "|", "\"tp\""};
   for (int trial = 0; trial < 3000; ++trial) {
     std::string text;
     const int length = int(random() % 40);
     for (int i = 0; i < length; ++i)
       text += trial % 2 ? words[random() % words.size()] + " " : std::string(1, char(random() % 256));
-    const LaunchImport import = import_launch_config(LaunchFormat(random() % 4), text);
+    const LaunchFormat formats[] = {LaunchFormat::kHfConfig, LaunchFormat::kMegatron, LaunchFormat::kTorchtitan,
+                                    LaunchFormat::kDeepSpeed, LaunchFormat::kMeshfit};
+    const LaunchImport import = import_launch_config(formats[random() % 5], text);
     CHECK_NOTHROW(issues_to_json(import.issues).dump());
   }
 }

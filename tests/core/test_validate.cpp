@@ -284,3 +284,14 @@ TEST_CASE("every problem at once: a config without a model still has its other f
   CHECK(gpus == 1);
   CHECK(tp >= 1);
 }
+
+// An as-a-user review: each of these was accepted without a word.
+TEST_CASE("fine-tuning settings that have no effect, or no stack to run them, are said") {
+  expect_issue(with(base(), {{"lora_rank", 64}}), IssueCode::kUnsupportedSetting, "lora_rank", {"finetune=none", "ignores"});
+  expect_issue(with(base(), {{"stack", "torchtune"}}), IssueCode::kUnsupportedSetting, "stack", {"finetune=none"});
+  // The defaults, as a whole config writes them for every run, are not said.
+  CHECK(issues_for(with(base(), {{"lora_rank", 16}, {"stack", "hf_peft"}})).empty());
+  const json qlora = with(base(), {{"finetune", "qlora"}, {"tp", 1}, {"gpus", 1}, {"dp", 1}, {"pp", 1}, {"global_batch", 1}});
+  expect_issue(with(qlora, {{"precision", "fp8"}}), IssueCode::kFinetuneUnsupported, "precision", {"bnb_4bit_compute_dtype"});
+  expect_issue(with(qlora, {{"framework", "megatron"}}), IssueCode::kFinetuneUnsupported, "framework", {"Megatron-LM", "FSDP/DDP or DeepSpeed"});
+}

@@ -101,12 +101,13 @@ void fuzz_launch_import(const uint8_t* data, size_t size) {
   if (size == 0) return;
   // The first byte picks the reader (auto-detection, or one format forced on any text), the rest is
   // the pasted text; a usable import is exported back in every format.
-  static const char* const formats[] = {"auto", "megatron", "torchtitan", "deepspeed", "hf"};
+  static const char* const formats[] = {"auto", "megatron", "torchtitan", "deepspeed", "hf", "meshfit"};
   const std::string text = text_of(data + 1, size - 1);
-  const json imported = meshfit::run_import(formats[data[0] % 5], text, json{{"gpus", 64}, {"gpu", "h100-sxm"}}, false);
+  const json imported = meshfit::run_import(formats[data[0] % 6], text, json{{"gpus", 64}, {"gpu", "h100-sxm"}}, false);
   check_result(imported);
   if (imported["ok"].get<bool>() && imported.contains("config"))
-    for (const char* format : {"megatron", "torchtitan", "deepspeed", "hf"}) check_result(meshfit::run_export(imported["config"], format));
+    for (const char* format : {"megatron", "torchtitan", "deepspeed", "hf", "meshfit"})
+      check_result(meshfit::run_export(imported["config"], format));
   // The page's fetch: the text as a model id, and as the answer to a fetch of a fixed one.
   std::vector<meshfit::Issue> issues;
   if (const std::optional<std::string> url = meshfit::hf_config_url(text, issues)) {

@@ -77,7 +77,7 @@ bool draw_methods_view(AppState& s) {
       ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed);
       ImGui::TableSetupColumn("method: GPU memory, step time", ImGuiTableColumnFlags_WidthStretch);
     } else {
-      for (const char* column : {"#", "method", "strategy", "checkpointing", "GPU memory", "% cap", "host memory", "step time"})
+      for (const char* column : {"#", "method", "strategy", "checkpointing", "GPU memory", "% cap", "host / GPU", "step time"})
         ImGui::TableSetupColumn(column);
     }
     ImGui::TableHeadersRow();
@@ -127,8 +127,16 @@ bool draw_methods_view(AppState& s) {
       ImGui::Text("%.0f%%", 100.0 * share);
       if (tight) ImGui::PopStyleColor();
       ImGui::TableNextColumn();
-      if (c.host_bytes > 0) ImGui::TextUnformatted(format_bytes(s, c.host_bytes, 1).c_str());
-      else ImGui::TextDisabled("-");
+      if (c.host_bytes > 0) {
+        ImGui::TextUnformatted(format_bytes(s, c.host_bytes, 1).c_str());
+        // Per GPU (an as-a-user review read 131 GiB as the run's whole need): a node holds its GPUs' share.
+        const int64_t per_node = std::min(c.config.cluster.gpus_per_node, c.config.cluster.gpus);
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("CPU memory per GPU; the %lld GPUs of a node need %s of host memory together.", (long long)per_node,
+                            format_bytes(s, c.host_bytes * double(per_node), 1).c_str());
+      } else {
+        ImGui::TextDisabled("-");
+      }
       ImGui::TableNextColumn();
       ImGui::Text("%.3f s", c.step_time_s);
     }

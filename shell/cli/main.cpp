@@ -3,6 +3,7 @@
 // (core/spec/config_schema.h: a flag per row); flags override the file. Exit status: 0 success,
 // 2 invalid input (issues printed), 1 unreadable file.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -254,15 +255,18 @@ void print_table(const json& out) {
                 meshfit::format_count(in["quantized_parameters"].get<double>()).c_str());
   }
   const json& worst = ranks[out["worst_rank"].get<size_t>()];
-  std::printf("\nworst rank: %s (stage %lld), %s GiB of %s GiB = %.1f%% -> %s (tight at >= %.0f%%)\n",
+  // Over 100% and still tight: the reason goes on the same line (an as-a-user review read
+  // "139.1% -> tight" as a contradiction before reaching the paging note below it).
+  const double spill = worst["paged_spill_bytes"].get<double>();
+  const std::string why = spill > 0 ? ", paged: " + gib(spill) + " GiB of the optimizer states wait in host memory" : "";
+  std::printf("\nworst rank: %s (stage %lld), %s GiB of %s GiB = %.1f%% -> %s%s (tight at >= %.0f%%)\n",
               worst["role"].get<std::string>().c_str(), worst["pp_stage"].get<long long>(),
               gib(worst["device_bytes"].get<double>()).c_str(), gib(out["capacity_bytes"].get<double>()).c_str(),
               100.0 * worst["device_bytes"].get<double>() / out["capacity_bytes"].get<double>(),
-              out["verdict"].get<std::string>().c_str(), 100.0 * out["headroom"].get<double>());
-  if (worst["paged_spill_bytes"].get<double>() > 0)
-    std::printf("(%s GiB of paged optimizer states live in host memory: the driver evicts them, and each step pages them "
-                "over PCIe)\n",
-                gib(worst["paged_spill_bytes"].get<double>()).c_str());
+              out["verdict"].get<std::string>().c_str(), why.c_str(), 100.0 * out["headroom"].get<double>());
+  if (spill > 0)
+    std::printf("(bitsandbytes' paged states are managed memory: the driver evicts what does not fit, and each step pages "
+                "it over PCIe, priced in the step time)\n");
   // The band covers each figure: MFU scales with tokens/s and the time to train inversely.
   const std::string band = out["error_band"]["text"].get<std::string>();
   const char* both = out["error_band"]["runs"].get<int>() > 0 ? "both " : "";
@@ -461,7 +465,7 @@ int run_methods(const Inputs& in, const std::string& methods) {
                 c["gpus"].get<long long>(), c["gpu"].get<std::string>().c_str(), gib(out["capacity_bytes"].get<double>()).c_str(),
                 c["seq"].get<long long>(), c["micro_batch"].get<long long>(), c["global_batch"].get<long long>());
     std::printf("%-4s %-6s %-44s %-9s %9s %-6s %9s %9s %10s\n", "rank", "method", "strategy", "recompute", "GPU GiB", "",
-                "host GiB", "step s", "tok/s/GPU");
+                "host/GPU", "step s", "tok/s/GPU");
     int rank = 0;
     for (const json& m : out["ranked"])
       std::printf("%-4d %-6s %-44s %-9s %9s %-6s %9s %9.3f %10.0f\n", ++rank, m["finetune"].get<std::string>().c_str(),
@@ -469,6 +473,13 @@ int run_methods(const Inputs& in, const std::string& methods) {
                   gib(m["device_bytes"].get<double>()).c_str(), m["verdict"] == "tight" ? "tight" : "",
                   gib(m["host_bytes"].get<double>()).c_str(), m["step_time_s"].get<double>(),
                   m["tokens_per_s_per_gpu"].get<double>());
+    // Host memory is per GPU (an as-a-user review read 131 GiB as the run's whole need): a node's share.
+    double most_host = 0;
+    for (const json& m : out["ranked"]) most_host = std::max(most_host, m["host_bytes"].get<double>());
+    const long long per_node = std::min(c["gpus_per_node"].get<long long>(), c["gpus"].get<long long>());
+    if (most_host > 0)
+      std::printf("host/GPU: CPU memory per GPU; the %lld GPUs of a node need %lld times it (up to %s GiB here).\n", per_node,
+                  per_node, gib(most_host * double(per_node)).c_str());
     std::printf("\nrejected:\n");
     for (const json& m : out["rejected"])
       std::printf("  %-6s %-44s %s\n", m["finetune"].get<std::string>().c_str(), m["strategy"].get<std::string>().c_str(),

@@ -11,6 +11,7 @@
 #include "io/gpu_runs.h"
 #include "io/measured_runs.h"
 #include "io/serialize.h"
+#include "memory/finetune.h"
 #include "memory/memory_model.h"
 #include "perf/perf_model.h"
 #include "spec/gpu_catalog.h"
@@ -292,6 +293,7 @@ BandTable band_table(std::string (*key)(const ThroughputRow&)) {
     ErrorBand& band = entry->second;
     band.min_gpus = fresh ? gpus : std::min(band.min_gpus, gpus);
     band.max_gpus = std::max(band.max_gpus, gpus);
+    band.finetune_runs += is_finetune(row.run.config.training) ? 1 : 0;
   }
   for (auto& [k, band] : table.bands) {
     band.runs = int(errors[k].size());
@@ -319,8 +321,13 @@ ErrorBand throughput_error_band(Framework framework, const std::string& gpu_fami
   return find_band(table, std::string(to_string(framework)) + " " + gpu_family);
 }
 
-ErrorBand prediction_error_band(Framework framework, const std::string& gpu_family) {
+ErrorBand prediction_error_band(Framework framework, const std::string& gpu_family, bool finetune) {
   const ErrorBand exact = throughput_error_band(framework, gpu_family);
+  if (finetune && exact.runs > 0 && exact.finetune_runs == 0) {
+    ErrorBand none;
+    none.finetune_unvalidated = true;
+    return none;
+  }
   if (exact.runs == 0 || exact.runs >= kMinBandRuns) return exact;
   // The framework's runs on every GPU family, built once (the layout search asks for a band with
   // every candidate it predicts).

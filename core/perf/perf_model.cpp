@@ -1365,7 +1365,7 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
       (has_adapters(training) ? 2.0 : 3.0) * layer.matmul_fwd_flops + 3.0 * (4.0 * terms.dims.tokens * terms.dims.seq * (terms.dims.a * terms.dims.d) / terms.dims.t);
   report.hfu = report.mfu * (1.0 + layer.recompute_flops / layer_model_flops);
   if (training.tokens_to_train > 0) report.time_to_train_s = training.tokens_to_train / (report.tokens_per_s_per_gpu * gpus);
-  report.error_band = prediction_error_band(training.framework, config.gpu.family);
+  report.error_band = prediction_error_band(training.framework, config.gpu.family, is_finetune(training));
   report.error_band.job_gpus = config.cluster.gpus;
   return report;
 }
@@ -1384,6 +1384,7 @@ bool step_is_finite(const StepReport& step) {
 }
 
 std::string error_band_text(const ErrorBand& band) {
+  if (band.finetune_unvalidated) return "not validated for fine-tuning on this framework and GPU family: its measured runs are pretraining";
   if (band.runs == 0) return "not validated for this framework and GPU family";
   // A job larger than every run behind the band: its multi-node communication was never measured
   // (an as-a-user review read "±7% ... each on 1 GPU" beside a 2048-GPU layout as a confidence claim).

@@ -85,14 +85,18 @@ struct ErrorBand {
                                 //   family themselves, too few for a median; -1 = not widened
   int64_t job_gpus = 0;         // the prediction's GPU count (0 = not a prediction's band): past
                                 //   max_gpus the text says the band was not measured at that scale
+  int finetune_runs = 0;        // of them, fine-tunes (full, LoRA, QLoRA)
+  bool finetune_unvalidated = false;  // a fine-tune's prediction whose family's runs are all pretraining
 };
 // The validation error of the measured runs of this framework on this GPU family.
 ErrorBand throughput_error_band(Framework framework, const std::string& gpu_family);
 // The band a prediction carries: throughput_error_band, or, when that rests on fewer than
 // kMinBandRuns runs (3 Llama 3 runs read as "±1%"), the framework's runs on every GPU family
-// (exact_runs says how many were its own); none stays "not validated".
+// (exact_runs says how many were its own); none stays "not validated". A fine-tune's prediction
+// carries no band from runs that are all pretraining (an as-a-user review saw HF + ZeRO fine-tunes
+// given the ±5% of 401 Megatron-derived 3D pretraining runs).
 constexpr int kMinBandRuns = 10;
-ErrorBand prediction_error_band(Framework framework, const std::string& gpu_family);
+ErrorBand prediction_error_band(Framework framework, const std::string& gpu_family, bool finetune = false);
 // "±6% on 30 measured runs of 8-512 GPUs" (or "each on 1 GPU"; a widened band names its family's
 // runs), or "not validated ..."
 std::string error_band_text(const ErrorBand& band);

@@ -99,6 +99,15 @@ TEST_CASE("error bands: the band reported beside each prediction is the validati
   CHECK(step.error_band.runs == throughput_error_band(config.training.framework, "ampere").runs);
   CHECK(throughput_error_band(Framework::kFsdp, "blackwell").runs == 0);
   CHECK(error_band_text(throughput_error_band(Framework::kFsdp, "blackwell")).find("not validated") != std::string::npos);
+  // A fine-tune carries no band from pretraining runs (DeepSpeed on A100: Hagemann's and Narayanan's),
+  // but keeps one where fine-tunes were measured (tests/gpu's one-GPU PEFT and full fine-tune steps).
+  CHECK(throughput_error_band(Framework::kDeepSpeed, "ampere").finetune_runs == 0);
+  const ErrorBand pretraining_only = prediction_error_band(Framework::kDeepSpeed, "ampere", /*finetune=*/true);
+  CHECK(pretraining_only.runs == 0);
+  CHECK(error_band_text(pretraining_only).find("not validated for fine-tuning") != std::string::npos);
+  CHECK(prediction_error_band(Framework::kDeepSpeed, "ampere").runs == 407);
+  CHECK(throughput_error_band(Framework::kFsdp, "hopper").finetune_runs > 0);
+  CHECK(prediction_error_band(Framework::kFsdp, "hopper", true).runs == throughput_error_band(Framework::kFsdp, "hopper").runs);
 }
 
 TEST_CASE("an error band says on how many GPUs its runs were measured") {

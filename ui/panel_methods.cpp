@@ -87,8 +87,9 @@ bool draw_methods_view(AppState& s) {
       const bool tight = share >= s.config.training.headroom;  // the warning colour, as the Layouts view marks it
       if (tight && s.methods_under_headroom) continue;
       char figures[160];
-      std::snprintf(figures, sizeof figures, "%s (%.0f%%)%s%s, %.3f s per step%s", format_bytes(s, c.device_bytes, 1).c_str(),
+      std::snprintf(figures, sizeof figures, "%s (%.0f%%)%s%s%s, %.3f s per step%s", format_bytes(s, c.device_bytes, 1).c_str(),
                     100.0 * share, c.host_bytes > 0 ? " + host " : "", c.host_bytes > 0 ? format_bytes(s, c.host_bytes, 1).c_str() : "",
+                    c.host_bytes > 0 ? " per GPU" : "",
                     c.step_time_s, c.config.training.recompute == Recompute::kNone ? "" : ", checkpointing");
       std::string text;
       float row_height = 0;

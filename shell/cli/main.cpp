@@ -185,9 +185,14 @@ std::string gib(double bytes) {
 void print_table(const json& out) {
   const json& c = out["config"];
   const long long replicas = c.value("dp_replicate", 1LL);
+  // Who runs it (an as-a-user review read "fsdp ... zero=0" for a one-GPU PEFT run as sharded FSDP):
+  // the fine-tuning stack, and FSDP's zero 0 as the plain DDP (or single-GPU loop) it is.
+  std::string runner = c["framework"].get<std::string>();
+  if (runner == "fsdp" && c["zero"].get<long long>() == 0) runner += " at zero=0 (plain DDP, no sharding)";
+  if (c["finetune"].get<std::string>() != "none") runner = "stack " + c["stack"].get<std::string>() + ", " + runner;
   std::printf("%s on %lld x %s (%s GiB), %s, dp=%lld tp=%lld pp=%lld cp=%lld vpp=%lld zero=%lld%s\n",
               c["model"].get<std::string>().c_str(), c["gpus"].get<long long>(), c["gpu"].get<std::string>().c_str(),
-              gib(out["capacity_bytes"].get<double>()).c_str(), c["framework"].get<std::string>().c_str(),
+              gib(out["capacity_bytes"].get<double>()).c_str(), runner.c_str(),
               c["dp"].get<long long>(), c["tp"].get<long long>(), c["pp"].get<long long>(), c["cp"].get<long long>(),
               c["vpp"].get<long long>(), c["zero"].get<long long>(),
               replicas > 1 ? (" dp_replicate=" + std::to_string(replicas) + " (states over " +

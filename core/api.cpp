@@ -193,6 +193,15 @@ json run_methods(json input) {
     }
   }
   const ParsedConfig parsed = parse_input(object, issues);
+  // The ranking fine-tunes the config: its adapter and stack fields are read, not ignored (an
+  // as-a-user review saw --lora-rank 8 called ignored while it moved every LoRA row).
+  issues.erase(std::remove_if(issues.begin(), issues.end(),
+                              [](const Issue& issue) {
+                                const auto& keys = finetune_only_keys();
+                                return issue.code == IssueCode::kUnsupportedSetting && issue.severity == Severity::kWarning &&
+                                       std::any_of(keys.begin(), keys.end(), [&](const char* k) { return issue.field == k; });
+                              }),
+               issues.end());
   MethodRanking ranking;
   // A pretraining config is ranked as its link with finetune=lora reads, as the page's Methods view
   // does: the fine-tuning defaults (finetune.h) apply to what it leaves out.

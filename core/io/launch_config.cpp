@@ -36,31 +36,60 @@ std::string_view trimmed(std::string_view text) {
 // A key meshfit's config (or an older meshfit's) reads.
 bool meshfit_key(const std::string& key) { return find_config_field(key) || find_legacy_field(key) || key == "state"; }
 
-// meshfit's own JSON: a result with its config, or config fields only, naming something no other
-// format's top level does (DeepSpeed's "optimizer" is also a meshfit field; its "train_batch_size" is not).
+// Keys that name a run: meshfit's, never a DeepSpeed config's or a config.json's top level.
+constexpr const char* kMeshfitSigns[] = {"model", "gpu", "gpus", "framework", "tp", "pp", "cp", "dp", "micro_batch",
+                                         "global_batch", "seq"};
+
+// DeepSpeed's own top-level keys, which no meshfit config has (its "optimizer" is a meshfit field too).
+bool deepspeed_sign(const std::string& key) {
+  return key.rfind("train_", 0) == 0 || key == "zero_optimization" || key == "gradient_accumulation_steps";
+}
+
+// meshfit's own JSON: a result, or mostly config fields naming a run (one misspelt key among them is
+// still meshfit's, said as an unknown field, not read as DeepSpeed).
 bool meshfit_object(const json& object) {
   if (is_meshfit_result(object)) return true;
-  if (object.empty()) return false;
+  int ours = 0, others = 0;
   bool named = false;
   for (const auto& [key, value] : object.items()) {
-    if (!meshfit_key(key)) return false;
-    for (const char* sign : {"model", "gpu", "gpus", "framework", "tp", "pp", "cp", "dp", "micro_batch", "global_batch", "seq"})
-      named |= key == sign;
+    if (deepspeed_sign(key)) return false;
+    ++(meshfit_key(key) ? ours : others);
+    for (const char* sign : kMeshfitSigns) named |= key == sign;
   }
-  return named;
+  return named && ours > others;
+}
+
+// Every config field written: what config_to_json and an estimate's "config" hold.
+bool whole_config(const json& object) {
+  for (const ConfigField& field : config_fields())
+    if (!object.contains(field.key)) return false;
+  return true;
 }
 
 }  // namespace
 
 bool is_meshfit_result(const json& object) {
-  return object.is_object() && object.contains("ok") && object["ok"].is_boolean() && object.contains("config") &&
-         object["config"].is_object();
+  return object.is_object() && object.contains("ok") && object["ok"].is_boolean() && object.contains("issues");
 }
 
-json meshfit_result_fields(const json& result, std::vector<Issue>& issues) {
-  const auto state = result.find("state");
-  if (state != result.end() && state->is_string()) return state_to_object(state->get<std::string>(), issues);
-  return result["config"];
+json meshfit_config_fields(const json& object, std::vector<Issue>& issues) {
+  if (is_meshfit_result(object)) {
+    const auto config = object.find("config");
+    if (config == object.end() || !config->is_object()) {
+      issues.push_back({IssueCode::kMissingModel, Severity::kError, "config",
+                        "this meshfit result has no config (ok is false, or it is a search's result): import the config "
+                        "it was run with, or a layout's state."});
+      return json::object();
+    }
+    return meshfit_config_fields(*config, issues);
+  }
+  if (!object.is_object() || !whole_config(object)) return object;
+  ParsedConfig parsed = parse_config(object);
+  if (has_errors(parsed.issues)) return object;  // said when the fields are read
+  Config& c = parsed.config;
+  const Layout& l = c.layout;
+  if (l.dp > 0 && l.dp * l.tp * l.pp * l.cp == c.cluster.gpus) c.layout.dp = 0;  // derived again
+  return state_to_object(encode_state(c), issues);
 }
 
 LaunchImport import_meshfit_json(const std::string& text) {
@@ -68,7 +97,7 @@ LaunchImport import_meshfit_json(const std::string& text) {
   out.format = LaunchFormat::kMeshfit;
   const auto parsed = parse_json_object(text, "meshfit_config", out.issues);
   if (!parsed) return out;
-  const json given = is_meshfit_result(*parsed) ? meshfit_result_fields(*parsed, out.issues) : *parsed;
+  const json given = meshfit_config_fields(*parsed, out.issues);
   for (const auto& [key, value] : given.items()) {
     if (meshfit_key(key)) out.fields[key] = value;
     else
@@ -87,8 +116,13 @@ std::optional<LaunchFormat> detect_launch_format(const std::string& text) {
   if (head.empty()) return std::nullopt;
   if (head.front() == '{') {
     std::vector<Issue> ignored;  // the importer reports them
-    if (const auto object = parse_json_object(head, "config", ignored); object && meshfit_object(*object))
-      return LaunchFormat::kMeshfit;
+    const auto object = parse_json_object(head, "config", ignored);
+    if (object && meshfit_object(*object)) return LaunchFormat::kMeshfit;
+    // Text the JSON reader refuses (a duplicate key, a syntax error): the keys only meshfit writes, so
+    // that the error names meshfit's reader, not DeepSpeed's.
+    if (!object)
+      for (const char* key : {"\"gpus\"", "\"micro_batch\"", "\"global_batch\"", "\"framework\""})
+        if (text.find(key) != std::string::npos) return LaunchFormat::kMeshfit;
     // A DeepSpeed config has no model dimensions; a config.json always names some.
     for (const char* key : {"\"model_type\"", "\"hidden_size\"", "\"n_embd\"", "\"num_hidden_layers\"", "\"architectures\""})
       if (text.find(key) != std::string::npos) return LaunchFormat::kHfConfig;
@@ -259,6 +293,15 @@ void derive_replicas(const LaunchImport& import, json& merged, std::vector<Issue
                           " / mics_shard_size " + std::to_string(import.shard_group_size) + " (MiCS shard groups)."});
 }
 
+// Megatron-LM --pipeline-model-parallel-layout places its own count of decoder layers: a model with
+// another count (a preset, when the command line has no --num-layers) would be split differently.
+void check_layout_layers(const LaunchImport& import, const Config& config, std::vector<Issue>& issues) {
+  if (import.layout_layers <= 0 || config.model.layers == import.layout_layers) return;
+  issues.push_back({IssueCode::kConflictingSettings, Severity::kError, "--pipeline-model-parallel-layout",
+                    "--pipeline-model-parallel-layout places " + std::to_string(import.layout_layers) +
+                        " decoder layers; the model (" + config.model.name + ") has " + std::to_string(config.model.layers) + "."});
+}
+
 // The import's sequences per DP rank × dp against the global batch it also gave (resolve_import for
 // the CLI and the API, apply_import for the page): the same warning from both.
 Issue global_batch_mismatch(int64_t global, int64_t per_dp_rank, int64_t dp, int64_t implied) {
@@ -274,8 +317,9 @@ json resolve_import(const LaunchImport& import, const json& overrides, std::vect
   if (overrides.is_object()) merged.update(overrides);
   derive_micro_batch(import, merged, issues);
   derive_replicas(import, merged, issues);
-  if (import.batch_per_dp_rank <= 0) return merged;
   const ParsedConfig parsed = parse_config(merged);
+  if (!has_errors(parsed.issues)) check_layout_layers(import, parsed.config, issues);
+  if (import.batch_per_dp_rank <= 0) return merged;
   const int64_t dp = effective_dp(parsed.config);
   int64_t implied = 0;
   if (dp <= 0 || __builtin_mul_overflow(import.batch_per_dp_rank, dp, &implied)) return merged;  // validation reports it
@@ -319,7 +363,11 @@ Config apply_import(const Config& base, const LaunchImport& import, std::vector<
                                              effective_dp(parsed.config), global));
   }
   issues.insert(issues.end(), parsed.issues.begin(), parsed.issues.end());
-  return has_errors(parsed.issues) ? base : parsed.config;
+  if (has_errors(parsed.issues)) return base;
+  std::vector<Issue> layout_issues;
+  check_layout_layers(import, parsed.config, layout_issues);
+  issues.insert(issues.end(), layout_issues.begin(), layout_issues.end());
+  return layout_issues.empty() ? parsed.config : base;
 }
 
 bool is_searched_field(const std::string& key) {
@@ -395,10 +443,10 @@ LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
     }
     case LaunchFormat::kTorchtune: return detail::export_torchtune(config);
     case LaunchFormat::kHfTrainer: return detail::export_hf_trainer(config);
-    case LaunchFormat::kMeshfit: {  // what --config reads back: every field, resolved
+    case LaunchFormat::kMeshfit: {  // what --config reads back: the fields given, so flags over it re-derive the rest
       LaunchExport out;
       out.format = format;
-      out.text = config_to_json(config).dump(2) + "\n";
+      out.text = meshfit_config_fields(config_to_json(config), out.issues).dump(2) + "\n";
       return out;
     }
     case LaunchFormat::kHfConfig: break;

@@ -51,6 +51,9 @@ struct LaunchImport {
   // DeepSpeed MiCS's mics_shard_size (ranks per ZeRO-3 shard group): dp_replicate = dp / this once
   // dp is known (resolve_import, apply_import).
   int64_t shard_group_size = 0;
+  // Megatron-LM --pipeline-model-parallel-layout: the decoder layers it places, checked against the
+  // model's once the model is known (a preset's layers when the command line has no --num-layers).
+  int64_t layout_layers = 0;
   std::vector<Issue> issues;  // every unknown, unsupported or conflicting flag or key; errors: unusable
   bool ok() const { return !has_errors(issues); }
 };
@@ -69,12 +72,14 @@ LaunchImport import_deepspeed_json(const std::string& config_json);
 // field is an unknown_field warning, and the values are checked as --config checks them.
 LaunchImport import_meshfit_json(const std::string& text);
 
-// Whether `object` is an estimate's or a search's --json result (an object with "ok" and a "config"
-// object), and then the fields its run set: its "state" decoded (what was given, so that the derived
-// dp, zero and stage split follow a changed flag), else its resolved "config". `import` and --config
-// read such a file as the run it was computed from.
+// Whether `object` is one of meshfit's --json results (an object with a boolean "ok" and "issues").
 bool is_meshfit_result(const nlohmann::json& object);
-nlohmann::json meshfit_result_fields(const nlohmann::json& result, std::vector<Issue>& issues);
+// The fields a meshfit JSON gives, as `import` and --config read them: a result's "config" (an
+// error when it has none: ok false, or a search's result); a whole config (every field written, as
+// `config_to_json` writes it) reduced to what was given, the fields that differ from the defaults
+// and presets with dp left to derive when it equals gpus / (tp·pp·cp), so that a flag over it (--gpu,
+// --tp, --model) re-derives the rest; any other object as it is.
+nlohmann::json meshfit_config_fields(const nlohmann::json& object, std::vector<Issue>& issues);
 
 // [Page] "Fetch from Hugging Face". A model id is user text: it is checked against the Hub's own
 // rule before any URL is built (huggingface_hub utils/_validators.py validate_repo_id: an optional

@@ -432,9 +432,10 @@ PipelineLayout parse_pipeline_layout(const std::string& text) {
   size_t group_start = std::string::npos, last_start = std::string::npos;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (c == ',' || c == ' ') continue;
+    if (c == ',' || c == ' ' || c == '\t') continue;
     if (c == '(') {
-      if (group_start != std::string::npos) return layout_problem("groups in parentheses do not nest");
+      if (group_start != std::string::npos)
+        return layout_problem("a group inside a group is not read here; write the inner repeat out, e.g. (t*2|)*4");
       group_start = flat.size();
       continue;
     }
@@ -460,8 +461,8 @@ PipelineLayout parse_pipeline_layout(const std::string& text) {
       continue;
     }
     if (c != 'E' && c != 't' && c != 'L' && c != '|')
-      return layout_problem(std::string("'") + c +
-                            "' is not a symbol meshfit models (E embedding, t decoder layer, L loss; m, an MTP layer, is not modelled)");
+      return layout_problem((c > ' ' && c < 0x7f ? std::string("'") + c + "' is" : std::string("a control or non-ASCII character is")) +
+                            " not a symbol meshfit models (E embedding, t decoder layer, L loss; m, an MTP layer, is not modelled)");
     last_start = flat.size();
     flat += c;
     if (flat.size() > kMaxLayoutChars) return layout_problem("the layout is too long");
@@ -774,6 +775,10 @@ LaunchImport import_megatron_args(const std::string& command_line) {
   const MegatronReader reader(args, w);
   read_model(reader, w);
   read_layout(reader, w, out);
+  if (args.values.count("--pipeline-model-parallel-layout")) {  // checked against the model once it is known
+    const PipelineLayout layout = parse_pipeline_layout(args.values.at("--pipeline-model-parallel-layout"));
+    out.layout_layers = std::accumulate(layout.layers.begin(), layout.layers.end(), int64_t(0));
+  }
   read_training(reader, w, out);
   if (args.lists.count("--recompute-modules") && out.fields.value("recompute", "") == enum_key(Recompute::kSelective)) {
     for (const std::string& module : args.lists.at("--recompute-modules"))

@@ -224,6 +224,12 @@ class Reader {
 
 // Not a hot path (once per input): presets, older keys, fields, then the defaults that depend on
 // other fields (framework profile, fine-tuning), in that order.
+const std::vector<const char*>& finetune_only_keys() {
+  static const std::vector<const char*> keys = {"lora_rank", "lora_alpha", "lora_targets", "lora_dropout", "adapter_dtype",
+                                                "base_dtype", "kbit_upcast", "double_quant", "stack"};
+  return keys;
+}
+
 ParsedConfig parse_config(const json& object) {
   ParsedConfig parsed;
   parsed.config = default_config();
@@ -301,8 +307,7 @@ ParsedConfig parse_config(const json& object) {
     // gave lora_rank to a pretraining estimate). A value equal to the default is what a whole config
     // (an export, an estimate's "config") writes for every run: not said.
     const Config plain = default_config();
-    for (const char* key : {"lora_rank", "lora_alpha", "lora_targets", "lora_dropout", "adapter_dtype", "base_dtype",
-                            "kbit_upcast", "double_quant", "stack"}) {
+    for (const char* key : finetune_only_keys()) {
       const ConfigField* row = find_config_field(key);
       if (given(key) && row && row->get(c) != row->get(plain))
         issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, key,

@@ -33,6 +33,9 @@ Config default_config();
 // Reads a flat JSON object over default_config(). Presets ("model", "gpu") are applied before the
 // individual fields, whatever the key order. Never throws.
 ParsedConfig parse_config(const nlohmann::json& object);
+// The fields only a fine-tune reads (adapters and the stack): parse_config says when a pretraining
+// config sets one apart from its default; the Methods ranking, which fine-tunes any config, reads them.
+const std::vector<const char*>& finetune_only_keys();
 // The architecture fields of a model (hidden, layers, heads, kv_heads, ffn, vocab, tied_embeddings,
 // norm, mlp, linear_bias, dropout), as in a config object.
 nlohmann::json model_to_json(const ModelSpec& model);

@@ -564,7 +564,11 @@ MemoryPlan plan_memory(const Config& config) {
   settings.selective = plan.profile.selective;
   settings.eager_attention_copies = plan.profile.eager_attention_copies;
   settings.fused_swiglu = plan.profile.fused_swiglu;
-  settings.fp8_gemm_inputs = plan.profile.fp8_saves_gemm_inputs && training.precision == Precision::kFp8;
+  // Transformer Engine's modules run where the profile's fused kernels do: Megatron-LM unless
+  // --transformer-impl local (kernels=eager), Megatron-DeepSpeed (kernels=fused).
+  const bool te_modules = training.kernels == Kernels::kFused ||
+                          (training.kernels == Kernels::kAuto && training.framework == Framework::kMegatron);
+  settings.fp8_gemm_inputs = plan.profile.fp8_saves_gemm_inputs && te_modules && training.precision == Precision::kFp8;
   settings.fp32_math_attention = plan.profile.fp32_math_attention;
   settings.fp32_residual = autocast_over_fp32_weights(config, plan.profile) || qlora_fp32_stream(config, plan.profile);
   settings.sp_saves_gathered_inputs = plan.profile.sp_saves_gathered_inputs && !spatial_temporal(layout);

@@ -201,18 +201,17 @@ struct Rules {
                                 "axolotl's liger plugin); ") +
                         (finetune_run ? enum_label(t.stack) : enum_label(t.framework)) +
                         " does not ship it, so this estimates a run patched to use it.");
-    // The stacks' own software (an as-a-user review saw both accepted without a word): fine-tunes run on
-    // FSDP/DDP or DeepSpeed under PEFT, torchtune, LitGPT or axolotl, and in bf16 (bitsandbytes computes
-    // its 4-bit layers in bnb_4bit_compute_dtype; no stack here trains adapters in fp8).
-    if (finetune_run && (t.framework == Framework::kMegatron || t.framework == Framework::kNanotron))
+    // Settings no stack here runs (an as-a-user review saw both accepted without a word): nanotron has
+    // no adapters, and the stacks fine-tune in bf16 (bitsandbytes computes its 4-bit layers in
+    // bnb_4bit_compute_dtype). Megatron-LM's TP fine-tunes are the Methods view's own rows (NeMo PEFT).
+    if (has_adapters(t) && t.framework == Framework::kNanotron)
       check.warning(IssueCode::kFinetuneUnsupported, "framework",
-                    std::string("finetune=") + enum_key(t.finetune) + " on " + enum_label(t.framework) + ": " + enum_label(t.stack) +
-                        " runs on FSDP/DDP or DeepSpeed; this applies its fine-tuning to " + enum_label(t.framework) +
-                        "'s memory layout (NeMo's own PEFT is not modelled apart).");
+                    std::string("finetune=") + enum_key(t.finetune) + " on nanotron: nanotron has no LoRA adapters; this applies " +
+                        enum_label(t.stack) + "'s adapters to nanotron's memory layout.");
     if (finetune_run && t.precision == Precision::kFp8)
       check.warning(IssueCode::kFinetuneUnsupported, "precision",
-                    std::string("precision=fp8 with finetune=") + enum_key(t.finetune) + ": " + enum_label(t.stack) +
-                        " fine-tunes in bf16" + (t.finetune == FinetuneMethod::kQlora ? " (bitsandbytes dequantises to bnb_4bit_compute_dtype)" : "") +
+                    std::string("precision=fp8 for a fine-tune: ") + enum_label(t.stack) + " fine-tunes in bf16" +
+                        (t.finetune == FinetuneMethod::kQlora ? " (bitsandbytes dequantises to bnb_4bit_compute_dtype)" : "") +
                         "; this estimates a run whose GEMMs are fp8.");
     // The fine-tuning stacks launch no pipeline or context parallelism (finetune.h; the search and the
     // exports keep pp = cp = 1): a link that asks for it is estimated, and told so.
@@ -551,9 +550,19 @@ struct Rules {
                             " layers + embedding + head) / k), and no k gives " + to_string(chunks) + " on pp=" + to_string(l.pp) +
                             (fits.empty() ? "" : "; vpp " + fits + " can") + ".");
           } else {
+            // The split the layout search takes (an as-a-user review saw the search rank pp 2 x vpp 3 on
+            // 32 layers first and the estimate refuse it): equal middle chunks, the ends set apart
+            // (Megatron-LM --pipeline-model-parallel-layout).
+            Layout split = l;
+            const bool splits = choose_pipeline_split(m.layers, profile, split) && split.pp_first_stage_layers > 0;
             check.error(IssueCode::kVppNotDivideLayers, "vpp",
                         "pp*vpp = " + to_string(l.pp) + "*" + to_string(l.vpp) + " = " + to_string(chunks) +
-                            " does not divide " + to_string(m.layers) + " layers (the interleaved schedule needs equal chunks).");
+                            " does not divide " + to_string(m.layers) + " layers: the interleaved schedule's chunks are equal" +
+                            (splits ? " unless the end chunks are set apart, e.g. pp_first_stage_layers=" +
+                                          to_string(split.pp_first_stage_layers) + " and pp_last_stage_layers=" +
+                                          to_string(split.pp_last_stage_layers) + " (Megatron-LM --pipeline-model-parallel-layout)"
+                                    : "") +
+                            ".");
           }
           break;
         default:

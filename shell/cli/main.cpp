@@ -46,7 +46,7 @@ struct Inputs {
 };
 
 void add_input_flags(CLI::App& command, Inputs& in) {
-  command.add_option("--config", in.config_file, "JSON config file, or an estimate/search --json result (flags override it)");
+  command.add_option("--config", in.config_file, "JSON config file, or an estimate's --json result (flags override it)");
   command.add_flag("--json", in.json_output, "print one JSON object");
   command.add_option("--state", in.state, "shareable state (v=1&model=...&tp=8), under --config and flags");
   command.add_flag("--print-state", in.print_state, "print the shareable state of the resolved config");
@@ -138,8 +138,8 @@ int gather_config(const Inputs& in, json& object) {
     file.read(text.data(), std::streamsize(text.size()));
     text.resize(size_t(file.gcount()));
     if (std::optional<json> parsed = meshfit::parse_json_object(text, "--config " + in.config_file, issues)) {
-      // An estimate's or a search's --json result reads as the config it was computed from.
-      object = meshfit::is_meshfit_result(*parsed) ? meshfit::meshfit_result_fields(*parsed, issues) : std::move(*parsed);
+      // An estimate's --json result reads as the config it was computed from, a whole config as the fields it gives.
+      object = meshfit::meshfit_config_fields(*parsed, issues);
     }
   }
   if (!in.state.empty() && !object.contains("state") &&
@@ -188,7 +188,8 @@ void print_table(const json& out) {
   // Who runs it (an as-a-user review read "fsdp ... zero=0" for a one-GPU PEFT run as sharded FSDP):
   // the fine-tuning stack, and FSDP's zero 0 as the plain DDP (or single-GPU loop) it is.
   std::string runner = c["framework"].get<std::string>();
-  if (runner == "fsdp" && c["zero"].get<long long>() == 0) runner += " at zero=0 (plain DDP, no sharding)";
+  if (runner == "fsdp" && c["zero"].get<long long>() == 0)
+    runner += c["gpus"].get<long long>() == 1 ? " at zero=0 (one GPU: no sharding)" : " at zero=0 (plain DDP, no sharding)";
   if (c["finetune"].get<std::string>() != "none") runner = "stack " + c["stack"].get<std::string>() + ", " + runner;
   std::printf("%s on %lld x %s (%s GiB), %s, dp=%lld tp=%lld pp=%lld cp=%lld vpp=%lld zero=%lld%s\n",
               c["model"].get<std::string>().c_str(), c["gpus"].get<long long>(), c["gpu"].get<std::string>().c_str(),
@@ -246,7 +247,7 @@ void print_table(const json& out) {
   bool offloaded = false;
   for (const json& rank : ranks) offloaded |= rank["host_bytes"].get<double>() > 0;
   if (offloaded) {
-    std::printf("%-18s", "host (CPU)");
+    std::printf("%-18s", "host (CPU)/GPU");
     for (const json& rank : ranks) std::printf("%12s", gib(rank["host_bytes"].get<double>()).c_str());
     std::printf("\n");
   }
@@ -292,6 +293,10 @@ std::string layout_label(const json& c) {
                 c["recompute"].get<std::string>().c_str(), c["sp"].get<bool>() ? 1 : 0);
   std::string label = text;
   if (c.value("dp_replicate", 1) > 1) label += " dpr=" + std::to_string(c["dp_replicate"].get<long long>());
+  // Uneven end stages (chunks under vpp) are part of the layout: an as-a-user review took a pp 2 x vpp 3
+  // row on 32 layers for an even split and saw the estimate refuse it.
+  const long long first = c.value("pp_first_stage_layers", 0LL), last = c.value("pp_last_stage_layers", 0LL);
+  if (first > 0 || last > 0) label += " ends=" + std::to_string(first) + "/" + std::to_string(last);
   // A spatial-temporal square is marked in the layout itself (the footnote says what * means).
   if (c.value("spatial_temporal_q", 1) > 1) return label + " st_q=" + std::to_string(c["spatial_temporal_q"].get<long long>()) + "*";
   return label;
@@ -325,7 +330,7 @@ int run_search(const Inputs& in) {
     bool any_spatial_temporal = false;
     for (const json& c : rows) any_spatial_temporal |= c.value("spatial_temporal_q", 1) > 1;
     const bool asked = in.switches.count("spatial_temporal") && in.switches.at("spatial_temporal") == 1;
-    std::printf("\n%-4s %-70s %9s %10s %6s %7s %7s %7s\n", "rank", "layout", "mem GiB", "tok/s/GPU", "MFU", "bubble",
+    std::printf("\n%-4s %-80s %9s %10s %6s %7s %7s %7s\n", "rank", "layout", "mem GiB", "tok/s/GPU", "MFU", "bubble",
                 "TP", "DP");
     int rank = 0;
     int tight = 0;
@@ -335,7 +340,7 @@ int run_search(const Inputs& in) {
       // for a safe plan.
       const bool is_tight = c["verdict"].get<std::string>() == "tight";
       tight += is_tight;
-      std::printf("%-4d %-70s %8.1f%s %10.0f %5.1f%% %6.1f%% %6.1f%% %6.1f%%\n", ++rank, layout_label(c).c_str(),
+      std::printf("%-4d %-80s %8.1f%s %10.0f %5.1f%% %6.1f%% %6.1f%% %6.1f%%\n", ++rank, layout_label(c).c_str(),
                   meshfit::bytes_to_gib(c["device_bytes"].get<double>()), is_tight ? "!" : " ", c["tokens_per_s_per_gpu"].get<double>(),
                   100.0 * c["mfu"].get<double>(), 100.0 * c["breakdown"]["pp_bubble_s"].get<double>() / step,
                   100.0 * c["breakdown"]["tp_comm_s"].get<double>() / step,
@@ -482,7 +487,7 @@ int run_methods(const Inputs& in, const std::string& methods) {
     double most_host = 0;
     for (const json& m : out["ranked"]) most_host = std::max(most_host, m["host_bytes"].get<double>());
     const long long per_node = std::min(c["gpus_per_node"].get<long long>(), c["gpus"].get<long long>());
-    if (most_host > 0)
+    if (most_host > 0 && per_node > 1)
       std::printf("host/GPU: CPU memory per GPU; the %lld GPUs of a node need %lld times it (up to %s GiB here).\n", per_node,
                   per_node, gib(most_host * double(per_node)).c_str());
     std::printf("\nrejected:\n");
@@ -712,7 +717,7 @@ int main(int argc, char** argv) {
       "validate", "every public measured run in tests/data with the prediction beside it, and the median error");
   validate->add_flag("--json", validate_json, "print JSON");
   Inputs import_inputs;
-  CLI::App* import = app.add_subcommand("import", "read a launch config: HF config.json, Megatron-LM flags, torchtitan TOML, DeepSpeed JSON, or meshfit's own JSON (a config, or an estimate/search --json result)");
+  CLI::App* import = app.add_subcommand("import", "read a launch config: HF config.json, Megatron-LM flags, torchtitan TOML, DeepSpeed JSON, or meshfit's own JSON (a config, or an estimate's --json result)");
   import->add_option("--hf", import_inputs.hf_file, "Hugging Face config.json file");
   import->add_option("--megatron-args", import_inputs.megatron_args, "a Megatron-LM pretrain_gpt.py command line (torchrun prefix optional)");
   import->add_option("--torchtitan", import_inputs.torchtitan_file, "torchtitan TOML job config file");

@@ -1109,6 +1109,18 @@ TEST_CASE("Megatron-LM: an uneven split over vpp chunks exports as --pipeline-mo
   }
   CHECK(has_issue(import_megatron_args(model + "--pipeline-model-parallel-layout 'Et*16|t*16L' --num-virtual-stages-per-pipeline-rank 2").issues,
                   IssueCode::kConflictingSettings, "--pipeline-model-parallel-layout"));
+  // Without --num-layers the model is the preset given: a layout of another layer count is refused there
+  // (a review saw 32 layers placed on Qwen2.5-7B's 28 read as 4|5|5|5|5|4).
+  const std::string no_model = "pretrain_gpt.py --bf16 --pipeline-model-parallel-size 2 --global-batch-size 512 "
+                               "--pipeline-model-parallel-layout 'Et*4|t*6|t*6|t*6|t*6|t*4L'";
+  const json other = run_import("megatron", no_model, {{"model", "qwen2.5-7b"}, {"gpus", 16}}, false);
+  CHECK(other["ok"] == false);
+  CHECK(other["issues"].dump().find("places 32 decoder layers") != std::string::npos);
+  CHECK(run_import("megatron", no_model, {{"model", "llama3-8b"}, {"gpus", 16}}, false)["ok"] == true);
+  std::vector<Issue> page_issues;
+  const Config page = apply_import(meshfit_test::preset_config("qwen2.5-7b", 16), import_megatron_args(no_model), page_issues);
+  CHECK(has_issue(page_issues, IssueCode::kConflictingSettings, "--pipeline-model-parallel-layout"));
+  CHECK(page.layout.vpp == 1);  // the page keeps what it had
 }
 
 TEST_CASE("DeepSpeed overlap_comm: a boolean is imported as dp_comm_overlap and exported back, absent stays auto") {
@@ -1217,6 +1229,29 @@ TEST_CASE("meshfit's own JSON imports as the config it is: printed fields, an ex
   CHECK(bad["ok"] == false);
   CHECK(bad["format"] == "meshfit");
   CHECK(bad["issues"].dump().find("\"tp\"") != std::string::npos);
+  // A review of this import: a whole config (an export, an estimate's "config") pinned its GPU figures
+  // and dp, so --gpu a100-80gb kept the H100's peak and --tp 4 broke dp. It reads as the fields given.
+  const json whole = estimate["config"];
+  const json given = run_import("auto", whole.dump(), {{"gpu", "a100-80gb"}, {"tp", 4}}, false);
+  INFO(given.dump(2));
+  REQUIRE(given["ok"] == true);
+  CHECK(given["config"]["gpu_bf16_tflops"] == 312);
+  CHECK(given["config"]["dp"] == 2);
+  const json plain = json::parse(run_export(input, "meshfit")["text"].get<std::string>());
+  CHECK_FALSE(plain.contains("dp"));
+  CHECK_FALSE(plain.contains("gpu_memory_gib"));
+  CHECK(plain["tp"] == 2);
+  // A result without a config (a search's, or ok false) says so, as meshfit's format.
+  const json searched = run_search(input, {{"top", 1}});
+  const json no_config = run_import("auto", searched.dump(), json::object(), false);
+  CHECK(no_config["format"] == "meshfit");
+  CHECK(no_config["ok"] == false);
+  CHECK(no_config["issues"].dump().find("has no config") != std::string::npos);
+  // A misspelt key, and a duplicate one, stay meshfit's: the message names the key, not DeepSpeed.
+  const std::string typo = R"({"model": "llama3-8b", "gpus": 8, "tp": 2, "tpp": 4})";
+  CHECK(detect_launch_format(typo) == LaunchFormat::kMeshfit);
+  CHECK(has_issue(import_meshfit_json(typo).issues, IssueCode::kUnknownField, "tpp"));
+  CHECK(detect_launch_format(R"({"model": "llama3-8b", "gpus": 8, "gpus": 4})") == LaunchFormat::kMeshfit);
   // DeepSpeed's top level shares "optimizer" with meshfit's fields, and nothing that names a run.
   CHECK(detect_launch_format(R"({"optimizer": {"type": "AdamW"}})") == LaunchFormat::kDeepSpeed);
   CHECK(detect_launch_format(R"({"optimizer": {"type": "AdamW"}, "train_batch_size": 8, "tp": 2})") == LaunchFormat::kDeepSpeed);

@@ -87,8 +87,9 @@ json meshfit_config_fields(const json& object, std::vector<Issue>& issues) {
   ParsedConfig parsed = parse_config(object);
   if (has_errors(parsed.issues)) return object;  // said when the fields are read
   Config& c = parsed.config;
-  const Layout& l = c.layout;
-  if (l.dp > 0 && l.dp * l.tp * l.pp * l.cp == c.cluster.gpus) c.layout.dp = 0;  // derived again
+  const int64_t written = c.layout.dp;
+  c.layout.dp = 0;  // derived again (config.h effective_dp), unless the written dp is not what it derives to
+  if (effective_dp(c) != written) c.layout.dp = written;
   return state_to_object(encode_state(c), issues);
 }
 

@@ -486,19 +486,21 @@ PipelineLayout parse_pipeline_layout(const std::string& text) {
 }
 
 // The layout as meshfit's split: vpp = stages / pp, and the first and last chunk's layers where they
-// differ from the equal chunks between them (structure.h pipeline_problem).
-void read_pipeline_layout(const MegatronReader& r, FieldWriter& w, int64_t pp, int64_t layers) {
+// differ from the equal chunks between them (structure.h pipeline_problem). Returns the decoder layers
+// it places (0 when refused), checked against the model once the model is known.
+int64_t read_pipeline_layout(const MegatronReader& r, FieldWriter& w, int64_t pp, int64_t layers) {
   const char* flag = "--pipeline-model-parallel-layout";
   for (const char* other : {"--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
                             "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
                             "--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank"})
     if (r.has(other)) {
       w.error(IssueCode::kConflictingSettings, flag, std::string(flag) + " and " + other + " exclude each other (arguments.py).");
-      return;
+      return 0;
     }
   const PipelineLayout layout = parse_pipeline_layout(r.text(flag));
   const auto refuse = [&](const std::string& why) {
     w.error(IssueCode::kUnsupportedSetting, flag, std::string(flag) + " " + quote_text(r.text(flag), 60) + ": " + why + ".");
+    return int64_t(0);
   };
   if (!layout.problem.empty()) return refuse(layout.problem);
   const std::vector<int64_t>& chunk = layout.layers;
@@ -515,6 +517,7 @@ void read_pipeline_layout(const MegatronReader& r, FieldWriter& w, int64_t pp, i
   const bool even = chunk.front() == middle && chunk.back() == middle;
   w.set("pp_first_stage_layers", even ? 0 : chunk.front(), flag);
   w.set("pp_last_stage_layers", even ? 0 : chunk.back(), flag);
+  return total;
 }
 
 // The split from --decoder-first/last-pipeline-num-layers, --account-for-*-in-pipeline-split and the
@@ -579,7 +582,8 @@ void read_split_flags(const MegatronReader& r, FieldWriter& w, int64_t pp, int64
   }
 }
 
-void read_layout(const MegatronReader& r, FieldWriter& w, const LaunchImport& so_far) {
+// Returns the decoder layers --pipeline-model-parallel-layout places (0 without the flag).
+int64_t read_layout(const MegatronReader& r, FieldWriter& w, const LaunchImport& so_far) {
   const int64_t tp = r.count_into("--tensor-model-parallel-size", "tp").value_or(1);
   const int64_t pp = r.count_into("--pipeline-model-parallel-size", "pp").value_or(1);
   r.count_into("--context-parallel-size", "cp");
@@ -589,7 +593,8 @@ void read_layout(const MegatronReader& r, FieldWriter& w, const LaunchImport& so
   if (const auto ep = r.count("--expert-model-parallel-size"); ep && *ep > 1)
     w.error(IssueCode::kUnsupportedSetting, "--expert-model-parallel-size", "expert parallelism is not modelled yet.");
   const int64_t layers = so_far.fields.value("layers", int64_t(0));
-  if (r.has("--pipeline-model-parallel-layout")) read_pipeline_layout(r, w, pp, layers);
+  int64_t layout_layers = 0;
+  if (r.has("--pipeline-model-parallel-layout")) layout_layers = read_pipeline_layout(r, w, pp, layers);
   else read_split_flags(r, w, pp, layers);
   const bool sp = r.has("--sequence-parallel");
   w.set("sp", sp, "--sequence-parallel");
@@ -621,6 +626,7 @@ void read_layout(const MegatronReader& r, FieldWriter& w, const LaunchImport& so
     if (r.has(fsdp))
       w.warn(IssueCode::kUnsupportedSetting, fsdp,
              std::string(fsdp) + ": Megatron's FSDP is not modelled; counted as the distributed optimizer (zero=1).");
+  return layout_layers;
 }
 
 void read_training(const MegatronReader& r, FieldWriter& w, LaunchImport& out) {
@@ -774,11 +780,7 @@ LaunchImport import_megatron_args(const std::string& command_line) {
   }
   const MegatronReader reader(args, w);
   read_model(reader, w);
-  read_layout(reader, w, out);
-  if (args.values.count("--pipeline-model-parallel-layout")) {  // checked against the model once it is known
-    const PipelineLayout layout = parse_pipeline_layout(args.values.at("--pipeline-model-parallel-layout"));
-    out.layout_layers = std::accumulate(layout.layers.begin(), layout.layers.end(), int64_t(0));
-  }
+  out.layout_layers = read_layout(reader, w, out);
   read_training(reader, w, out);
   if (args.lists.count("--recompute-modules") && out.fields.value("recompute", "") == enum_key(Recompute::kSelective)) {
     for (const std::string& module : args.lists.at("--recompute-modules"))

@@ -222,14 +222,14 @@ class Reader {
 
 }  // namespace
 
-// Not a hot path (once per input): presets, older keys, fields, then the defaults that depend on
-// other fields (framework profile, fine-tuning), in that order.
 const std::vector<const char*>& finetune_only_keys() {
   static const std::vector<const char*> keys = {"lora_rank", "lora_alpha", "lora_targets", "lora_dropout", "adapter_dtype",
                                                 "base_dtype", "kbit_upcast", "double_quant", "stack"};
   return keys;
 }
 
+// Not a hot path (once per input): presets, older keys, fields, then the defaults that depend on
+// other fields (framework profile, fine-tuning), in that order.
 ParsedConfig parse_config(const json& object) {
   ParsedConfig parsed;
   parsed.config = default_config();

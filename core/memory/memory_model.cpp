@@ -59,6 +59,7 @@ const FrameworkProfile kProfiles[] = {
       p.fp8_weight_cache_bytes = 2;
       p.fused_swiglu = true;  // --bias-swiglu-fusion (default on): fused_bias_swiglu.py SwiGLUFunction
       p.fp8_saves_gemm_inputs = true;  // Transformer Engine's modules (transformer_engine.py TELinear etc.)
+      p.te_modules_by_default = true;
       // Plain Megatron-LM leaves --overlap-grad-reduce / --overlap-param-gather off (arguments.py
       // store_true); the Megatron-Bridge / NeMo recipes that runs are launched with turn them on
       // (FRAMEWORK_NOTES §2.2), and auto follows the recipes. A 2021/2022-style run is off.
@@ -564,10 +565,9 @@ MemoryPlan plan_memory(const Config& config) {
   settings.selective = plan.profile.selective;
   settings.eager_attention_copies = plan.profile.eager_attention_copies;
   settings.fused_swiglu = plan.profile.fused_swiglu;
-  // Transformer Engine's modules run where the profile's fused kernels do: Megatron-LM unless
-  // --transformer-impl local (kernels=eager), Megatron-DeepSpeed (kernels=fused).
+  // Transformer Engine's modules run where the profile's fused kernels do (FrameworkProfile::te_modules_by_default).
   const bool te_modules = training.kernels == Kernels::kFused ||
-                          (training.kernels == Kernels::kAuto && training.framework == Framework::kMegatron);
+                          (training.kernels == Kernels::kAuto && plan.profile.te_modules_by_default);
   settings.fp8_gemm_inputs = plan.profile.fp8_saves_gemm_inputs && te_modules && training.precision == Precision::kFp8;
   settings.fp32_math_attention = plan.profile.fp32_math_attention;
   settings.fp32_residual = autocast_over_fp32_weights(config, plan.profile) || qlora_fp32_stream(config, plan.profile);

@@ -154,6 +154,9 @@ struct FrameworkProfile {
   // usage only; layernorm_linear.py saves the fp8 ln_out), 1 B, not 2 (FRAMEWORK_NOTES §2.3
   // "Activations"). torchao float8 (torchtitan) saves the bf16 inputs and casts again in backward.
   bool fp8_saves_gemm_inputs = false;
+  // kernels=auto runs Transformer Engine's modules (Megatron-LM; --transformer-impl local is
+  // kernels=eager); otherwise only kernels=fused does (Megatron-DeepSpeed's Megatron kernels).
+  bool te_modules_by_default = false;
   // Pretraining memory switches it ships (validate.cpp warns for the others): saved activations to
   // CPU memory (Megatron-LM --cpu-offloading, DeepSpeed cpu_checkpointing) and Liger's fused linear
   // cross-entropy (the Hugging Face models DeepSpeed trains).

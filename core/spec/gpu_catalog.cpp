@@ -146,6 +146,16 @@ const Row kRows[] = {
     {"rtx6000-ada", "RTX 6000 Ada 48GB", "ada", Usable(MiB(49140)), 364.2, 728.5, 0.96, 0, 1, 25, 278.5, 0, 300, 0,
      SPEC "NVIDIA RTX 6000 Ada Generation' (datasheet + Ada whitepaper, NOT re-verified); no NVLink; NIC: assumed 25 Gb/s" MAMF_MAG
           " (RTX 6000 Ada 278.5)"},
+    // The two cards "will it fit?" questions name most after the 4090: a home RTX 3090 and Colab's T4.
+    // Capacity: the "total capacity" PyTorch's out-of-memory message prints on them (23.69 and 14.75
+    // GiB, as commonly reported, NOT read on a card here).
+    {"rtx3090", "RTX 3090 24GB", "ampere", GiB(23.69), 71, 0, 0.936, 112.5, 2, 25, 78.0, 0, 350, 0,
+     "NVIDIA GA102 whitepaper (GeForce RTX 3090: 71 TF BF16 dense with FP32 accumulate, 936 GB/s GDDR6X, 350 W; NOT "
+     "re-verified); NVLink bridge pairs 112.5 GB/s; NIC: assumed 25 Gb/s" MAMF_MAG
+     " (RTX 3090 78.0: above the FP32-accumulate peak at boost clocks: ceiling capped at 1)"},
+    {"t4", "T4 16GB", "turing", GiB(14.75), 65, 0, 0.32, 0, 1, 50, 0, 0, 70, 0,
+     "NVIDIA T4 datasheet (65 TF FP16 tensor, mixed precision: no BF16 on Turing, train in fp16; 16 GB GDDR6 at 320 GB/s, "
+     "ECC on; 70 W; NOT re-verified); no NVLink; NIC: assumed 50 Gb/s cloud VM; ceiling: custom default"},
     {"rtx4090", "RTX 4090 24GB", "ada", Usable(MiB(24564)), 165.2, 330.3, 1.008, 0, 1, 25, 178.8, 0, 450, 0,
      SPEC "NVIDIA GeForce RTX 4090' (Ada whitepaper, FP32-accumulate rates); no NVLink; NIC: assumed 25 Gb/s" MAMF_MAG
           " (RTX 4090 178.8: above the FP32-accumulate peak, cuBLAS bf16 GEMMs may accumulate differently: ceiling capped at 1)"},
@@ -194,7 +204,7 @@ constexpr SmRow kSmCounts[] = {
     {"h100-sxm-500w", 132}, {"h100-pcie", 114}, {"h100-nvl", 132},   {"h800", 132},    {"h20", 78},
     {"h200", 132},      {"b200", 148},      {"b300", 160},           {"gb200", 148},   {"gb300", 160},
     {"l4", 58},         {"l40s", 142},      {"a10g", 80},            {"a10", 72},      {"rtx-a6000", 84},
-    {"rtx6000-ada", 142}, {"rtx4090", 128}, {"rtx5090", 170},        {"v100", 80},     {"mi250x", 110},
+    {"rtx6000-ada", 142}, {"rtx3090", 82}, {"t4", 40}, {"rtx4090", 128}, {"rtx5090", 170},        {"v100", 80},     {"mi250x", 110},
     {"mi300x", 304},    {"mi325x", 304},    {"mi355x", 256},
 };
 

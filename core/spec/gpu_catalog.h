@@ -42,9 +42,9 @@ struct GpuPreset {
   GpuSpec spec;
 };
 
-// Volta has no BF16 tensor cores (V100 datasheet): its half-precision rate, bf16_flops, is FP16's,
-// and its runs train in fp16 mixed precision.
-inline bool half_precision_is_fp16(const std::string& family) { return family == "volta"; }
+// Volta and Turing have no BF16 tensor cores (V100 and T4 datasheets): their half-precision rate,
+// bf16_flops, is FP16's, and their runs train in fp16 mixed precision.
+inline bool half_precision_is_fp16(const std::string& family) { return family == "volta" || family == "turing"; }
 
 const std::vector<GpuPreset>& gpu_presets();
 std::optional<GpuSpec> find_gpu_preset(const std::string& id);

@@ -143,7 +143,7 @@ struct Rules {
     if (t.precision == Precision::kFp8 && config.gpu.fp8_flops <= 0 && config.gpu.id != "custom")
       check.error(IssueCode::kPrecisionUnsupported, "precision",
                   "precision fp8 needs FP8 tensor cores; " + config.gpu.name + " has none.");
-    // Volta has no BF16 tensor cores (V100 datasheet): its runs train in fp16 mixed precision, whose
+    // Volta and Turing have no BF16 tensor cores (V100, T4 datasheets): their runs train in fp16 mixed precision, whose
     // memory is bf16 mixed's (2-byte weights and activations, fp32 master and moments) and whose GEMMs
     // run at the catalog's FP16 tensor rate, so the estimate stands for fp16.
     if (half_precision_is_fp16(config.gpu.family) && t.precision != Precision::kFp8)

@@ -507,7 +507,7 @@ bool draw_training(AppState& s) {
   field_issue(s, "loss");
   if (t.loss == LossKind::kAuto) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    const LossKind loss = effective_loss(framework_profile(t.framework), t);
+    const LossKind loss = effective_loss(framework_profile(t.framework), t, s.config.layout.tp);
     ImGui::TextWrapped("auto = %s", enum_label(loss));
     // torchtitan compiles the loss with the model by default ([compile] components); a run that
     // compiled its blocks only keeps the eager loss, 12 bytes per logit instead of 4.

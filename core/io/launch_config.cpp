@@ -406,8 +406,8 @@ void note_uncarried(const Config& config, LaunchExport& out) {
       continue;
     // Likewise the loss: auto under torch.compile is the compiled loss the file names (an as-a-user
     // review saw "loss=auto (the file: compiled)" for the same run).
-    if (key == "loss" && effective_loss(framework_profile(config.training.framework), config.training) ==
-                             effective_loss(framework_profile(again.training.framework), again.training))
+    if (key == "loss" && effective_loss(framework_profile(config.training.framework), config.training, config.layout.tp) ==
+                             effective_loss(framework_profile(again.training.framework), again.training, again.layout.tp))
       continue;
     missing += (missing.empty() ? "" : ", ") + key + "=" + (wanted.is_string() ? wanted.get<std::string>() : wanted.dump()) +
                " (the file: " + (written.is_string() ? written.get<std::string>() : written.dump()) + ")";

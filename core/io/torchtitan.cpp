@@ -657,7 +657,7 @@ LaunchExport export_torchtitan(const Config& c) {
   root.insert("activation_checkpoint", std::move(checkpoint));
   // [compile]: the model's blocks when compiled (Async TP runs only so), the loss when compiled or
   // left to torchtitan's default under a compiled model.
-  const bool compiled_model = runs_compiled(t);
+  const bool compiled_model = runs_compiled(t, c.layout.tp);
   const bool compiled_loss = t.loss == LossKind::kCompiled || (compiled_model && t.loss == LossKind::kAuto);
   if (compiled_model || compiled_loss) {
     toml::array components;

@@ -303,9 +303,9 @@ ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_gra
   return rule;
 }
 
-LossKind effective_loss(const FrameworkProfile& profile, const TrainingSpec& training) {
+LossKind effective_loss(const FrameworkProfile& profile, const TrainingSpec& training, int64_t tp) {
   if (training.loss != LossKind::kAuto) return training.loss;
-  if (runs_compiled(training) && profile.compiled_loss_when_compiled) return LossKind::kCompiled;
+  if (runs_compiled(training, tp) && profile.compiled_loss_when_compiled) return LossKind::kCompiled;
   return profile.default_loss;
 }
 
@@ -318,8 +318,8 @@ double fused_linear_loss_bytes(double tokens, double hidden, double vocab, doubl
   return tokens * hidden * input_bytes + chunk_rows * vocab * input_bytes + 4.0 * tokens;
 }
 
-double loss_bytes_per_logit(const FrameworkProfile& profile, const TrainingSpec& training) {
-  switch (effective_loss(profile, training)) {
+double loss_bytes_per_logit(const FrameworkProfile& profile, const TrainingSpec& training, int64_t tp) {
+  switch (effective_loss(profile, training, tp)) {
     case LossKind::kAuto:  // resolved above
     case LossKind::kVocabParallel: return kMegatronBytesPerLogit;
     case LossKind::kEager: return kPyTorchBytesPerLogit;
@@ -572,9 +572,9 @@ MemoryPlan plan_memory(const Config& config) {
   settings.fp32_math_attention = plan.profile.fp32_math_attention;
   settings.fp32_residual = autocast_over_fp32_weights(config, plan.profile) || qlora_fp32_stream(config, plan.profile);
   settings.sp_saves_gathered_inputs = plan.profile.sp_saves_gathered_inputs && !spatial_temporal(layout);
-  settings.compiled = runs_compiled(training);
+  settings.compiled = runs_compiled(training, layout.tp);
   settings.offload = training.offload_activations;
-  settings.head_in_loss = effective_loss(plan.profile, training) == LossKind::kFusedLinear;
+  settings.head_in_loss = effective_loss(plan.profile, training, layout.tp) == LossKind::kFusedLinear;
   // Autocast over the adapters' fp32 weights: the plain loop or DDP, as HF Trainer runs it (the
   // function itself asks for bf16 mixed precision).
   settings.frozen_base_delta_bytes =
@@ -676,11 +676,11 @@ void describe_stage(const Config& config, const MemoryPlan& plan, const StageSha
     in.unsharded_parameter_bytes = 2.0 * in.parameters - double(stage.layers) * in.fp8_gathered_layer_parameters;
     in.unsharded_gradient_bytes = 4.0 * in.parameters;
   }
-  in.bytes_per_logit = loss_bytes_per_logit(plan.profile, training);
+  in.bytes_per_logit = loss_bytes_per_logit(plan.profile, training, config.layout.tp);
   if (plan.profile.pp_buffers_per_microbatch && layout.pp > 1) {
     // PT-PP stage.py: the last stage's output stays in fwd_cache until its backward, so the eager
     // loss runs with the bf16 logits alive (torchtitan's `del pred` only applies without PP).
-    if (effective_loss(plan.profile, training) == LossKind::kEager) in.bytes_per_logit = kPyTorchKeepLogitsBytesPerLogit;
+    if (effective_loss(plan.profile, training, config.layout.tp) == LossKind::kEager) in.bytes_per_logit = kPyTorchKeepLogitsBytesPerLogit;
     // PT-PP stage.py _prepare_forward_infra: one receive buffer of the stage input (bf16, b*s*h,
     // sequence-sharded under SP) per micro-batch of the step, on every non-first stage.
     if (stage.stage > 0) {

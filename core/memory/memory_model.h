@@ -212,7 +212,7 @@ bool dp_comm_overlapped(const TrainingSpec& training, int64_t zero);
 ModelStateRule model_state_rule(Framework framework, int64_t zero, bool fp32_grad_buffer,
                                 Precision precision = Precision::kBf16);
 // Bytes per logit element of the cross-entropy the config uses (overheads.h).
-double loss_bytes_per_logit(const FrameworkProfile& profile, const TrainingSpec& training);
+double loss_bytes_per_logit(const FrameworkProfile& profile, const TrainingSpec& training, int64_t tp);
 // Fused linear cross-entropy (loss=fused_linear), Liger-Kernel ops/fused_linear_cross_entropy.py
 // fused_linear_cross_entropy_forward: the LM head's GEMM and the loss run chunk by chunk inside the
 // forward, so no logits tensor exists. What lives: grad_input (tokens x h, the input's dtype),
@@ -221,7 +221,7 @@ double loss_bytes_per_logit(const FrameworkProfile& profile, const TrainingSpec&
 // trained head, grad_weight (its size, made in the forward; stage_transients adds it). Apple's
 // Cut Cross-Entropy (blockwise in on-chip memory, grad_input in backward) keeps less: an upper bound.
 double fused_linear_loss_bytes(double tokens, double hidden, double vocab, double input_bytes);
-LossKind effective_loss(const FrameworkProfile& profile, const TrainingSpec& training);
+LossKind effective_loss(const FrameworkProfile& profile, const TrainingSpec& training, int64_t tp);
 // AdamW / paged AdamW 8 (pure bf16: 4), SGD 4 (2), 8-bit Adam / paged 8-bit 2, Adafactor ~0.
 double optimizer_moment_bytes(Optimizer optimizer, Precision precision = Precision::kBf16);
 

@@ -328,14 +328,14 @@ namespace {
 
 // The kernels the step is timed with: compiled under torch.compile, which AsyncTP implies
 // (runs_compiled, as the memory model reads it), else the config's own.
-Kernels timed_kernels(const TrainingSpec& training) {
-  return runs_compiled(training) ? Kernels::kCompiled : training.kernels;
+Kernels timed_kernels(const TrainingSpec& training, int64_t tp) {
+  return runs_compiled(training, tp) ? Kernels::kCompiled : training.kernels;
 }
 
 // norm_kernel resolved against the profile's own default (`profile_eager`, framework_perf's).
 bool eager_rmsnorm_resolved(const Config& config, bool profile_eager) {
   const TrainingSpec& t = config.training;
-  if (config.model.norm != NormKind::kRmsNorm || runs_compiled(t)) return false;
+  if (config.model.norm != NormKind::kRmsNorm || runs_compiled(t, config.layout.tp)) return false;
   if (t.norm_kernel != NormKernel::kAuto) return t.norm_kernel == NormKernel::kEager;
   // auto: a fine-tune runs its stack's own module, Hugging Face's LlamaRMSNorm (PEFT, Axolotl,
   // DeepSpeed/FSDP through Accelerate), torchtune's modules/rms_norm.py or litgpt's RMSNorm, each an
@@ -347,7 +347,7 @@ bool eager_rmsnorm_resolved(const Config& config, bool profile_eager) {
 
 bool runs_eager_rmsnorm(const Config& config) {
   const TrainingSpec& t = config.training;
-  return eager_rmsnorm_resolved(config, framework_perf(t.framework, timed_kernels(t), true).eager_rmsnorm);
+  return eager_rmsnorm_resolved(config, framework_perf(t.framework, timed_kernels(t, config.layout.tp), true).eager_rmsnorm);
 }
 
 // [SECTION] Kernel times
@@ -896,13 +896,13 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const TrainingSpec& training = config.training;
   const Layout& layout = config.layout;
   // dp_comm_overlap auto resolves per framework and ZeRO stage (memory_model.h dp_comm_overlapped).
-  FrameworkPerf perf = framework_perf(training.framework, timed_kernels(training), dp_comm_overlapped(training, layout.zero));
+  FrameworkPerf perf = framework_perf(training.framework, timed_kernels(training, layout.tp), dp_comm_overlapped(training, layout.zero));
   // A fine-tune runs its stack's model code (Hugging Face transformers, torchtune, litgpt: eager
   // PyTorch modules) under whichever wrapper, DDP, FSDP or DeepSpeed: the kernels, so the dispatch
   // count and the elementwise rate, are the stack's, not those of the pretraining profile the wrapper
   // stands for (DeepSpeed's eager profile is the one Hagemann's Megatron-derived code calibrates).
   // The wrapper keeps its own hooks, gathers and overlap.
-  if (training.finetune != FinetuneMethod::kNone && !runs_compiled(training) && training.kernels != Kernels::kFused) {
+  if (training.finetune != FinetuneMethod::kNone && !runs_compiled(training, layout.tp) && training.kernels != Kernels::kFused) {
     const FrameworkPerf stack = eager("the fine-tuning stack's eager PyTorch modules");
     perf.host_ops_per_layer = stack.host_ops_per_layer;
     perf.host_ops_per_microbatch = stack.host_ops_per_microbatch;
@@ -976,7 +976,7 @@ StepTerms step_terms(const Config& config, const MemoryPlan& plan) {
   const double host_wait = terms.layer.host_wait_s;
   // AsyncTP (torchtitan's micro-pipelined all-gather/reduce-scatter matmuls) hides TP as
   // Megatron's --tp-comm-overlap does (an as-a-user review saw it change memory but not time).
-  const bool tp_overlap = training.tp_comm_overlap || async_tp_applies(training);
+  const bool tp_overlap = training.tp_comm_overlap || async_tp_applies(training, layout.tp);
   if (tp_overlap && layout.tp > 1)
     terms.tp_layer_s = std::max(0.0, terms.tp_layer_s - 0.9 * (3.0 + recompute_share) *
                                                             terms.layer.matmul_fwd_s - host_wait);

@@ -118,7 +118,7 @@ std::vector<Config> finetune_changes(const Config& config) {
   // materialises the logits (HF TrainingArguments use_liger_kernel, axolotl liger plugin): on a
   // long-context fine-tune the logits can be a fifth of the peak.
   if (stack.offloads_activations && !t.offload_activations) with([](TrainingSpec& x) { x.offload_activations = true; });
-  const LossKind loss = effective_loss(framework_profile(t.framework), t);
+  const LossKind loss = effective_loss(framework_profile(t.framework), t, config.layout.tp);
   if (stack.fused_linear_loss && (loss == LossKind::kEager || loss == LossKind::kEagerKeepLogits))
     with([](TrainingSpec& x) { x.loss = LossKind::kFusedLinear; });
   if (t.offload == Offload::kNone) with([](TrainingSpec& x) { x.offload = Offload::kOptimizer; });

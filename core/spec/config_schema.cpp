@@ -241,7 +241,7 @@ std::vector<ConfigField> make_fields() {
       boolean<&C::training, &TrainingSpec::fp32_grad_buffer>("fp32_grad_buffer", G::kTraining,
                                                             "fp32 gradient accumulation buffer"),
       word<&C::training, &TrainingSpec::loss>("loss", G::kTraining, "cross-entropy implementation"),
-      boolean<&C::training, &TrainingSpec::async_tp>("async_tp", G::kTraining, "asynchronous TP (runs under torch.compile)"),
+      boolean<&C::training, &TrainingSpec::async_tp>("async_tp", G::kTraining, "asynchronous TP (torchtitan, tp > 1; runs under torch.compile)"),
       boolean<&C::training, &TrainingSpec::fp8_all_gather>(
           "fp8_all_gather", G::kTraining,
           "fp8 weights all-gathered in fp8: FSDP2 with torchao float8 (torchtitan enable_fsdp_float8_all_gather; needs "

@@ -224,17 +224,18 @@ inline bool pages_optimizer_states(Optimizer optimizer) {
   return optimizer == Optimizer::kPagedAdamW || optimizer == Optimizer::kPagedAdam8bit;
 }
 
-// Whether AsyncTP applies: torchtitan's enable_async_tensor_parallel, the FSDP2 profile's; the other
-// frameworks ignore it (Megatron-LM overlaps TP with tp_comm_overlap). An as-a-user review saw it
-// lower Megatron's memory by 3.5 GiB.
-inline bool async_tp_applies(const TrainingSpec& training) {
-  return training.async_tp && training.framework == Framework::kFsdp;
+// Whether AsyncTP applies: torchtitan's enable_async_tensor_parallel, the FSDP2 profile's, on a
+// tensor-parallel mesh; the other frameworks ignore it (Megatron-LM overlaps TP with tp_comm_overlap;
+// an as-a-user review saw it lower Megatron's memory by 3.5 GiB), and torchtitan reads it only when TP
+// is on (another saw it compile a tp=1 run it had just called unaffected).
+inline bool async_tp_applies(const TrainingSpec& training, int64_t tp) {
+  return training.async_tp && training.framework == Framework::kFsdp && tp > 1;
 }
 
 // Whether the blocks run under torch.compile, for the memory and the step-time model: kernels=compiled,
 // or AsyncTP, which torchtitan applies only under compile (maybe_enable_async_tp).
-inline bool runs_compiled(const TrainingSpec& training) {
-  return training.kernels == Kernels::kCompiled || async_tp_applies(training);
+inline bool runs_compiled(const TrainingSpec& training, int64_t tp) {
+  return training.kernels == Kernels::kCompiled || async_tp_applies(training, tp);
 }
 
 // Whether the optimizer step is PyTorch's foreach AdamW (list kernels and a sqrt(v) copy) rather than

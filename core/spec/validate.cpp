@@ -378,11 +378,20 @@ struct Rules {
       check.warning(IssueCode::kConflictingSettings, "async_tp",
                     std::string("async_tp is torchtitan's (FSDP2, under torch.compile); ") + enum_label(t.framework) +
                         " ignores it here: its TP overlap is tp_comm_overlap.");
-    else if (t.kernels == Kernels::kEager)
-      check.warning(IssueCode::kConflictingSettings, "async_tp",
-                    "torchtitan applies Async TP only under torch.compile: counted as compiled, not kernels=eager.");
     else if (l.tp == 1)
-      check.warning(IssueCode::kConflictingSettings, "async_tp", "async_tp has no effect at tp=1.");
+      check.warning(IssueCode::kConflictingSettings, "async_tp",
+                    "async_tp has no effect at tp=1 (torchtitan reads it only with tensor parallelism, and does not compile for it).");
+    else if (t.kernels == Kernels::kEager)  // torchtitan's maybe_enable_async_tp raises without [compile]
+      check.error(IssueCode::kConflictingSettings, "async_tp",
+                  "torchtitan runs Async TP only under torch.compile and refuses it with kernels=eager: set kernels=compiled "
+                  "(or auto) or async_tp=false.");
+  }
+
+  // TP overlap with nothing to overlap: said rather than silently read (an as-a-user review).
+  void tp_comm_overlap() {
+    if (t.tp_comm_overlap && l.tp == 1)
+      check.warning(IssueCode::kConflictingSettings, "tp_comm_overlap",
+                    "tp_comm_overlap has no effect at tp=1 (no tensor-parallel collectives to overlap).");
   }
 
   void fp8_all_gather() {
@@ -613,6 +622,7 @@ std::vector<Issue> validate(const Config& config) {
   rules.replicas();
   rules.hpz();
   rules.async_tp();
+  rules.tp_comm_overlap();
   rules.fp8_all_gather();
   rules.divisibility();
   rules.spatial_temporal();

@@ -951,7 +951,7 @@ TEST_CASE("round trips are stable: config -> launch config -> config -> launch c
       CHECK(again.training.recompute == test.config.training.recompute);
       CHECK(again.training.recompute_layers == test.config.training.recompute_layers);
       CHECK(again.training.precision == test.config.training.precision);
-      CHECK(runs_compiled(again.training) == runs_compiled(test.config.training));
+      CHECK(runs_compiled(again.training, again.layout.tp) == runs_compiled(test.config.training, test.config.layout.tp));
       CHECK(again.training.async_tp == test.config.training.async_tp);
     }
     const LaunchExport second = export_launch_config(again, test.format);

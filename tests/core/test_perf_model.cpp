@@ -544,6 +544,20 @@ TEST_CASE("AsyncTP: torchtitan's, timed compiled with TP overlapped, ignored by 
   bool warned = false;
   for (const Issue& issue : validate(megatron_async)) warned |= issue.field == "async_tp" && issue.severity == Severity::kWarning;
   CHECK(warned);
+  // A later review: at tp 1 torchtitan never reads the option, so nothing compiles for it (it had
+  // been said to have no effect while it cut memory by 12.7 GiB); and with kernels=eager at tp > 1
+  // torchtitan refuses it, so the estimate does too instead of overriding the user's kernels.
+  Config tp1 = base, tp1_async = base;
+  tp1.layout.tp = 1;
+  tp1_async.layout.tp = 1;
+  tp1_async.training.async_tp = true;
+  CHECK(estimate(tp1_async).worst().device_bytes == estimate(tp1).worst().device_bytes);
+  CHECK(estimate(tp1_async).step.step_time_s == estimate(tp1).step.step_time_s);
+  Config eager_async = async;
+  eager_async.training.kernels = Kernels::kEager;
+  bool refused = false;
+  for (const Issue& issue : validate(eager_async)) refused |= issue.field == "async_tp" && issue.severity == Severity::kError;
+  CHECK(refused);
 }
 
 // The same review: --loss changed the memory but never the step. A named loss is timed as itself:

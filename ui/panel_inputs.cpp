@@ -579,17 +579,20 @@ void note_defaults(AppState& s, const Config& before, const std::string& whose) 
 // pretraining the stack's (no accumulation) replaces a pretraining batch.
 void apply_finetune_defaults(AppState& s, const Config& before, bool lora_too, bool keep_batch) {
   Config& c = s.config;
-  const Config with = with_finetune_defaults(c, finetune_defaults(c, false));
+  // From pretraining: no pipeline or context parallelism, which no fine-tuning stack runs (the search
+  // and the exports keep pp = cp = 1; an as-a-user review saw LoRA keep pp 4 and read FITS at a 75%
+  // bubble). tp stays: FSDP2 and Megatron fine-tunes can split it (QLoRA's refusal moves it). Set
+  // before the stack's batch is derived, so that it counts the data-parallel ranks of that layout (a
+  // later review saw the batch of the pp 4 layout make the page move to cp 4).
+  Config base = c;
+  if (!keep_batch) {
+    base.layout.pp = base.layout.cp = base.layout.vpp = 1;
+    base.layout.pp_first_stage_layers = base.layout.pp_last_stage_layers = 0;
+  }
+  const Config with = with_finetune_defaults(base, finetune_defaults(base, false));
   const TrainingSpec keep = c.training;
   c = with;
   if (keep_batch) c.training.global_batch = keep.global_batch;
-  // From pretraining: no pipeline or context parallelism, which no fine-tuning stack runs (the search
-  // and the exports keep pp = cp = 1; an as-a-user review saw LoRA keep pp 4 and read FITS at a 75%
-  // bubble). tp stays: FSDP2 and Megatron fine-tunes can split it (QLoRA's refusal moves it).
-  if (!keep_batch) {
-    c.layout.pp = c.layout.cp = c.layout.vpp = 1;
-    c.layout.pp_first_stage_layers = c.layout.pp_last_stage_layers = 0;
-  }
   if (!lora_too) {
     c.training.lora_rank = keep.lora_rank;
     c.training.lora_alpha = keep.lora_alpha;

@@ -220,6 +220,7 @@ class Search {
   Framework framework() const { return config_.training.framework; }
   int64_t gpus() const { return config_.cluster.gpus; }
   bool finetune() const { return is_finetune(config_.training); }
+  bool qlora() const { return config_.training.finetune == FinetuneMethod::kQlora; }
 
   // ZeRO stages searched in the current mesh.
   size_t zero_count() const { return mesh_zeros_.size(); }
@@ -485,8 +486,15 @@ LayoutSearch::LayoutSearch(const Config& base, const SearchOptions& options) : s
   if (is_finetune(base.training)) {
     s.options.pp.max = std::min<int64_t>(s.options.pp.max, 1);
     s.options.cp.max = std::min<int64_t>(s.options.cp.max, 1);
+    // bitsandbytes 4-bit layers have no tensor-parallel form (validate.cpp): a QLoRA layout with tp > 1
+    // is one the estimate refuses (an as-a-user review saw search rank such a layout first).
+    if (base.training.finetune == FinetuneMethod::kQlora) s.options.tp.max = std::min<int64_t>(s.options.tp.max, 1);
   }
   s.result.issues = validate_base(base);
+  if (base.training.finetune == FinetuneMethod::kQlora && s.options.tp.min > 1)
+    s.result.issues.push_back({IssueCode::kFinetuneUnsupported, Severity::kError, "tp",
+                               "finetune=qlora with tp >= " + std::to_string(s.options.tp.min) +
+                                   ": bitsandbytes 4-bit layers cannot be split by tensor parallelism; search tp=1 with FSDP or ZeRO-3."});
   if (!s.result.valid()) {
     s.done = true;
     return;
@@ -575,7 +583,9 @@ void LayoutSearch::finish(bool complete) {
         {IssueCode::kLayoutProductMismatch, Severity::kError, first.empty() ? "gpus" : first,
          "no layout to search: with " + (pins.empty() ? std::string("these bounds") : pins) +
              ", no dp x tp x pp x cp equals gpus=" + std::to_string(s.engine->gpus()) +
-             (s.engine->finetune() ? " (a fine-tune keeps pp = cp = 1)" : "") +
+             (!s.engine->finetune() ? ""
+              : s.engine->qlora() ? " (a QLoRA fine-tune keeps tp = pp = cp = 1)"
+                                  : " (a fine-tune keeps pp = cp = 1)") +
              ". Pin degrees whose product divides gpus."});
   }
   if (!complete)

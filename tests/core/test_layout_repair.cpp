@@ -105,3 +105,29 @@ TEST_CASE("a repair that only re-splits the pipeline stages is a move, said") {
   REQUIRE(repair.moved());
   CHECK_FALSE(has_errors(validate(repair.config)));
 }
+
+// An as-a-user review: switching a 70B pretraining page (64 GPUs, tp 8 pp 4) to LoRA set the stack's
+// batch and the page moved the layout to cp 4, which its stack cannot run (and then warned so). A
+// fine-tune's repair moves only to pp = cp = 1 (and tp = 1 for QLoRA), as the search offers.
+TEST_CASE("a fine-tune's repair keeps pp = cp = 1, and QLoRA's tp = 1") {
+  Config config = preset_config("llama3-70b", 64, 8, 1);
+  config.training.finetune = FinetuneMethod::kLora;
+  config.training.global_batch = 4;  // not divisible by dp 8: only cp or pp > 1 would keep tp 8 and this batch
+  config.training.micro_batch = 1;
+  // With pp = cp = 1 no tp the model takes leaves dp dividing 4 on 64 GPUs: nothing the stack runs,
+  // so the layout stays as typed (its batch error shown) rather than moving to cp 4.
+  CHECK_FALSE(nearest_valid_layout(config).moved());
+  Config pretraining = config;
+  pretraining.training.finetune = FinetuneMethod::kNone;
+  const LayoutRepair moved = nearest_valid_layout(pretraining);  // pretraining may take pp or cp
+  REQUIRE(moved.moved());
+  CHECK(moved.config.layout.pp * moved.config.layout.cp > 1);
+  Config qlora = preset_config("llama3-70b", 8, 8, 1);
+  qlora.training.finetune = FinetuneMethod::kQlora;
+  qlora.training.global_batch = 8;
+  const LayoutRepair four_bit = nearest_valid_layout(qlora);
+  REQUIRE(four_bit.moved());
+  CHECK(four_bit.config.layout.tp == 1);
+  CHECK(four_bit.config.layout.cp == 1);
+  CHECK_FALSE(has_errors(validate(four_bit.config)));
+}

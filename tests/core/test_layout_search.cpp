@@ -222,6 +222,33 @@ TEST_CASE("a fine-tune's search offers only layouts its stack can launch: pp 1 a
   CHECK(piped);
 }
 
+// An as-a-user review saw a QLoRA search for 70B on 4 A100 rank dp 1 x tp 4 first, a layout the
+// estimate and every export refuse (bitsandbytes 4-bit layers have no tensor-parallel form).
+TEST_CASE("a QLoRA search offers tp 1 only, and a pinned tp > 1 is refused naming tp") {
+  Config base = base_config("llama3.1-70b", 4, Framework::kFsdp);
+  base.gpu = *find_gpu_preset("a100-80gb");
+  base.training.finetune = FinetuneMethod::kQlora;
+  base.training.seq = 4096;
+  base.training.global_batch = 16;
+  SearchOptions options;
+  options.top_k = 1000;
+  const SearchResult result = search_layouts(base, options);
+  REQUIRE(result.valid());
+  REQUIRE_FALSE(result.top.empty());
+  for (const LayoutCandidate& c : result.top) CHECK(c.layout.tp == 1);
+  base.training.finetune = FinetuneMethod::kLora;  // LoRA's bf16 base splits: tp is offered
+  bool split = false;
+  for (const LayoutCandidate& c : search_layouts(base, options).top) split |= c.layout.tp > 1;
+  CHECK(split);
+  base.training.finetune = FinetuneMethod::kQlora;
+  options.tp = {4, 4};
+  const SearchResult pinned = search_layouts(base, options);
+  CHECK_FALSE(pinned.valid());
+  bool named = false;
+  for (const Issue& issue : pinned.issues) named |= issue.field == "tp" && issue.code == IssueCode::kFinetuneUnsupported;
+  CHECK(named);
+}
+
 TEST_CASE("FSDP2 under PP: zero 2 and zero 3 are one layout, listed once (the config's stage when it is one)") {
   // torchtitan keeps a stage's parameters unsharded all step under PP whatever the reshard policy
   // (memory_model.cpp unsharded_under_pp): an as-a-user review saw every PP row of the top 10 twice.

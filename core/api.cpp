@@ -198,6 +198,8 @@ json run_methods(json input) {
   issues.erase(std::remove_if(issues.begin(), issues.end(),
                               [](const Issue& issue) {
                                 const auto& keys = finetune_only_keys();
+                                // Nor is its ZeRO stage a question: every stage is a row of the ranking.
+                                if (issue.code == IssueCode::kConflictingSettings && issue.field == "zero") return true;
                                 return issue.code == IssueCode::kUnsupportedSetting && issue.severity == Severity::kWarning &&
                                        std::any_of(keys.begin(), keys.end(), [&](const char* k) { return issue.field == k; });
                               }),

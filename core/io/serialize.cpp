@@ -302,6 +302,45 @@ ParsedConfig parse_config(const json& object) {
     const json defaults = config_to_json(with_finetune_defaults(c, finetune_defaults(c, given("framework"))));
     for (const char* key : finetune_default_keys())
       if (!given(key)) find_config_field(key)->set(c, defaults[key]);
+    // torchtune steps each parameter inside the backward (optimizer_in_bwd), which leaves nothing to
+    // accumulate: its recipes refuse it with gradient accumulation (FRAMEWORK_NOTES §4.3). A given
+    // global batch of several micro-batches keeps the stack's optimizer, stepped after the backward
+    // (an as-a-user review saw both written into one torchtune config).
+    if (!given("optimizer_in_backward") && c.training.optimizer_in_backward && num_microbatches(c) > 1)
+      c.training.optimizer_in_backward = false;
+    // Settings of another method than the one run (adapters on a full fine-tune, the 4-bit base's on
+    // LoRA): said, not silently dropped (an as-a-user review gave --lora-rank 64 to a full fine-tune and
+    // --double-quant to a LoRA). A value equal to what the stack or meshfit would have used is what a
+    // whole config writes for every run: not said.
+    {
+      static const std::vector<const char*> adapter_keys = {"lora_rank", "lora_alpha", "lora_targets", "lora_dropout",
+                                                            "adapter_dtype", "base_dtype"};  // dora: validate.cpp
+      static const std::vector<const char*> four_bit_keys = {"kbit_upcast", "double_quant"};
+      const Config plain = default_config();
+      const auto& stack_keys = finetune_default_keys();
+      const auto say_unused = [&](const char* key, const char* applies) {
+        const ConfigField* row = find_config_field(key);
+        if (!given(key) || !row) return;
+        const bool stack_key = std::any_of(stack_keys.begin(), stack_keys.end(), [&](const char* k) { return std::string(k) == key; });
+        if (row->get(c) == (stack_key ? defaults[key] : row->get(plain))) return;
+        issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, key,
+                          std::string(key) + " applies to " + applies + "; finetune=" + enum_key(c.training.finetune) +
+                              " ignores it."});
+      };
+      if (c.training.finetune == FinetuneMethod::kFull)
+        for (const char* key : adapter_keys) say_unused(key, "LoRA and QLoRA (the adapters)");
+      if (c.training.finetune != FinetuneMethod::kQlora)
+        for (const char* key : four_bit_keys) say_unused(key, "QLoRA (the 4-bit base)");
+    }
+    // framework=fsdp names the stack's own PyTorch path, where HF Trainer + PEFT run DDP (zero 0) unless
+    // told to shard: said when a multi-GPU run leaves zero out (an as-a-user review read --framework
+    // fsdp as FSDP and was shown a replicated 312 GiB run).
+    if (given("framework") && !given("zero") && c.training.framework == Framework::kFsdp && c.layout.zero == 0 &&
+        c.cluster.gpus > 1)
+      issues.push_back({IssueCode::kConflictingSettings, Severity::kWarning, "zero",
+                        "framework=fsdp with " + std::string(enum_label(c.training.stack)) +
+                            " and no zero given is its DDP (zero=0: every GPU holds the whole model); FSDP's full "
+                            "sharding is zero=3 (stack hf_peft_fsdp sets it)."});
   } else {
     // Adapter and stack settings without a fine-tune: said, not silently dropped (an as-a-user review
     // gave lora_rank to a pretraining estimate). A value equal to the default is what a whole config

@@ -183,7 +183,10 @@ FinetuneDefaults finetune_defaults(const Config& config, bool framework_given) {
   if (t.finetune == FinetuneMethod::kQlora && runs.layout.dp == 0) runs.layout.tp = 1;
   d.global_batch = t.micro_batch * std::max<int64_t>(1, effective_dp(runs));
   d.recompute = stack.recompute[method];
-  d.loss = stack.loss;
+  // Megatron-LM fine-tunes (Megatron-Bridge/NeMo PEFT) compute the loss vocab-parallel, as Methods'
+  // TP rows do; the stack's loss is its own model code's (a review could not reproduce a Methods TP row
+  // with estimate: the HF stack's kept logits came with --framework megatron, 1.25 GiB more).
+  d.loss = d.framework == Framework::kMegatron ? LossKind::kAuto : stack.loss;
   d.precision = stack.precision;
   const bool full_one_gpu = t.finetune == FinetuneMethod::kFull && one_gpu;
   d.optimizer = full_one_gpu ? stack.full_one_gpu_optimizer : stack.optimizer[method];

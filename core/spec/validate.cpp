@@ -224,6 +224,14 @@ struct Rules {
     if (t.finetune == FinetuneMethod::kQlora && l.tp > 1)
       check.error(IssueCode::kFinetuneUnsupported, "tp",
                   "finetune=qlora with tp=" + to_string(l.tp) + ": bitsandbytes 4-bit layers cannot be split by tensor parallelism; use tp=1 with FSDP or ZeRO-3.");
+    // torchtune's optimizer_in_bwd (training/memory.py register_optim_in_bwd_hooks) on PyTorch modules or
+    // FSDP2; DeepSpeed, Megatron-LM and nanotron step their optimizers after the backward (an as-a-user
+    // review saw it lower a ZeRO-3 estimate by 7 GiB without a word).
+    if (t.optimizer_in_backward && t.framework != Framework::kFsdp)
+      check.error(IssueCode::kConflictingSettings, "optimizer_in_backward",
+                  "optimizer_in_backward is torchtune's optimizer_in_bwd and torchtitan's early_step_in_backward "
+                  "(framework=fsdp: plain PyTorch or FSDP2); " +
+                      std::string(enum_label(t.framework)) + " steps its optimizer after the backward.");
     if (t.offload != Offload::kNone && !profile.offloads_optimizer)
       check.error(IssueCode::kFinetuneUnsupported, "offload",
                   "offload needs a framework with CPU offload (" + offloading_frameworks() + "); " + enum_label(t.framework) +
@@ -593,6 +601,21 @@ struct Rules {
                     "the interleaved schedule needs micro-batches per step (" +
                         to_string(t.global_batch / (dp * t.micro_batch)) + ") divisible by pp=" + to_string(l.pp) +
                         " (Megatron-LM).");
+      } else if (dp > 0 && t.optimizer_in_backward && t.global_batch / (dp * t.micro_batch) > 1) {
+        // The step runs in each parameter's post-accumulate-grad hook and frees the gradient: nothing
+        // is left to accumulate into. torchtune refuses it (FRAMEWORK_NOTES §4.3); torchtitan's
+        // early_step_in_backward then steps once per micro-batch, the same memory but not the batch asked.
+        const int64_t steps = t.global_batch / (dp * t.micro_batch);
+        const std::string what = "optimizer_in_backward steps each parameter during the backward, so a step is one micro-batch; "
+                                 "global_batch=" + to_string(t.global_batch) + " is " + to_string(steps) +
+                                 " micro-batches of " + to_string(t.micro_batch) + " on dp=" + to_string(dp);
+        if (is_finetune(t) && t.stack == FinetuneStack::kTorchtune)
+          check.error(IssueCode::kConflictingSettings, "optimizer_in_backward",
+                      what + ", which torchtune refuses. Set global_batch=" + to_string(dp * t.micro_batch) +
+                          " or optimizer_in_backward=false.");
+        else
+          check.warning(IssueCode::kConflictingSettings, "optimizer_in_backward",
+                        what + ": the optimizer steps " + to_string(steps) + " times per global batch (memory as estimated).");
       }
     }
   }

@@ -318,14 +318,41 @@ TEST_CASE("paged optimizer states are outside PyTorch's counters: in device byte
 }
 
 TEST_CASE("optimizer in backward keeps one gradient at a time") {
-  json base = {{"model", "llama3.2-1b"}, {"gpu", "a100-80gb"}, {"gpus", 1}, {"seq", 2048}, {"finetune", "full"},
-               {"precision", "pure_bf16"}, {"global_batch", 4}, {"micro_batch", 1}};
+  // Short sequences: the backward's gradients, not the logits, set the peak (one micro-batch per step).
+  json base = {{"model", "llama3.2-1b"}, {"gpu", "a100-80gb"}, {"gpus", 1}, {"seq", 256}, {"finetune", "full"},
+               {"precision", "pure_bf16"}, {"global_batch", 1}, {"micro_batch", 1}};
   const MemoryReport plain = estimate_memory(config_of(base));
   base["optimizer_in_backward"] = true;
   const MemoryReport in_bwd = estimate_memory(config_of(base));
   REQUIRE(plain.valid());
+  REQUIRE(in_bwd.valid());
   // The largest tensor is the (tied) embedding, 128256 x 2048, a fifth of the 1.24 B parameters.
+  CHECK(plain.worst().bytes(Component::kGradients) > 2.0 * kGiB);
   CHECK(in_bwd.worst().bytes(Component::kGradients) < 0.25 * plain.worst().bytes(Component::kGradients));
+}
+
+// torchtune refuses optimizer_in_bwd with gradient accumulation (FRAMEWORK_NOTES §4.3); an as-a-user
+// review saw a torchtune export write both. The stack's default gives way to a given global batch of
+// several micro-batches; asked for explicitly, it is refused naming the field; and only FSDP (torchtune's
+// PyTorch path) has it.
+TEST_CASE("optimizer in backward: one micro-batch per step, on torchtune's framework only") {
+  json tt = {{"model", "llama3.1-8b"}, {"gpu", "h100-sxm"}, {"gpus", 1}, {"finetune", "full"}, {"stack", "torchtune"},
+             {"seq", 4096}, {"micro_batch", 2}};
+  CHECK(config_of(tt).training.optimizer_in_backward);  // the stack's default, one micro-batch per step
+  tt["global_batch"] = 32;
+  CHECK_FALSE(config_of(tt).training.optimizer_in_backward);
+  CHECK(estimate_memory(config_of(tt)).valid());
+  tt["optimizer_in_backward"] = true;
+  const MemoryReport refused = estimate_memory(config_of(tt));
+  CHECK_FALSE(refused.valid());
+  bool named = false;
+  for (const Issue& issue : refused.issues)
+    named |= issue.field == "optimizer_in_backward" && issue.message.find("global_batch=2") != std::string::npos;
+  CHECK(named);
+  const json ds = {{"model", "qwen2.5-7b"}, {"gpu", "rtx4090"}, {"gpus", 2}, {"finetune", "full"}, {"framework", "deepspeed"},
+                   {"zero", 3}, {"optimizer_in_backward", true}};
+  const MemoryReport deepspeed = estimate_memory(config_of(ds));
+  CHECK_FALSE(deepspeed.valid());
 }
 
 TEST_CASE("the output section and the body add up to peak allocated") {
@@ -898,4 +925,77 @@ TEST_CASE("QLoRA after prepare_model_for_kbit_training under autocast checkpoint
   Config pure = upcast;
   pure.training.precision = Precision::kPureBf16;
   CHECK(plan_memory(pure).layer_activations.stored == doctest::Approx(2.0 * sbh));
+}
+
+// An as-a-user review read --framework fsdp on an 8-GPU full fine-tune as FSDP and was shown HF
+// Trainer's DDP (zero 0, 312 GiB a GPU) with only the header line to say so: now a warning on zero.
+TEST_CASE("framework=fsdp on a multi-GPU HF fine-tune without zero says it is DDP, and how to shard") {
+  const auto zero_warned = [](const json& object) {
+    const ParsedConfig parsed = parse_config(object);
+    return std::any_of(parsed.issues.begin(), parsed.issues.end(), [](const Issue& issue) {
+      return issue.field == "zero" && issue.severity == Severity::kWarning && issue.message.find("zero=3") != std::string::npos;
+    });
+  };
+  json object = {{"model", "gemma2-9b"}, {"gpu", "h100-sxm"}, {"gpus", 8}, {"finetune", "full"}, {"framework", "fsdp"}};
+  CHECK(parse_config(object).config.layout.zero == 0);
+  CHECK(zero_warned(object));
+  object["zero"] = 3;
+  CHECK_FALSE(zero_warned(object));
+  object.erase("zero");
+  object["gpus"] = 1;  // one GPU: nothing to shard
+  CHECK_FALSE(zero_warned(object));
+  object["gpus"] = 8;
+  object["stack"] = "torchtune";  // its distributed recipes shard
+  CHECK_FALSE(zero_warned(object));
+}
+
+// An as-a-user review: --lora-rank 64 on a full fine-tune and --double-quant on a LoRA changed nothing
+// and said nothing. Settings of another method are warned about, naming the field; values equal to
+// what the stack would use (a whole config's) are not.
+TEST_CASE("settings of another fine-tuning method than the one run are said, naming the field") {
+  const auto warned = [](const json& object, const char* field) {
+    const ParsedConfig parsed = parse_config(object);
+    return std::any_of(parsed.issues.begin(), parsed.issues.end(), [&](const Issue& issue) {
+      return issue.field == field && issue.severity == Severity::kWarning && issue.message.find("ignores it") != std::string::npos;
+    });
+  };
+  const json full = {{"model", "llama3.1-8b"}, {"gpu", "h100-sxm"}, {"gpus", 1}, {"finetune", "full"}};
+  json with_rank = full;
+  with_rank["lora_rank"] = 64;
+  CHECK(warned(with_rank, "lora_rank"));
+  json lora = full;
+  lora["finetune"] = "lora";
+  lora["double_quant"] = false;  // the default is true: a different value, ignored by LoRA
+  CHECK(warned(lora, "double_quant"));
+  lora["lora_rank"] = 64;  // LoRA reads it
+  CHECK_FALSE(warned(lora, "lora_rank"));
+  json qlora = lora;
+  qlora["finetune"] = "qlora";
+  CHECK_FALSE(warned(qlora, "double_quant"));
+  // A whole config (export --format meshfit) of a torchtune full fine-tune writes the stack's rank 8.
+  json whole = config_to_json(parse_config({{"model", "llama3.1-8b"}, {"gpu", "h100-sxm"}, {"gpus", 1}, {"finetune", "full"},
+                                            {"stack", "torchtune"}})
+                                  .config);
+  const ParsedConfig reread = parse_config(whole);
+  REQUIRE_FALSE(has_errors(reread.issues));
+  CHECK(reread.config.training.lora_rank == 8);
+  CHECK(std::none_of(reread.issues.begin(), reread.issues.end(),
+                     [](const Issue& issue) { return issue.message.find("ignores it") != std::string::npos; }));
+}
+
+// An as-a-user review could not reproduce Methods' "lora TP (tp=2)" row with estimate --framework
+// megatron --tp 2: the HF stack's kept logits came with it (15.48 vs 14.23 GiB). A Megatron fine-tune
+// computes its loss vocab-parallel, as Methods' row does: the same run, the same figures.
+TEST_CASE("a Megatron fine-tune estimated by hand is Methods' TP row: vocab-parallel loss") {
+  const json object = {{"model", "qwen2.5-7b"}, {"gpu", "rtx4090"}, {"gpus", 2}, {"seq", 2048}, {"micro_batch", 1},
+                       {"global_batch", 32}, {"finetune", "lora"}, {"framework", "megatron"}, {"tp", 2}, {"recompute", "none"}};
+  const Config by_hand = config_of(object);
+  CHECK(by_hand.training.loss == LossKind::kAuto);
+  const MethodRanking ranking = rank_finetune_methods(methods_base_config(by_hand), MethodOptions{});
+  const auto row = std::find_if(ranking.ranked.begin(), ranking.ranked.end(), [](const MethodCandidate& c) {
+    return c.config.training.finetune == FinetuneMethod::kLora && c.config.training.framework == Framework::kMegatron &&
+           c.config.layout.tp == 2 && c.config.training.recompute == Recompute::kNone;
+  });
+  REQUIRE(row != ranking.ranked.end());
+  CHECK(estimate_memory(by_hand).worst().device_bytes == doctest::Approx(row->device_bytes));
 }

@@ -257,6 +257,14 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
       sharded.layout.zero = 3;
       tries.push_back(sharded);
     }
+    // One sequence per micro-batch, the batch kept by accumulation: the forum's first fix, and cheaper
+    // than recomputing (a review saw QLoRA 14B on an L4 fit with micro-batch 1 and a fused loss, not offered).
+    if (changed.training.micro_batch > 1)
+      for (size_t i = 0, n = tries.size(); i < n; ++i) {
+        Config smaller = tries[i];
+        smaller.training.micro_batch = 1;
+        tries.push_back(smaller);
+      }
     if (changed.training.recompute != Recompute::kFull)
       for (size_t i = 0, n = tries.size(); i < n; ++i) {
         Config checkpointed = tries[i];
@@ -316,7 +324,28 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
     if (!repeats) kept.push_back(f);
   }
   found = std::move(kept);
-  if (found.size() > max_suggestions) found.resize(max_suggestions);
+  if (found.size() > max_suggestions) {
+    // A change of fine-tuning method (full -> LoRA/QLoRA) is often faster than any fix of the run asked
+    // about, and could fill the list: the best fixes that keep the method keep up to half of it (an
+    // as-a-user review saw six LoRA/QLoRA rows for a full fine-tune that fit with recompute=full).
+    const auto keeps_method = [&](const FitSuggestion& f) { return f.config.training.finetune == config.training.finetune; };
+    const size_t keep_quota = std::min<size_t>(max_suggestions / 2, size_t(std::count_if(found.begin(), found.end(), keeps_method)));
+    std::vector<FitSuggestion> shown;
+    size_t kept_method = 0;
+    for (const FitSuggestion& f : found)
+      if (keeps_method(f) && kept_method < keep_quota) {
+        shown.push_back(f);
+        ++kept_method;
+      }
+    for (const FitSuggestion& f : found)
+      if (!keeps_method(f) && shown.size() < max_suggestions) shown.push_back(f);
+    for (const FitSuggestion& f : found)  // then the next fixes that keep it, when other rows ran short
+      if (keeps_method(f) && shown.size() < max_suggestions &&
+          std::none_of(shown.begin(), shown.end(), [&](const FitSuggestion& g) { return g.change == f.change; }))
+        shown.push_back(f);
+    std::sort(shown.begin(), shown.end(), fit_advice_before);
+    found = std::move(shown);
+  }
   advice.suggestions = std::move(found);
   return advice;
 }

@@ -154,3 +154,45 @@ TEST_CASE("fit advice for fine-tunes shards the parameters where that is what fi
                      a.changed_dimensions != b.changed_dimensions));
       }
 }
+
+// An as-a-user review: a 7B full fine-tune on 2 RTX 4090 under ZeRO-3 + optimizer offload was offered
+// six LoRA/QLoRA changes (each faster than any fix of the full fine-tune), while recompute=full alone
+// fits and keeps it a full fine-tune. Fixes that keep the method hold up to half of the list.
+TEST_CASE("fit advice keeps room for the fixes that keep the fine-tuning method asked about") {
+  const ParsedConfig parsed =
+      parse_config({{"model", "qwen2.5-7b"}, {"gpu", "rtx4090"}, {"gpus", 2}, {"finetune", "full"}, {"framework", "deepspeed"},
+                    {"zero", 3}, {"offload", "optimizer"}, {"seq", 2048}, {"micro_batch", 1}, {"global_batch", 32}});
+  REQUIRE_FALSE(has_errors(parsed.issues));
+  const FitAdvice advice = fit_advice(parsed.config);
+  REQUIRE(advice.suggestions.size() == 6);
+  int keeping = 0, switching = 0;
+  bool recompute_alone = false;
+  for (const FitSuggestion& s : advice.suggestions) {
+    CAPTURE(s.change);
+    if (s.config.training.finetune == FinetuneMethod::kFull) ++keeping;
+    else ++switching;
+    recompute_alone |= s.change == "recompute none \xe2\x86\x92 full";
+  }
+  CHECK(keeping >= 3);
+  CHECK(switching >= 1);  // the faster alternatives are still shown
+  CHECK(recompute_alone);
+  for (size_t i = 1; i < advice.suggestions.size(); ++i)
+    CHECK_FALSE(fit_advice_before(advice.suggestions[i], advice.suggestions[i - 1]));  // still cheapest first
+}
+
+// The same review: QLoRA of a 14B model on one L4 at micro-batch 4 read "no change helps" and "the
+// largest micro-batch that fits is 1" (at 93%, above the tight line); micro-batch 1 with a fused
+// linear cross-entropy fits at 76%. A fine-tuning change is also tried at one sequence per micro-batch.
+TEST_CASE("fit advice tries a fine-tuning change at micro-batch 1") {
+  const ParsedConfig parsed = parse_config({{"model", "qwen2.5-14b"}, {"gpu", "l4"}, {"gpus", 1}, {"finetune", "qlora"},
+                                            {"seq", 2048}, {"global_batch", 16}, {"micro_batch", 4}});
+  REQUIRE_FALSE(has_errors(parsed.issues));
+  const FitAdvice advice = fit_advice(parsed.config);
+  bool smaller = false;
+  for (const FitSuggestion& s : advice.suggestions) {
+    CAPTURE(s.change);
+    CHECK(estimate(s.config).worst().device_bytes <= parsed.config.training.headroom * estimate(s.config).memory.capacity_bytes);
+    smaller |= s.config.training.micro_batch == 1 && s.config.training.global_batch == 16;
+  }
+  CHECK(smaller);
+}

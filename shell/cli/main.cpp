@@ -276,8 +276,14 @@ void print_table(const json& out) {
   // The band covers each figure: MFU scales with tokens/s and the time to train inversely.
   const std::string band = out["error_band"]["text"].get<std::string>();
   const char* both = out["error_band"]["runs"].get<int>() > 0 ? "both " : "";
-  std::printf("predicted step %.3f s, %.0f tokens/s/GPU and MFU %.1f%% (%s%s)\n", out["step_time_s"].get<double>(),
-              out["tokens_per_s_per_gpu"].get<double>(), 100.0 * out["mfu"].get<double>(), both, band.c_str());
+  // A custom GPU given only its memory has no step time: said, not printed as 0 s and 0 tokens/s (a
+  // review read "predicted step 0.000 s, 0 tokens/s/GPU").
+  if (!(out["step_time_s"].get<double>() > 0))
+    std::printf("step time, tokens/s and MFU: not predicted without the GPU's dense BF16 TFLOP/s and memory bandwidth "
+                "(--gpu-bf16-tflops, --gpu-hbm-tbps)\n");
+  else
+    std::printf("predicted step %.3f s, %.0f tokens/s/GPU and MFU %.1f%% (%s%s)\n", out["step_time_s"].get<double>(),
+                out["tokens_per_s_per_gpu"].get<double>(), 100.0 * out["mfu"].get<double>(), both, band.c_str());
   const std::string host = out["host_bound_note"].get<std::string>();
   if (!host.empty()) std::printf("%s\n", host.c_str());
   if (out["time_to_train_s"].get<double>() > 0)
@@ -432,7 +438,12 @@ void print_fit_advice(const json& out) {
               gib(out["capacity_bytes"].get<double>()).c_str(), out["verdict"].get<std::string>().c_str());
   // Already under the tight line: nothing to make fit (a review read "no change helps" on a config at 44%).
   const bool fits = out["verdict"] == "fits";
-  if (out["suggestions"].empty())
+  // Changes are ranked by their speed cost, which needs the GPU's compute figures (the page says the same).
+  const bool unranked = !fits && !(out["tokens_per_s_per_gpu"].get<double>() > 0);
+  if (unranked)
+    std::printf("  ranking changes needs the GPU's dense BF16 TFLOP/s and memory bandwidth: give --gpu-bf16-tflops and "
+                "--gpu-hbm-tbps\n");
+  else if (out["suggestions"].empty())
     std::printf(fits ? "  it already fits under the tight line: nothing to change\n"
                      : "  no single change or pair of changes searched here brings it under the tight line\n");
   // The figures first, the change after them: its arrows are multi-byte, which printf's widths miscount.

@@ -67,6 +67,12 @@ check "fit --json: suggestions that fit, each with its state" json_has "$tmp/fit
 
 "$meshfit" estimate --model llama3.1-70b --gpus 64 --tp 8 --pp 4 --seq 8192 >"$tmp/table.txt"
 check "table output labels GiB and names the worst rank" grep -q "worst rank: first" "$tmp/table.txt"
+# A custom GPU given only its memory: no step time printed as zeros, and fit says what ranking needs.
+"$meshfit" estimate --model llama3.3-70b --gpu custom --gpu-memory-gib 24 --gpus 2 --finetune qlora --stack hf_peft_fsdp \
+  --seq 2048 >"$tmp/custom.txt" 2>&1
+check "no step time for a GPU without compute figures, not 0 tokens/s" sh -c \
+  "grep -q 'not predicted without the GPU' '$tmp/custom.txt' && ! grep -q '0 tokens/s/GPU' '$tmp/custom.txt'"
+check "fit says ranking needs the compute figures" grep -q "ranking changes needs the GPU's dense BF16" "$tmp/custom.txt"
 
 "$meshfit" validate --json >"$tmp/validate.json"
 check "validate exits 0" test $? -eq 0

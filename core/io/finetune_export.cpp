@@ -274,9 +274,15 @@ LaunchExport export_torchtune(const Config& c) {
 
   const std::string recipe = std::string(adapters ? "lora_finetune_" : "full_finetune_") + nproc_text(c);
   char run[200];
-  if (c.cluster.gpus > 1)
-    std::snprintf(run, sizeof run, "tune run --nproc_per_node %lld %s --config meshfit.yaml",
-                  (long long)std::min(c.cluster.gpus, c.cluster.gpus_per_node), recipe.c_str());
+  // tune run passes torchrun's launcher flags on: more GPUs than a node's are --nnodes nodes (an
+  // as-a-user review saw 16 GPUs written as one node of 8).
+  const int64_t per_node = std::max<int64_t>(1, std::min(c.cluster.gpus, c.cluster.gpus_per_node));
+  const int64_t nodes = (c.cluster.gpus + per_node - 1) / per_node;
+  if (nodes > 1)
+    std::snprintf(run, sizeof run, "tune run --nnodes %lld --nproc_per_node %lld %s --config meshfit.yaml", (long long)nodes,
+                  (long long)per_node, recipe.c_str());
+  else if (c.cluster.gpus > 1)
+    std::snprintf(run, sizeof run, "tune run --nproc_per_node %lld %s --config meshfit.yaml", (long long)per_node, recipe.c_str());
   else
     std::snprintf(run, sizeof run, "tune run %s --config meshfit.yaml", recipe.c_str());
   out.text = "# meshfit: " + m.name + ", " + enum_label(t.finetune) + " on " + std::to_string(c.cluster.gpus) + " x " +
@@ -300,8 +306,13 @@ LaunchExport export_hf_trainer(const Config& c) {
   warn_layout(c, warn, "the HF Trainer",
               hybrid ? nullptr
                      : t.framework == Framework::kFsdp ? " (or, with fsdp hybrid_shard, over the GPUs of one node)" : "");
-  warn_launched_batch(c, warn, 1);  // no tp, pp or cp in the file
-  if (c.layout.tp > 1) warn("tp", "the HF Trainer has no tensor parallelism for training here; tp=" + std::to_string(c.layout.tp) + " is left out.");
+  // DeepSpeed's AutoTP training (the JSON's tensor_parallel.autotp_size, written in the deepspeed dict
+  // below) carries tp through the Trainer; the other back ends have none (a review saw tp said to be
+  // left out beside a dict that still carried it).
+  const bool autotp = t.framework == Framework::kDeepSpeed && c.cluster.gpus > 1;
+  warn_launched_batch(c, warn, autotp ? c.layout.tp : 1);  // no pp or cp in the file
+  if (c.layout.tp > 1 && !autotp)
+    warn("tp", "the HF Trainer has no tensor parallelism for training here; tp=" + std::to_string(c.layout.tp) + " is left out.");
   if (t.framework == Framework::kMegatron) warn("framework", "Megatron-LM is not an HF Trainer back end; plain DDP written.");
 
   std::string text = "# meshfit: " + c.model.name + ", " + enum_label(t.finetune) + " on " + std::to_string(c.cluster.gpus) +

@@ -843,6 +843,23 @@ TEST_CASE("fine-tune exports say what the launched file runs: its batch, and a b
   Config llama = plain;
   llama.model = config_of({{"model", "llama3.1-8b"}}).model;
   CHECK_FALSE(warned(export_launch_config(llama, LaunchFormat::kTorchtune), "model", ""));
+  // A later review: under DeepSpeed the file carries tp as AutoTP (tensor_parallel.autotp_size) while
+  // the export said tp was left out. Now it is not said, and the batch counts tp; elsewhere it is.
+  const Config autotp = config_of({{"model", "llama3.1-8b"}, {"gpu", "rtx4090"}, {"gpus", 4}, {"finetune", "lora"},
+                                   {"framework", "deepspeed"}, {"zero", 2}, {"tp", 2}});
+  const LaunchExport ds = export_launch_config(autotp, LaunchFormat::kHfTrainer);
+  CHECK(ds.text.find("\"autotp_size\": 2") != std::string::npos);
+  CHECK_FALSE(warned(ds, "tp", ""));
+  CHECK_FALSE(warned(ds, "global_batch", ""));
+  Config ddp_tp = autotp;
+  ddp_tp.training.framework = Framework::kFsdp;
+  ddp_tp.layout.zero = 0;
+  CHECK(warned(export_launch_config(ddp_tp, LaunchFormat::kHfTrainer), "tp", "left out"));
+  // And a torchtune launch line for 16 GPUs of 8 a node names two nodes.
+  const Config two_nodes = config_of({{"model", "llama3.1-8b"}, {"gpus", 16}, {"gpus_per_node", 8}, {"finetune", "full"},
+                                      {"stack", "torchtune"}});
+  CHECK(export_launch_config(two_nodes, LaunchFormat::kTorchtune).text.find("tune run --nnodes 2 --nproc_per_node 8 ") !=
+        std::string::npos);
 }
 
 TEST_CASE("exports: a QLoRA config as a torchtune recipe YAML and an HF Trainer + PEFT snippet (goldens)") {

@@ -241,7 +241,10 @@ LaunchImport import_deepspeed_json(const std::string& text) {
     w.error(IssueCode::kOutOfRange, "gradient_accumulation_steps", "train_micro_batch_size_per_gpu × gradient_accumulation_steps overflows.");
   if (train && accumulation && !micro) out.accumulation_steps = *accumulation;  // micro = train / (accumulation × dp)
   // What a DeepSpeed JSON never holds: the launcher's world size and the model script's sequence.
-  w.warn(IssueCode::kMissingModel, "gpus", "a DeepSpeed config has no world size (the launcher's --num_gpus × --num_nodes): give --gpus.");
+  // Its batch fixes the data-parallel size when it gives all three counts (resolve_import derives the
+  // GPU count from it and says so); without them the count is the user's to give.
+  if (!(train && out.batch_per_dp_rank > 0))
+    w.warn(IssueCode::kMissingModel, "gpus", "a DeepSpeed config has no world size (the launcher's --num_gpus × --num_nodes): give --gpus.");
   w.warn(IssueCode::kMissingModel, "seq", "a DeepSpeed config has no sequence length (the training script's): give --seq.");
   // Precision.
   const auto fp16 = enabled(c, "fp16", w);

@@ -47,8 +47,15 @@ bool deepspeed_sign(const std::string& key) {
 
 // meshfit's own JSON: a result, or mostly config fields naming a run (one misspelt key among them is
 // still meshfit's, said as an unknown field, not read as DeepSpeed).
+// The page's "Export JSON" (ui/reports.cpp json_report): the link's state beside the estimate and
+// the layouts (an as-a-user review pasted it back and got it read as a DeepSpeed config).
+bool is_page_report(const json& object) {
+  return object.is_object() && object.contains("state") && object["state"].is_string() && object.contains("estimate") &&
+         object["estimate"].is_object();
+}
+
 bool meshfit_object(const json& object) {
-  if (is_meshfit_result(object)) return true;
+  if (is_meshfit_result(object) || is_page_report(object)) return true;
   int ours = 0, others = 0;
   bool named = false;
   for (const auto& [key, value] : object.items()) {
@@ -73,6 +80,7 @@ bool is_meshfit_result(const json& object) {
 }
 
 json meshfit_config_fields(const json& object, std::vector<Issue>& issues) {
+  if (is_page_report(object)) return state_to_object(object["state"].get<std::string>(), issues);  // the run, as its link
   if (is_meshfit_result(object)) {
     const auto config = object.find("config");
     if (config == object.end() || !config->is_object()) {
@@ -316,6 +324,33 @@ Issue global_batch_mismatch(int64_t global, int64_t per_dp_rank, int64_t dp, int
 json resolve_import(const LaunchImport& import, const json& overrides, std::vector<Issue>& issues) {
   json merged = import.fields;
   if (overrides.is_object()) merged.update(overrides);
+  // Launch configs name no GPU: said, with the one assumed (an as-a-user review re-imported a file
+  // exported for A100 and got the H100's step time without a word).
+  const bool names_no_gpu = import.format == LaunchFormat::kDeepSpeed || import.format == LaunchFormat::kMegatron ||
+                            import.format == LaunchFormat::kTorchtitan;
+  if (names_no_gpu && !merged.contains("gpu"))
+    issues.push_back({IssueCode::kMissingModel, Severity::kWarning, "gpu",
+                      std::string("a ") + enum_label(import.format) + " config names no GPU: " + default_config().gpu.id +
+                          " (meshfit's default) assumed; give the GPU (--gpu)."});
+  // DeepSpeed's batch fixes its data-parallel size (train_batch_size = micro × accumulation × dp):
+  // with no GPU count given, that dp is the run's, not meshfit's default GPU count (the same review saw
+  // "global batch 16 is not 1 × dp=8").
+  if (import.format == LaunchFormat::kDeepSpeed && !merged.contains("gpus") && !merged.contains("dp") &&
+      import.batch_per_dp_rank > 0 && merged.contains("global_batch") && merged["global_batch"].is_number_integer()) {
+    const int64_t global = merged["global_batch"].get<int64_t>();
+    const ParsedConfig layout = parse_config(merged);
+    const Layout& l = layout.config.layout;
+    int64_t gpus = 0;
+    if (global > 0 && global % import.batch_per_dp_rank == 0 &&
+        !__builtin_mul_overflow(global / import.batch_per_dp_rank, l.tp * l.pp * l.cp, &gpus) && gpus > 0) {
+      merged["gpus"] = gpus;
+      issues.push_back({IssueCode::kMissingModel, Severity::kWarning, "gpus",
+                        "gpus " + std::to_string(gpus) + " = train_batch_size " + std::to_string(global) +
+                            " / (train_micro_batch_size_per_gpu × gradient_accumulation_steps = " +
+                            std::to_string(import.batch_per_dp_rank) + ")" + (gpus != global / import.batch_per_dp_rank ? " × tp × pp × cp" : "") +
+                            ", as DeepSpeed derives its data parallelism; give --gpus to set it."});
+    }
+  }
   derive_micro_batch(import, merged, issues);
   derive_replicas(import, merged, issues);
   const ParsedConfig parsed = parse_config(merged);

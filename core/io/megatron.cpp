@@ -17,6 +17,7 @@
 #include "io/import_common.h"
 #include "memory/memory_model.h"
 #include "spec/checked.h"
+#include "spec/config_schema.h"
 #include "spec/model_spec.h"
 #include "spec/structure.h"
 
@@ -789,6 +790,13 @@ LaunchImport import_megatron_args(const std::string& command_line) {
                "recompute module " + quote_text(module) + " is not modelled: selective counts the attention core only.");
   }
   read_world_size(args, w);
+  // Every dimension a custom model needs is written: the run is this architecture, not a preset's
+  // variant (a review pasted a 70B command line over the 8B preset and saw "llama3.1-8b+custom"), as
+  // a config.json import names it.
+  bool whole_architecture = true;
+  for (const ConfigField& field : config_fields())
+    if (field.required_without_preset) whole_architecture &= out.fields.contains(field.key);
+  if (whole_architecture) out.fields["model"] = "custom";
   return out;
 }
 

@@ -1209,8 +1209,12 @@ TEST_CASE("meshfit's own JSON imports as the config it is: printed fields, an ex
   const json estimate = run_estimate(input);
   REQUIRE(estimate["ok"] == true);
   const json wanted = estimate["config"];
+  // The page's "Export JSON" too (ui/reports.cpp json_report: state, estimate, layouts), which a
+  // review pasted back into the page and saw read as DeepSpeed.
+  REQUIRE(estimate["state"].is_string());
+  const json page_report = {{"state", estimate["state"]}, {"estimate", estimate}, {"layouts", json::array()}};
   const std::string texts[] = {input.dump(), estimate.dump(2), estimate["config"].dump(),
-                               run_export(input, "meshfit")["text"].get<std::string>()};
+                               run_export(input, "meshfit")["text"].get<std::string>(), page_report.dump(2)};
   for (const std::string& text : texts) {
     CAPTURE(text.substr(0, 80));
     REQUIRE(detect_launch_format(text) == LaunchFormat::kMeshfit);
@@ -1256,4 +1260,48 @@ TEST_CASE("meshfit's own JSON imports as the config it is: printed fields, an ex
   CHECK(detect_launch_format(R"({"optimizer": {"type": "AdamW"}})") == LaunchFormat::kDeepSpeed);
   CHECK(detect_launch_format(R"({"optimizer": {"type": "AdamW"}, "train_batch_size": 8, "tp": 2})") == LaunchFormat::kDeepSpeed);
   CHECK(detect_launch_format(read_data("hf-trainer-zero3.deepspeed.json")) == LaunchFormat::kDeepSpeed);
+}
+
+// An as-a-user review pasted the page's own Megatron flags for Llama 3.1 70B over the 8B preset and
+// saw the 70B architecture named "llama3.1-8b+custom". Flags that give every dimension a custom model
+// needs name the model custom, as a config.json import does; a snippet without them keeps the preset.
+TEST_CASE("Megatron flags with the whole architecture replace the page's preset by a custom model") {
+  const Config seventy = layout_config("llama3.1-70b", 64, 8, 4, 1, Framework::kMegatron);
+  const LaunchExport flags = export_launch_config(seventy, LaunchFormat::kMegatron);
+  const LaunchImport imported = import_launch_config(LaunchFormat::kMegatron, flags.text);
+  REQUIRE(imported.ok());
+  CHECK(imported.fields["model"] == "custom");
+  const Config eight = layout_config("llama3.1-8b", 8, 1, 1, 1, Framework::kMegatron);
+  std::vector<Issue> issues;
+  const Config applied = apply_import(eight, imported, issues);
+  INFO(issues_text(issues));
+  CHECK(applied.model.name == "custom");
+  CHECK(applied.model.hidden == 8192);
+  CHECK(applied.model.layers == 80);
+  const LaunchImport snippet = import_launch_config(LaunchFormat::kMegatron, "--tensor-model-parallel-size 2 --micro-batch-size 1");
+  REQUIRE(snippet.ok());
+  CHECK_FALSE(snippet.fields.contains("model"));
+  std::vector<Issue> kept_issues;
+  CHECK(apply_import(eight, snippet, kept_issues).model.name == "llama3.1-8b");
+}
+
+// An as-a-user review imported a DeepSpeed JSON without --gpus and read "the imported global batch 16
+// is not 1 x dp=8" (8: meshfit's default GPU count), and re-imported a file exported for A100 on the
+// default H100 without a word. DeepSpeed's batch fixes dp: the GPU count is derived from it and said,
+// and the GPU that no launch config names is said to be assumed.
+TEST_CASE("DeepSpeed import: the GPU count from its batch, the GPU said to be assumed") {
+  const std::string text =
+      R"({"train_batch_size": 16, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "zero_optimization": {"stage": 3}})";
+  const json imported = run_import("deepspeed", text, {{"model", "llama3.1-8b"}}, false);
+  INFO(imported.dump(2));
+  REQUIRE(imported["ok"] == true);
+  CHECK(imported["config"]["gpus"] == 16);
+  const std::string issues = imported["issues"].dump();
+  CHECK(issues.find("conflicting_settings") == std::string::npos);  // no mismatch against an assumed dp
+  CHECK(issues.find("train_batch_size 16") != std::string::npos);
+  CHECK(issues.find("names no GPU") != std::string::npos);
+  const json given = run_import("deepspeed", text, {{"model", "llama3.1-8b"}, {"gpu", "a100-80gb"}, {"gpus", 16}}, false);
+  REQUIRE(given["ok"] == true);
+  CHECK(given["issues"].dump().find("names no GPU") == std::string::npos);
+  CHECK(given["issues"].dump().find("train_batch_size 16 /") == std::string::npos);
 }

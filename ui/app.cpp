@@ -97,6 +97,9 @@ void set_state(AppState& s, const std::string& encoded) {
   if (state_to_object(encoded, state_issues).empty() && !has_errors(state_issues)) {
     init(s);
     apply_view(s, view);
+    // Its view keys' problems are still the link's (a page review saw units=parsec&tab=nosuch load the
+    // example without a word): listed, as a link with config keys lists them.
+    s.input_issues = state_issues;
     s.layout_note.clear();
     s.defaults_note.clear();
     s.link_issues_dismissed = false;

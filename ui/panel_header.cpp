@@ -1,5 +1,6 @@
 // panel_header.cpp — the header (verdict of the worst rank, copy/export buttons, units, theme); the
 // exports it offers (Markdown, CSV, JSON) are made in reports.cpp.
+#include <cmath>
 #include <algorithm>
 #include <cstdio>
 #include <utility>
@@ -55,11 +56,18 @@ std::string verdict_text(const AppState& s) {
                   format_bytes(s, spill, 1).c_str());
     return paged;
   }
+  // Near the capacity, enough decimals that the two figures and the share differ as they do (a page
+  // review read "OUT OF MEMORY  uses 79.2 GiB of 79.2 GiB (100%)", 79.198 of 79.179).
+  int decimals = 1;
+  while (decimals < 3 && format_bytes(s, worst.device_bytes, decimals) == format_bytes(s, report.capacity_bytes, decimals))
+    ++decimals;
+  const double percent = 100.0 * worst.device_bytes / report.capacity_bytes;
+  const int percent_decimals = std::fabs(percent - 100.0) < 0.5 ? 2 : 0;
   char line[200];
-  std::snprintf(line, sizeof line, "%s  %s uses %s of %s (%.0f%% of capacity)",
+  std::snprintf(line, sizeof line, "%s  %s uses %s of %s (%.*f%% of capacity)",
                 report.verdict == Verdict::kFits ? "FITS" : report.verdict == Verdict::kTight ? "TIGHT" : "OUT OF MEMORY", who,
-                format_bytes(s, worst.device_bytes, 1).c_str(),
-                format_bytes(s, report.capacity_bytes, 1).c_str(), 100.0 * worst.device_bytes / report.capacity_bytes);
+                format_bytes(s, worst.device_bytes, decimals).c_str(), format_bytes(s, report.capacity_bytes, decimals).c_str(),
+                percent_decimals, percent);
   return line;
 }
 

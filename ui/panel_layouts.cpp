@@ -40,9 +40,16 @@ bool draw_layout_table(AppState& s) {
                              : "(the %zu fastest of %lld feasible, which the sort and filter cover; click a row to use it, right-click for its launch flags)",
                       top.size(), (long long)s.search.feasible);
   ImGui::PopTextWrapPos();
-  if (!narrow) ImGui::SameLine();
   char under[64];
   std::snprintf(under, sizeof under, "only under the tight threshold (%.0f%%)###under_headroom", 100.0 * s.config.training.headroom);
+  // Beside the note when the line has room for the whole checkbox, else under it (a page review saw
+  // "only under the tight thre" cut at the window's edge at 1440 px).
+  if (!narrow) {
+    ImGui::SameLine();
+    const float needed = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                         ImGui::CalcTextSize(under, nullptr, /*hide_text_after_double_hash=*/true).x;
+    if (ImGui::GetContentRegionAvail().x < needed) ImGui::NewLine();
+  }
   if (ImGui::Checkbox(under, &s.search_under_headroom)) s.dirty = true;
   if (!top.empty()) {  // every row shares the framework and GPU, so one band covers the table's tokens/s and MFU
     ImGui::PushTextWrapPos(0.0f);

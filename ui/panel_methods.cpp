@@ -47,13 +47,28 @@ bool draw_methods_view(AppState& s) {
               "faster that fits is shown).",
               base.model.name.c_str(), (long long)base.cluster.gpus, base.gpu.name.c_str(), (long long)base.training.seq,
               (long long)base.training.micro_batch, (long long)base.training.global_batch, ranking.ranked.size());
-  if (!is_finetune(s.config.training)) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::Text("The inputs are a pretraining run (its layouts are in the Layouts view): these are the fine-tuning "
-                "methods for its model, GPUs and sequence, with the %s stack's defaults, as `meshfit methods` ranks "
-                "them.", enum_label(base.training.stack));
-    ImGui::PopStyleColor();
-  }
+  // One grey note either way, the same height: clicking a row of a pretraining page makes it a
+  // fine-tune, and a note that vanished moved the table up under the pointer (a page review saw the
+  // row below the one clicked highlighted, one more click from applying it).
+  char pretraining_note[320];
+  std::snprintf(pretraining_note, sizeof pretraining_note,
+                "The inputs are a pretraining run (its layouts are in the Layouts view): these are the fine-tuning "
+                "methods for its model, GPUs and sequence, with the %s stack's defaults, as `meshfit methods` ranks them.",
+                enum_label(base.training.stack));
+  const float wrap_width = ImGui::GetContentRegionAvail().x;
+  const float note_height = ImGui::CalcTextSize(pretraining_note, nullptr, false, wrap_width).y;
+  const float note_top = ImGui::GetCursorPosY();
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  if (!is_finetune(s.config.training))
+    ImGui::TextUnformatted(pretraining_note);
+  else
+    ImGui::Text("The inputs are this fine-tune (%s, %s stack): its own row is the run they describe; another row applies that "
+                "method with the same model, GPUs and sequence.",
+                enum_label(s.config.training.finetune), enum_label(s.config.training.stack));
+  ImGui::PopStyleColor();
+  const float spacing = ImGui::GetStyle().ItemSpacing.y;
+  const float pad = note_height - (ImGui::GetCursorPosY() - note_top - spacing) - spacing;  // a Dummy adds its spacing too
+  if (pad > 0.0f) ImGui::Dummy(ImVec2(0.0f, pad));
   ImGui::PopTextWrapPos();
   // As the Layouts view offers: a method at 91% of capacity ranked first is one allocator spike from OOM.
   char threshold[64];

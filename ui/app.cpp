@@ -98,7 +98,10 @@ void set_state(AppState& s, const std::string& encoded) {
     init(s);
     apply_view(s, view);
     // Its view keys' problems are still the link's (a page review saw units=parsec&tab=nosuch load the
-    // example without a word): listed, as a link with config keys lists them.
+    // example without a word): listed, as a link with config keys lists them. No version is not one:
+    // a view-only link names no configuration to version.
+    state_issues.erase(std::remove_if(state_issues.begin(), state_issues.end(), [](const Issue& i) { return i.field == "v"; }),
+                       state_issues.end());
     s.input_issues = state_issues;
     s.layout_note.clear();
     s.defaults_note.clear();

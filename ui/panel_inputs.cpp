@@ -592,7 +592,12 @@ void apply_finetune_defaults(AppState& s, const Config& before, bool lora_too, b
   const Config with = with_finetune_defaults(base, finetune_defaults(base, false));
   const TrainingSpec keep = c.training;
   c = with;
-  if (keep_batch) c.training.global_batch = keep.global_batch;
+  // The user's batch stays when the layout the method runs can divide it: the stack's batch is one
+  // sequence per data-parallel rank, so a multiple of it. LoRA -> QLoRA at tp 8 on 64 GPUs runs tp 1,
+  // dp 64, which LoRA's batch of 8 cannot fill: the stack's 64 then, said in the note (it was left with
+  // no layout at all).
+  if (keep_batch && with.training.global_batch > 0 && keep.global_batch % with.training.global_batch == 0)
+    c.training.global_batch = keep.global_batch;
   if (!lora_too) {
     c.training.lora_rank = keep.lora_rank;
     c.training.lora_alpha = keep.lora_alpha;

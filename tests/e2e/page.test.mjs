@@ -976,7 +976,13 @@ test('mode and framework switches say what they move, LoRA and back restores pre
   await clickWidget(page, 'finetune_lora', { changes: true });
   assert.equal((await mirror(page)).config.tp, 8);
   await clickWidget(page, 'finetune_qlora', { changes: true });
-  assert.equal((await mirror(page)).config.tp, 1);
+  m = await mirror(page);
+  assert.equal(m.config.tp, 1);
+  // QLoRA runs tp 1, dp 64: LoRA's batch (one sequence per rank of dp 8) cannot fill it, so the
+  // stack's batch replaces it, said; it had left the page with no valid layout.
+  assert.equal(m.ok, true, JSON.stringify(m.issues));
+  assert.equal(m.config.global_batch % 64, 0);
+  assert.match(m.defaults_note, /global_batch \d+ -> \d+/);
   await clickWidget(page, 'finetune_none', { changes: true });
   m = await mirror(page);
   assert.equal(m.state, pretraining, 'back to pretraining after LoRA and QLoRA');

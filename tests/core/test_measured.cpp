@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "api.h"
 #include "csv.h"
@@ -94,6 +96,33 @@ TEST_CASE("docs.html lists every named memory constant in its constants table") 
     CAPTURE(k.name);
     CHECK(rows.find(std::string("<code>") + k.name + "</code>") != std::string::npos);
   }
+}
+
+// Every named constant of the memory and step-time models is in docs.html, with its value and source
+// (issue: "every constant named, cited, and listed in docs.html"); this check found 29 of the models'
+// constants, the FlashAttention tables, the NF4 block sizes and the offload rates among them, named nowhere there.
+TEST_CASE("docs.html names every constexpr constant of the memory and step-time models") {
+  const std::string docs = source_file("site/docs.html");
+  // Not model figures: an enum's count, an input limit, a guard on a crafted pipeline's scan.
+  const std::vector<std::string> not_figures = {"kComponentCount", "kMaxVpp", "kStageScanChunks"};
+  const std::regex declared(R"(constexpr\s+(?:double|float|int|int64_t|size_t|TileShape|NamedConstant)\s+(k[A-Z]\w*))");
+  size_t checked = 0;
+  for (const char* path : {"core/memory/memory_model.h", "core/memory/memory_model.cpp", "core/memory/overheads.h", "core/memory/activation_memory.h",
+                           "core/memory/activation_memory.cpp", "core/memory/parameter_count.h", "core/memory/parameter_count.cpp",
+                           "core/memory/finetune.h", "core/memory/finetune.cpp", "core/perf/perf_model.h",
+                           "core/perf/perf_model.cpp", "core/spec/gpu_catalog.h", "core/spec/gpu_catalog.cpp",
+                           "core/spec/structure.h", "core/spec/structure.cpp", "core/io/throughput_runs.cpp"}) {
+    const std::string text = source_file(path);
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), declared); it != std::sregex_iterator(); ++it) {
+      const std::string name = (*it)[1];
+      if (std::find(not_figures.begin(), not_figures.end(), name) != not_figures.end()) continue;
+      CAPTURE(path);
+      CAPTURE(name);
+      CHECK(std::regex_search(docs, std::regex("\\b" + name + "\\b")));
+      ++checked;
+    }
+  }
+  CHECK(checked >= 80);  // the scan found the constants (83 today)
 }
 
 // The validation figures docs.html quotes are today's (a review found 7.2% where validate printed

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -749,6 +750,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
+    // A flag given twice (--tp 2 ... --tp 4, as a pasted command line plus an edit makes): said in the
+    // CLI's words, not CLI11's "At Most 1 required but received 2" (an as-a-user review).
+    const std::string what = error.what();
+    const size_t at = what.find(": At Most 1 required but received ");
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) && at != std::string::npos) {
+      const std::string flag = what.substr(0, at);
+      std::fprintf(stderr, "error: %s: %s is given %s times; give it once. [duplicate_key]\n",
+                   flag.substr(flag.find_first_not_of('-')).c_str(), flag.c_str(),
+                   what.substr(at + std::strlen(": At Most 1 required but received ")).c_str());
+      return kExitInvalid;
+    }
     const int code = app.exit(error);
     return code == 0 ? 0 : kExitInvalid;
   }

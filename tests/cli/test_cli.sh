@@ -35,6 +35,10 @@ check "invalid input lists issues with field and code" json_has "$tmp/bad.json" 
 check "fractional degree exits 2" test $? -eq 2
 check "fractional degree message names the field" grep -q 'tp: "2.5" is not a whole number.' "$tmp/frac.err"
 
+"$meshfit" estimate --model llama3-8b --tp 2 --tp 4 >/dev/null 2>"$tmp/twice.err"
+check "a flag given twice exits 2" test $? -eq 2
+check "a flag given twice is said in the CLI's words" grep -q 'error: tp: --tp is given 2 times; give it once. \[duplicate_key\]' "$tmp/twice.err"
+
 # Counts read as the page reads them (core/io/number_text), with the page's messages.
 "$meshfit" estimate --model llama3-8b --seq 8k --global-batch 4,096 --gpus 1.6e1 --json >"$tmp/counts.json"
 check "8k, 4,096 and 1.6e1 are counts" json_has "$tmp/counts.json" \

@@ -196,6 +196,13 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
     else high = mid - 1;
   }
   advice.largest_seq = low * unit;
+  // Below one unit, the halves down to 64 tokens per CP rank: a 3B LoRA at micro-batch 4 on a 16 GB T4
+  // runs at 256 and was told "no sequence length fits" (an as-a-user check).
+  for (int64_t seq = unit / 2; advice.largest_seq == 0 && seq >= 64 * config.layout.cp; seq /= 2) {
+    Config probe = config;
+    probe.training.seq = seq;
+    if (fits(probe)) advice.largest_seq = seq;
+  }
 
   // Nothing to rank by without the GPU's compute figures (a custom GPU given only its memory).
   if (current.memory.verdict == Verdict::kFits || !(current.step.step_time_s > 0)) return advice;

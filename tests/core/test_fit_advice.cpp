@@ -196,3 +196,21 @@ TEST_CASE("fit advice tries a fine-tuning change at micro-batch 1") {
   }
   CHECK(smaller);
 }
+
+// A 3B LoRA at micro-batch 4 on a 16 GB T4 is out of memory at every multiple of 512 tokens but runs
+// at 256: "no sequence length fits" was wrong. Below one 512-token unit the halves are tried.
+TEST_CASE("the longest sequence that fits is found below 512 tokens too") {
+  const ParsedConfig parsed = parse_config({{"model", "llama3.2-3b"}, {"gpu", "t4"}, {"gpus", 1}, {"finetune", "lora"},
+                                            {"seq", 2048}, {"micro_batch", 4}});
+  REQUIRE_FALSE(has_errors(parsed.issues));
+  Config config = parsed.config;
+  const FitAdvice advice = fit_advice(config);
+  config.training.seq = 512;
+  REQUIRE(estimate(config).memory.verdict == Verdict::kOutOfMemory);  // no 512-token unit fits
+  CHECK(advice.largest_seq > 0);
+  CHECK(advice.largest_seq < 512);
+  config.training.seq = advice.largest_seq;
+  CHECK(estimate(config).memory.verdict != Verdict::kOutOfMemory);
+  config.training.seq = advice.largest_seq * 2;
+  CHECK(estimate(config).memory.verdict == Verdict::kOutOfMemory);
+}

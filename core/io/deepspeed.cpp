@@ -306,7 +306,9 @@ LaunchExport export_deepspeed(const Config& c) {
   config["train_batch_size"] = t.global_batch;
   config["train_micro_batch_size_per_gpu"] = t.micro_batch;
   config["gradient_accumulation_steps"] = num_microbatches(c);  // global / (dp × micro)
-  config["bf16"] = {{"enabled", true}};
+  // Turing and Volta have no bf16: their runs are fp16 mixed precision (with DeepSpeed's loss scaler).
+  const bool fp16 = half_precision_is_fp16(c.gpu.family);
+  config[fp16 ? "fp16" : "bf16"] = {{"enabled", true}};
   config["zero_optimization"] = {{"stage", l.zero}};
   if (l.zero >= 3 && l.dp_replicate > 1) config["zero_optimization"]["mics_shard_size"] = effective_dp(c) / l.dp_replicate;  // MiCS
   if (l.zero >= 3 && l.hpz_partition_size > 1) config["zero_optimization"]["zero_hpz_partition_size"] = l.hpz_partition_size;  // ZeRO++ hpZ
@@ -316,7 +318,7 @@ LaunchExport export_deepspeed(const Config& c) {
   // ZeRO-Offload / ZeRO-Infinity (zero/config.py offload_optimizer, offload_param; the latter stage 3 only).
   if (t.offload != Offload::kNone) config["zero_optimization"]["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
   if (t.offload == Offload::kParams) config["zero_optimization"]["offload_param"] = {{"device", "cpu"}, {"pin_memory", true}};
-  config["data_types"] = {{"grad_accum_dtype", t.fp32_grad_buffer ? "fp32" : "bf16"}};
+  config["data_types"] = {{"grad_accum_dtype", t.fp32_grad_buffer ? "fp32" : fp16 ? "fp16" : "bf16"}};
   if (t.optimizer == Optimizer::kSgd) config["optimizer"] = {{"type", "SGD"}};
   else config["optimizer"] = {{"type", "AdamW"}};
   if (t.optimizer == Optimizer::kAdam8bit) warn("optimizer", "8-bit Adam is not a DeepSpeed optimizer type; AdamW written.");

@@ -261,6 +261,9 @@ LaunchExport export_torchtune(const Config& c) {
   if (t.precision == Precision::kBf16)
     warn("precision", "torchtune has no mixed precision: dtype bf16 trains in pure bf16 (no fp32 master).");
   config["dtype"] = "bf16";
+  if (half_precision_is_fp16(c.gpu.family))
+    warn("precision", "torchtune trains in bf16 or fp32 only and refuses bf16 on " + c.gpu.name +
+                          " (no BF16: torch.cuda.is_bf16_supported() is false); set dtype: fp32, which this estimate (fp16) does not count.");
   if (c.cluster.gpus > 1) {
     if (c.layout.tp > 1) config["tensor_parallel_dim"] = c.layout.tp;
     config["fsdp_cpu_offload"] = t.offload == Offload::kParams;
@@ -322,14 +325,19 @@ LaunchExport export_hf_trainer(const Config& c) {
   if (adapters)
     text += std::string("from peft import LoraConfig, get_peft_model") + (qlora && t.kbit_upcast ? ", prepare_model_for_kbit_training" : "") + "\n";
   text += "\n";
-  std::vector<PyArg> load = {{"torch_dtype", t.precision == Precision::kPureBf16 || adapters ? "torch.bfloat16" : "torch.float32", true}};
+  // Turing and Volta have no bf16 (gpu_catalog.h half_precision_is_fp16): the estimate stands for fp16
+  // mixed precision there, and the file asks for fp16 (an as-a-user review exported bf16=True for a
+  // T4, which TrainingArguments refuses on that card).
+  const bool fp16 = half_precision_is_fp16(c.gpu.family);
+  const char* half = fp16 ? "torch.float16" : "torch.bfloat16";
+  std::vector<PyArg> load = {{"torch_dtype", t.precision == Precision::kPureBf16 || adapters ? half : "torch.float32", true}};
   if (qlora) {
     text += python_call("bnb_config", "BitsAndBytesConfig",
                         {{"load_in_4bit", true},
                          {"bnb_4bit_quant_type", "nf4"},
                          {"bnb_4bit_use_double_quant", t.double_quant},
-                         {"bnb_4bit_compute_dtype", "torch.bfloat16", true},
-                         {"bnb_4bit_quant_storage", "torch.bfloat16", true}});
+                         {"bnb_4bit_compute_dtype", half, true},
+                         {"bnb_4bit_quant_storage", half, true}});
     load.push_back({"quantization_config", "bnb_config", true});
   }
   if (t.base_dtype == AdapterDtype::kFp32 && adapters && !qlora) load.front() = {"torch_dtype", "torch.float32", true};
@@ -375,7 +383,7 @@ LaunchExport export_hf_trainer(const Config& c) {
   std::vector<PyArg> args = {{"output_dir", "out"},
                              {"per_device_train_batch_size", t.micro_batch},
                              {"gradient_accumulation_steps", accumulation_steps(c)},
-                             {"bf16", t.precision != Precision::kPureBf16},
+                             {fp16 ? "fp16" : "bf16", t.precision != Precision::kPureBf16},
                              {"gradient_checkpointing", t.recompute != Recompute::kNone},
                              {"optim", optim}};
   if (t.recompute != Recompute::kNone) args.push_back({"gradient_checkpointing_kwargs", ojson{{"use_reentrant", false}}});

@@ -916,7 +916,7 @@ LaunchExport export_megatron(const Config& c) {
     word("--recompute-method", t.recompute_layers > 0 ? "block" : "uniform");
     value("--recompute-num-layers", t.recompute_layers > 0 ? t.recompute_layers : 1);
   }
-  flag("--bf16");
+  flag(half_precision_is_fp16(c.gpu.family) ? "--fp16" : "--bf16");  // Turing and Volta have no bf16
   if (t.precision == Precision::kFp8) word("--fp8-format", "hybrid");
   if (t.precision == Precision::kFp8 && t.fp8_all_gather) flag("--fp8-param-gather");
   if (t.optimizer == Optimizer::kSgd) word("--optimizer", "sgd");

@@ -600,6 +600,9 @@ LaunchExport export_torchtitan(const Config& c) {
   training.insert("global_batch_size", t.global_batch);
   training.insert("seq_len", t.seq);
   training.insert("mixed_precision_param", "bfloat16");
+  if (half_precision_is_fp16(c.gpu.family))
+    warn("precision", "torchtitan's mixed precision is bfloat16 or float32, and " + c.gpu.name +
+                          " has no BF16: bfloat16 written; this estimate stands for fp16 mixed precision, which torchtitan does not offer.");
 
   toml::table parallelism;
   const bool ddp = l.zero == 0;

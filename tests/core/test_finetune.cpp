@@ -15,6 +15,7 @@
 
 #include "api.h"
 #include "csv.h"
+#include "fixtures.h"
 #include "memory/finetune.h"
 #include "memory/memory_model.h"
 #include "search/method_select.h"
@@ -1015,4 +1016,35 @@ TEST_CASE("a Megatron fine-tune estimated by hand is Methods' TP row: vocab-para
   });
   REQUIRE(row != ranking.ranked.end());
   CHECK(estimate_memory(by_hand).worst().device_bytes == doctest::Approx(row->device_bytes));
+}
+
+// An as-a-user review exported a QLoRA run for a T4 and got bf16=True and bfloat16 compute dtypes,
+// which that card (no BF16) refuses; the estimate stands for fp16 mixed precision there. Every format
+// that has fp16 writes it; torchtune and torchtitan, which have none, say so.
+TEST_CASE("exports for a GPU without bf16 (T4, V100) write fp16, or say the format has none") {
+  const auto warned = [](const LaunchExport& out, const char* field, const char* text) {
+    for (const Issue& issue : out.issues)
+      if (issue.field == field && issue.message.find(text) != std::string::npos) return true;
+    return false;
+  };
+  const ParsedConfig parsed = parse_config({{"model", "mistral-7b"}, {"gpu", "t4"}, {"gpus", 2}, {"finetune", "qlora"}, {"seq", 512}});
+  REQUIRE_FALSE(has_errors(parsed.issues));
+  const LaunchExport hf = export_launch_config(parsed.config, LaunchFormat::kHfTrainer);
+  CHECK(hf.text.find("fp16=True") != std::string::npos);
+  CHECK(hf.text.find("bnb_4bit_compute_dtype=torch.float16") != std::string::npos);
+  CHECK(hf.text.find("bfloat16") == std::string::npos);
+  CHECK(hf.text.find("bf16=") == std::string::npos);
+  Config pretraining = meshfit_test::preset_config("llama3.2-1b", 2, 1, 1);
+  pretraining.gpu = *find_gpu_preset("v100");
+  const LaunchExport ds = export_launch_config(pretraining, LaunchFormat::kDeepSpeed);
+  CHECK(ds.text.find("\"fp16\"") != std::string::npos);
+  CHECK(ds.text.find("\"bf16\"") == std::string::npos);
+  const LaunchExport megatron = export_launch_config(pretraining, LaunchFormat::kMegatron);
+  CHECK(std::find(megatron.args.begin(), megatron.args.end(), "--fp16") != megatron.args.end());
+  CHECK(std::find(megatron.args.begin(), megatron.args.end(), "--bf16") == megatron.args.end());
+  CHECK(warned(export_launch_config(parsed.config, LaunchFormat::kTorchtune), "precision", "refuses bf16 on T4"));
+  CHECK(warned(export_launch_config(pretraining, LaunchFormat::kTorchtitan), "precision", "has no BF16"));
+  // A bf16 GPU keeps bf16.
+  pretraining.gpu = *find_gpu_preset("a100-80gb");
+  CHECK(export_launch_config(pretraining, LaunchFormat::kDeepSpeed).text.find("\"bf16\"") != std::string::npos);
 }

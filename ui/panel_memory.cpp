@@ -561,8 +561,10 @@ bool draw_fit_advice(AppState& s) {
     else
       std::snprintf(length, sizeof length, "no sequence length");
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("On this layout: %s fits at sequence length %lld; %s fits at micro-batch %lld.", batch, seq,
-                        length, micro_batch);
+    // Short of out of memory, where the changes above aim under the tight line.
+    ImGui::TextDisabled("On this layout, short of out of memory: %s at sequence length %lld (as many micro-batches per "
+                        "step); %s at micro-batch %lld.",
+                        batch, seq, length, micro_batch);
     ImGui::PopTextWrapPos();
   }
   return changed;

@@ -174,17 +174,33 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
   const Estimate current = estimate(config);
   if (!current.valid()) return advice;
 
-  // Largest micro-batch (a divisor of the per-replica batch) and sequence length that fit.
+  // Largest micro-batch and sequence length that fit. The micro-batch keeps the step's number of
+  // micro-batches (what PP's in-flight count and accumulation depend on), so the global batch grows
+  // with it: bounded by the batch asked, a LoRA fine-tune's default of one sequence per GPU read "the
+  // largest micro-batch that fits is 1" where 4 fit (an as-a-user review).
   const int64_t dp = effective_dp(config);
-  if (dp > 0 && config.training.global_batch % dp == 0) {
-    const int64_t per_dp = config.training.global_batch / dp;
-    for (int64_t mb = 1; mb <= per_dp && mb <= 1024; ++mb) {
-      if (per_dp % mb != 0) continue;
+  if (dp > 0 && config.training.micro_batch > 0 && config.training.global_batch % (dp * config.training.micro_batch) == 0) {
+    const int64_t steps = config.training.global_batch / (dp * config.training.micro_batch);
+    const auto fits_at = [&](int64_t mb) {
       Config probe = config;
       probe.training.micro_batch = mb;
-      if (fits(probe)) advice.largest_micro_batch = mb;
-      else if (mb > config.training.micro_batch) break;  // memory grows with the micro-batch
+      probe.training.global_batch = mb * dp * steps;
+      return fits(probe);
+    };
+    // Memory grows with the micro-batch: doubling to the first that does not fit (up to 1024), then
+    // bisection between the last two (about 20 estimates, not 1024).
+    int64_t low = 0, high = 1;
+    while (high <= 1024 && fits_at(high)) {
+      low = high;
+      high *= 2;
     }
+    high = std::min<int64_t>(high - 1, 1024);
+    while (low < high) {  // largest mb in [low, high] that fits; low fits (or is 0)
+      const int64_t mid = low + (high - low + 1) / 2;
+      if (fits_at(mid)) low = mid;
+      else high = mid - 1;
+    }
+    advice.largest_micro_batch = low;
   }
   const int64_t unit = 512 * config.layout.cp;
   int64_t low = 0, high = std::max<int64_t>(1, (int64_t(1) << 25) / unit);

@@ -29,7 +29,7 @@ struct FitSuggestion {
 
 struct FitAdvice {
   std::vector<FitSuggestion> suggestions;  // in the order of fit_advice_before
-  int64_t largest_micro_batch = 0;         // largest micro-batch dividing the batch that fits (0: none)
+  int64_t largest_micro_batch = 0;         // largest micro-batch that fits, micro-batches per step kept (0: none)
   int64_t largest_seq = 0;                 // largest sequence length that fits, a multiple of 512*cp (0: none)
 };
 

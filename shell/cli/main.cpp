@@ -454,9 +454,12 @@ void print_fit_advice(const json& out) {
                 100.0 * f["throughput_change"].get<double>(), f["change"].get<std::string>().c_str(),
                 f["state"].get<std::string>().c_str());
   const long long micro = out["largest_micro_batch"].get<long long>(), seq = out["largest_seq"].get<long long>();
-  std::printf("on this layout: %s; %s\n",
-              micro > 0 ? ("the largest micro-batch that fits is " + std::to_string(micro)).c_str() : "no micro-batch fits",
-              seq > 0 ? ("the longest sequence that fits is " + std::to_string(seq)).c_str() : "no sequence length fits");
+  // Limits short of out of memory, where the changes above aim under the tight line (a review read
+  // "make it fit" and "the longest sequence that fits is 2048" for one run at 98.6%).
+  std::printf("on this layout, short of out of memory: %s; %s\n",
+              micro > 0 ? ("the largest micro-batch is " + std::to_string(micro) + " (as many micro-batches per step)").c_str()
+                        : "no micro-batch runs",
+              seq > 0 ? ("the longest sequence is " + std::to_string(seq)).c_str() : "no sequence length runs");
 }
 
 // `meshfit fit`: how to make a config fit (fit_advice.h); `estimate` prints the same under its table

@@ -79,8 +79,14 @@ TEST_CASE("the largest sequence that fits fits, and one step more does not") {
   CHECK(estimate(config).memory.verdict == Verdict::kOutOfMemory);
   REQUIRE(advice.largest_micro_batch >= 1);
   config.training.seq = 2048;
+  const int64_t steps = config.training.global_batch / (effective_dp(config) * config.training.micro_batch);
   config.training.micro_batch = advice.largest_micro_batch;
+  config.training.global_batch = advice.largest_micro_batch * effective_dp(config) * steps;  // micro-batches per step kept
   CHECK(estimate(config).memory.verdict != Verdict::kOutOfMemory);
+  Config larger = config;
+  larger.training.micro_batch += 1;
+  larger.training.global_batch = larger.training.micro_batch * effective_dp(config) * steps;
+  CHECK(estimate(larger).memory.verdict == Verdict::kOutOfMemory);
   CHECK_FALSE(fit_advice(config).suggestions.empty());  // tight: what brings it under the threshold
 }
 
@@ -213,4 +219,20 @@ TEST_CASE("the longest sequence that fits is found below 512 tokens too") {
   CHECK(estimate(config).memory.verdict != Verdict::kOutOfMemory);
   config.training.seq = advice.largest_seq * 2;
   CHECK(estimate(config).memory.verdict == Verdict::kOutOfMemory);
+}
+
+// An as-a-user review: a LoRA fine-tune's default global batch is one sequence per GPU, and "the largest
+// micro-batch that fits is 1" was read as a memory limit where micro-batch 4 fit at 80%. The search keeps
+// the micro-batches per step and lets the global batch grow with the micro-batch.
+TEST_CASE("the largest micro-batch is a memory limit, not the global batch's") {
+  const ParsedConfig parsed = parse_config({{"model", "llama3.2-1b"}, {"gpu", "a100-80gb"}, {"gpus", 1}, {"finetune", "lora"}});
+  REQUIRE_FALSE(has_errors(parsed.issues));
+  REQUIRE(parsed.config.training.global_batch == parsed.config.training.micro_batch);  // one micro-batch per step
+  const FitAdvice advice = fit_advice(parsed.config);
+  CHECK(advice.largest_micro_batch > 1);
+  Config at = parsed.config;
+  at.training.micro_batch = at.training.global_batch = advice.largest_micro_batch;
+  CHECK(estimate(at).memory.verdict != Verdict::kOutOfMemory);
+  at.training.micro_batch = at.training.global_batch = advice.largest_micro_batch + 1;
+  CHECK(estimate(at).memory.verdict == Verdict::kOutOfMemory);
 }

@@ -2,6 +2,9 @@
 // (megatron.cpp, torchtitan.cpp, deepspeed.cpp; the HF reader is import_export.cpp), the merge
 // with other inputs, and the Hugging Face export.
 #include "io/launch_config.h"
+
+#include <cctype>
+
 #include "memory/memory_model.h"
 
 #include "spec/config_schema.h"
@@ -137,9 +140,30 @@ std::optional<LaunchFormat> detect_launch_format(const std::string& text) {
       if (text.find(key) != std::string::npos) return LaunchFormat::kHfConfig;
     return LaunchFormat::kDeepSpeed;
   }
+  if (!unimported_format(text).empty()) return std::nullopt;
   if (head.front() == '[' || text.find("\n[") != std::string::npos) return LaunchFormat::kTorchtitan;
   if (text.find("--") != std::string::npos) return LaunchFormat::kMegatron;
   return std::nullopt;
+}
+
+std::string unimported_format(const std::string& text) {
+  if (text.find("TrainingArguments(") != std::string::npos || text.find("from transformers import") != std::string::npos)
+    return "a Hugging Face Trainer script";
+  // YAML: "key: value" lines (torchtune's recipe configs), where a TOML has "key = value" and a command
+  // line "--flag value".
+  int keys = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line = trimmed(std::string_view(text).substr(start, end - start));
+    size_t i = 0;
+    while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_' || line[i] == '.')) ++i;
+    if (i > 0 && i < line.size() && line[i] == ':' && (i + 1 == line.size() || line[i + 1] == ' ')) ++keys;
+    start = end + 1;
+  }
+  if (keys >= 3) return text.find("_component_") != std::string::npos ? "a torchtune recipe YAML" : "a YAML file";
+  return "";
 }
 
 LaunchImport import_hf_launch(const std::string& config_json) {

@@ -62,6 +62,10 @@ struct LaunchImport {
 // naming at least one of the model, the GPUs, the framework or the layout), '{' with model keys = hf,
 // '{' otherwise = deepspeed, TOML sections = torchtitan, "--flags" = megatron. nullopt when none fits.
 std::optional<LaunchFormat> detect_launch_format(const std::string& text);
+// What a text that no importer reads is, when it is a format meshfit writes but does not read back
+// (a torchtune recipe YAML, the HF Trainer snippet) or other YAML; "" otherwise. detect_launch_format
+// returns nothing for these (a review saw an exported torchtune YAML read as Megatron flags, 55 warnings).
+std::string unimported_format(const std::string& text);
 
 LaunchImport import_launch_config(LaunchFormat format, const std::string& text);
 LaunchImport import_hf_launch(const std::string& config_json);         // model fields only

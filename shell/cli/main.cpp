@@ -4,6 +4,7 @@
 // 2 invalid input (issues printed), 1 unreadable file.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -517,7 +518,7 @@ int run_methods(const Inputs& in, const std::string& methods) {
 bool read_file(const std::string& path, const char* flag, std::string& text) {
   std::ifstream file(path, std::ios::binary);
   if (!file) {
-    std::cerr << "meshfit: cannot read " << flag << " " << path << "\n";
+    std::cerr << "meshfit: cannot read " << flag << " " << path << ": " << std::strerror(errno) << "\n";
     return false;
   }
   std::stringstream content;
@@ -539,7 +540,7 @@ int run_import(const Inputs& in) {
     ++given;
     format = name;
     if (format == "megatron") text = *value;
-    else if (!read_file(*value, ("--" + format).c_str(), text)) return 1;
+    else if (!read_file(*value, format == "auto" ? "--file" : ("--" + format).c_str(), text)) return 1;
   }
   if (given != 1) {
     std::cerr << "meshfit import: give exactly one of --hf FILE, --megatron-args \"...\", --torchtitan FILE, "

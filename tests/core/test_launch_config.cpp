@@ -1305,3 +1305,25 @@ TEST_CASE("DeepSpeed import: the GPU count from its batch, the GPU said to be as
   CHECK(given["issues"].dump().find("names no GPU") == std::string::npos);
   CHECK(given["issues"].dump().find("train_batch_size 16 /") == std::string::npos);
 }
+
+// An as-a-user review imported meshfit's own torchtune export and got 55 "not a --flag" warnings and
+// "no pretrain_gpt.py flags found": YAML was read as a Megatron command line. The formats meshfit
+// writes but does not read are named instead, and what import does read is listed.
+TEST_CASE("a torchtune YAML or an HF Trainer script is named as not importable, not read as Megatron flags") {
+  Config config = meshfit_test::preset_config("llama3.2-1b", 1);
+  config.training.finetune = FinetuneMethod::kLora;
+  for (const LaunchFormat format : {LaunchFormat::kTorchtune, LaunchFormat::kHfTrainer}) {
+    const std::string text = export_launch_config(config, format).text;
+    CAPTURE(text);
+    CHECK_FALSE(detect_launch_format(text));
+    CHECK_FALSE(unimported_format(text).empty());
+    const nlohmann::json out = run_import("auto", text, nlohmann::json::object(), false);
+    REQUIRE(out["issues"].size() == 1);
+    CHECK(out["issues"][0]["message"].get<std::string>().find("does not read") != std::string::npos);
+  }
+  CHECK(unimported_format(export_launch_config(config, LaunchFormat::kTorchtune).text) == "a torchtune recipe YAML");
+  // What import reads is still detected.
+  for (const LaunchFormat format : {LaunchFormat::kMegatron, LaunchFormat::kTorchtitan, LaunchFormat::kDeepSpeed}) {
+    CHECK(detect_launch_format(export_launch_config(meshfit_test::preset_config("llama3.1-8b", 8), format).text) == format);
+  }
+}

@@ -192,6 +192,7 @@ json run_methods(json input) {
       begin = comma + 1;
     }
   }
+  options.keep_optimizer = object.is_object() && (object.contains("optimizer") || object.contains("optimizer_in_backward"));
   const ParsedConfig parsed = parse_input(object, issues);
   // The ranking fine-tunes the config: its adapter and stack fields are read, not ignored (an
   // as-a-user review saw --lora-rank 8 called ignored while it moved every LoRA row).

@@ -68,6 +68,13 @@ MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& opt
   if (has_errors(ranking.issues)) return ranking;
   const FinetuneMethod methods[] = {FinetuneMethod::kFull, FinetuneMethod::kLora, FinetuneMethod::kQlora};
   const int64_t tp_max = largest_tp(base);
+  // Each method with its stack's optimizer (torchtune's full fine-tune on one GPU: paged 8-bit AdamW
+  // stepped in the backward), unless the base runs another optimizer than its stack's for its own
+  // method (one the user chose): an as-a-user review saw torchtune's full row at 60.5 GiB with AdamW
+  // where estimate, with the stack's optimizer, read 32.7 GiB.
+  const FinetuneDefaults base_defaults = finetune_defaults(base, true);
+  const bool stack_optimizer = !options.keep_optimizer && is_finetune(base.training) && base.training.optimizer == base_defaults.optimizer &&
+                               base.training.optimizer_in_backward == base_defaults.optimizer_in_backward;
   for (int mi = 0; mi < 3; ++mi) {
     if (!options.methods[size_t(mi)]) continue;
     for (const Strategy& strategy : kStrategies) {
@@ -87,6 +94,12 @@ MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& opt
       config.training.loss = strategy.framework == Framework::kMegatron ? LossKind::kAuto
                              : base.training.loss == LossKind::kAuto ? LossKind::kEagerKeepLogits
                                                                      : base.training.loss;
+      if (stack_optimizer) {
+        const FinetuneDefaults d = finetune_defaults(config, true);
+        config.training.optimizer = d.optimizer;
+        // torchtune refuses optimizer_in_bwd with gradient accumulation (serialize.cpp).
+        config.training.optimizer_in_backward = d.optimizer_in_backward && num_microbatches(config) <= 1;
+      }
       best.config = config;
       if (strategy.tensor_parallel && tp_max == 1) {
         best.rejected = base.cluster.gpus == 1            ? "one GPU: nothing to split"

@@ -32,6 +32,7 @@ struct MethodCandidate {
 
 struct MethodOptions {
   std::array<bool, 3> methods{true, true, true};  // full, lora, qlora
+  bool keep_optimizer = false;  // the base's optimizer for every method (one the user named), not each stack default
 };
 
 struct MethodRanking {

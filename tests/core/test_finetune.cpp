@@ -1048,3 +1048,29 @@ TEST_CASE("exports for a GPU without bf16 (T4, V100) write fp16, or say the form
   pretraining.gpu = *find_gpu_preset("a100-80gb");
   CHECK(export_launch_config(pretraining, LaunchFormat::kDeepSpeed).text.find("\"bf16\"") != std::string::npos);
 }
+
+// An as-a-user review: torchtune's full fine-tune of an 8B model on one RTX 4090 read 32.7 GiB
+// (tight, paged) in estimate, which uses the stack's paged 8-bit AdamW stepped in the backward, and
+// "out of memory: 60.5 GiB" in methods, which kept the LoRA base's AdamW for every method. Each method
+// now runs its stack's optimizer, unless the base's optimizer is one the user chose.
+TEST_CASE("methods gives each method its stack's optimizer, as estimate does") {
+  const nlohmann::json run = {{"model", "llama3.1-8b"}, {"gpu", "rtx4090"}, {"gpus", 1}, {"stack", "torchtune"}, {"seq", 2048}};
+  nlohmann::json full = run;
+  full["finetune"] = "full";
+  const nlohmann::json estimated = run_estimate(full);
+  REQUIRE(estimated["ok"] == true);
+  nlohmann::json ask = run;
+  ask["methods"] = "full";
+  const nlohmann::json ranked = run_methods(ask);
+  bool same = false;
+  for (const nlohmann::json& row : ranked["ranked"])
+    if (row["strategy"] == "DDP" && row["recompute"] == estimated["config"]["recompute"])
+      same = row["device_bytes"] == estimated["device_bytes"];
+  CHECK(same);
+  // An optimizer the user names is kept for every method.
+  ask["optimizer"] = "adamw";
+  bool out_of_memory = false;
+  const nlohmann::json kept = run_methods(ask);
+  for (const nlohmann::json& row : kept["rejected"]) out_of_memory |= row["strategy"] == "DDP";
+  CHECK(out_of_memory);
+}

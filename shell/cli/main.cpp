@@ -20,6 +20,7 @@
 #include "io/launch_config.h"
 #include "io/number_text.h"
 #include "memory/memory_model.h"
+#include "search/layout_search.h"
 #include "io/serialize.h"
 #include "io/text.h"
 #include "spec/input_limits.h"
@@ -331,8 +332,15 @@ int run_search(const Inputs& in) {
                 out["feasible"].get<long long>(), out["complete"].get<bool>() ? "" : " (cut short at the budget)");
     if (!out["layouts"].empty() && out["layouts"][0].contains("error_band"))
       std::printf("tokens/s/GPU and MFU below: %s\n", out["layouts"][0]["error_band"]["text"].get<std::string>().c_str());
-    for (const auto& [reason, count] : out["rejected"].items())
-      std::printf("  rejected %-24s %lld\n", reason.c_str(), count.get<long long>());
+    // Each reason in words beside its key (a review read "rejected oom_only_stage 6" and nothing more).
+    for (const auto& [reason, count] : out["rejected"].items()) {
+      const auto known = meshfit::enum_from_key<meshfit::RejectReason>(reason);
+      std::printf("  rejected %-24s %6lld  %s\n", reason.c_str(), count.get<long long>(), known ? meshfit::enum_label(*known) : "");
+    }
+    // Nothing fits: what does (a review got an empty table where fit offers parameter offload).
+    if (out["feasible"].get<long long>() == 0)
+      std::printf("no layout fits these inputs: `meshfit fit` with them lists changes that do (offload, recompute, "
+                  "a smaller micro-batch, another fine-tuning method)\n");
     // With --spatial-temporal: the fastest squares too when none made the list, then every row's breakdown.
     json rows = out["layouts"];
     bool any_spatial_temporal = false;

@@ -35,6 +35,10 @@ check "invalid input lists issues with field and code" json_has "$tmp/bad.json" 
 check "fractional degree exits 2" test $? -eq 2
 check "fractional degree message names the field" grep -q 'tp: "2.5" is not a whole number.' "$tmp/frac.err"
 
+"$meshfit" search --model llama3.1-70b --gpu rtx4090 --gpus 2 --finetune qlora --stack hf_peft_fsdp --seq 2048 >"$tmp/none.txt" 2>&1
+check "a search with nothing feasible says why in words and points to fit" sh -c \
+  "grep -q 'out of memory without pipelining' '$tmp/none.txt' && grep -q 'meshfit fit' '$tmp/none.txt'"
+
 "$meshfit" estimate --model llama3-8b --tp 2 --tp 4 >/dev/null 2>"$tmp/twice.err"
 check "a flag given twice exits 2" test $? -eq 2
 check "a flag given twice is said in the CLI's words" grep -q 'error: tp: --tp is given 2 times; give it once. \[duplicate_key\]' "$tmp/twice.err"

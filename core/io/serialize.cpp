@@ -381,6 +381,23 @@ ParsedConfig parse_config(const json& object) {
   if (c.gpu.id == "custom" && c.gpu.memory_bytes <= 0 && !object.contains("gpu_memory_gib"))
     issues.push_back({IssueCode::kNotPositive, Severity::kError, "gpu_memory_gib",
                       "a custom GPU needs gpu_memory_gib (its memory capacity in GiB)."});
+  // The default global batch (512 sequences) on a data-parallel size it does not divide (24 GPUs, three
+  // nodes): the next multiple of dp x micro_batch, said, rather than an error about a batch the user
+  // never gave (an as-a-user review). A batch given is the user's and stays.
+  if (!given("global_batch") && !is_finetune(c.training) && c.training.micro_batch > 0) {
+    const int64_t dp = effective_dp(c);
+    const int64_t unit = dp > 0 ? dp * c.training.micro_batch : 0;
+    if (unit > 0 && unit <= kMaxBatch && c.training.global_batch % unit != 0) {
+      const int64_t rounded = (c.training.global_batch / unit + 1) * unit;
+      if (rounded <= kMaxBatch) {
+        issues.push_back({IssueCode::kOutOfRange, Severity::kWarning, "global_batch",
+                          "global_batch " + std::to_string(rounded) + ": meshfit's default of " +
+                              std::to_string(c.training.global_batch) + " rounded up to a multiple of dp x micro_batch = " +
+                              std::to_string(unit) + "; give global_batch to set it."});
+        c.training.global_batch = rounded;
+      }
+    }
+  }
   return parsed;
 }
 

@@ -7,6 +7,7 @@
 #include "memory/memory_model.h"
 #include "io/serialize.h"
 #include "io/csv_text.h"
+#include "spec/validate.h"
 #include "fixtures.h"
 
 using namespace meshfit;
@@ -121,4 +122,21 @@ TEST_CASE("layouts_to_csv writes every candidate, and the CSV reader reads each 
   CHECK(csv_cell("a,b \"c\"") == "\"a,b \"\"c\"\"\"");
   CHECK(csv_cell("plain") == "plain");
   CHECK(parse_csv(write_csv({"x", "y"}, {{"1,5", "line\nbreak"}}))[0].at("y") == "line\nbreak");
+}
+
+// An as-a-user review: 24 H100s (three nodes) read "global_batch=512 is not divisible by dp*micro_batch
+// = 24", about a batch it never gave. The default is rounded up to the next multiple, said; a batch
+// given stays the user's, error and all.
+TEST_CASE("the default global batch is rounded up to a multiple of dp x micro_batch, said; a given one is kept") {
+  const ParsedConfig rounded = parse_config({{"model", "llama3.1-8b"}, {"gpus", 24}});
+  REQUIRE_FALSE(has_errors(rounded.issues));
+  CHECK(rounded.config.training.global_batch == 528);
+  bool said = false;
+  for (const Issue& issue : rounded.issues) said |= issue.field == "global_batch" && issue.severity == Severity::kWarning;
+  CHECK(said);
+  CHECK_FALSE(has_errors(validate(rounded.config)));
+  const ParsedConfig given = parse_config({{"model", "llama3.1-8b"}, {"gpus", 24}, {"global_batch", 512}});
+  CHECK(given.config.training.global_batch == 512);
+  CHECK(has_errors(validate(given.config)));
+  CHECK(parse_config({{"model", "llama3.1-8b"}, {"gpus", 8}}).config.training.global_batch == 512);  // divisible: as is
 }

@@ -127,7 +127,7 @@ TEST_CASE("layouts_to_csv writes every candidate, and the CSV reader reads each 
 // An as-a-user review: 24 H100s (three nodes) read "global_batch=512 is not divisible by dp*micro_batch
 // = 24", about a batch it never gave. The default is rounded up to the next multiple, said; a batch
 // given stays the user's, error and all.
-TEST_CASE("the default global batch is rounded up to a multiple of dp x micro_batch, said; a given one is kept") {
+TEST_CASE("the default global batch is rounded up to a multiple of dp x micro_batch, said, and a given one is kept") {
   const ParsedConfig rounded = parse_config({{"model", "llama3.1-8b"}, {"gpus", 24}});
   REQUIRE_FALSE(has_errors(rounded.issues));
   CHECK(rounded.config.training.global_batch == 528);

@@ -1369,7 +1369,9 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
       (has_adapters(training) ? 2.0 : 3.0) * layer.matmul_fwd_flops + 3.0 * (4.0 * terms.dims.tokens * terms.dims.seq * (terms.dims.a * terms.dims.d) / terms.dims.t);
   report.hfu = report.mfu * (1.0 + layer.recompute_flops / layer_model_flops);
   if (training.tokens_to_train > 0) report.time_to_train_s = training.tokens_to_train / (report.tokens_per_s_per_gpu * gpus);
-  report.error_band = prediction_error_band(training.framework, config.gpu.family, is_finetune(training));
+  // GDDR parts are banded apart from the HBM parts of their family (gpu_catalog.h gddr_part): no run.
+  report.error_band = prediction_error_band(
+      training.framework, config.gpu.family + (gddr_part(config.gpu.id) ? " (GDDR)" : ""), is_finetune(training));
   report.error_band.job_gpus = config.cluster.gpus;
   return report;
 }

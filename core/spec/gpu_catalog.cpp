@@ -21,7 +21,9 @@
 // (ROCm table).
 #include "spec/gpu_catalog.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 
 #include "spec/preset_table.h"
@@ -230,6 +232,11 @@ std::vector<GpuPreset> make_presets() {
 const std::vector<GpuPreset>& gpu_presets() {
   static const std::vector<GpuPreset> presets = make_presets();
   return presets;
+}
+
+bool gddr_part(const std::string& id) {
+  static const char* const kGddr[] = {"t4", "l4", "l40s", "a10", "a10g", "rtx-a6000", "rtx6000-ada", "rtx3090", "rtx4090", "rtx5090"};
+  return std::any_of(std::begin(kGddr), std::end(kGddr), [&](const char* g) { return id == g; });
 }
 
 std::optional<GpuSpec> find_gpu_preset(const std::string& id) { return find_preset(gpu_presets(), id); }

@@ -48,6 +48,11 @@ inline bool half_precision_is_fp16(const std::string& family) { return family ==
 
 const std::vector<GpuPreset>& gpu_presets();
 std::optional<GpuSpec> find_gpu_preset(const std::string& id);
+// GeForce and workstation/inference parts with GDDR memory (T4, L4, L40S, A10/A10G, RTX cards): their
+// clocks, power and bandwidth are not those of the HBM parts of their family that the throughput
+// validation measured, so their predictions take no error band from those runs (an as-a-user review saw
+// an RTX 3090 quoted "±3% on 24 measured runs" of A100 clusters).
+bool gddr_part(const std::string& id);
 
 // Fraction of the datasheet tensor rate a power cap leaves: (cap / tdp)^kPowerCapClockExponent.
 // Assumption, not measured here: dynamic power ~ f * V^2 with V ~ f near the top of the DVFS curve,

@@ -479,7 +479,35 @@ void note_uncarried(const Config& config, LaunchExport& out) {
 
 }  // namespace
 
+namespace {
+
+// The run's own name, notes and token budget are meshfit's: a launch file has no place for them (an
+// as-a-user review exported --name, --notes and --tokens-to-train and lost all three without a word).
+void note_run_fields(const Config& config, LaunchExport& out) {
+  if (out.format == LaunchFormat::kMeshfit || out.format == LaunchFormat::kHfConfig) return;
+  std::string kept;
+  if (!config.name.empty()) kept += "name";
+  if (!config.notes.empty()) kept += std::string(kept.empty() ? "" : ", ") + "notes";
+  if (config.training.tokens_to_train > 0) kept += std::string(kept.empty() ? "" : ", ") + "tokens_to_train";
+  if (!kept.empty())
+    out.issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, "export",
+                          kept + ": meshfit's, not in this " + enum_label(out.format) +
+                              " file; a link or export --format meshfit keeps them."});
+}
+
+LaunchExport export_for(const Config& config, LaunchFormat format);
+
+}  // namespace
+
 LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
+  LaunchExport out = export_for(config, format);
+  note_run_fields(config, out);
+  return out;
+}
+
+namespace {
+
+LaunchExport export_for(const Config& config, LaunchFormat format) {
   if (spatial_temporal(config.layout)) {
     // PrimePar has no public implementation (PrimePar paper §4; no code released): nothing could run it.
     LaunchExport refused;
@@ -550,5 +578,7 @@ LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
   out.text = hf.dump(2) + "\n";
   return out;
 }
+
+}  // namespace
 
 }  // namespace meshfit

@@ -332,7 +332,7 @@ std::vector<ConfigField> make_fields() {
                                                          "virtual chunk only"),
       // Run.
       text<&C::name>("name", G::kRun, "name of the run (shown in the page header and Markdown)"),
-      text<&C::notes>("notes", G::kRun, "free text about the run (kept in links and exports)"),
+      text<&C::notes>("notes", G::kRun, "free text about the run (kept in links, --json and export --format meshfit)"),
   };
 }
 

@@ -1327,3 +1327,27 @@ TEST_CASE("a torchtune YAML or an HF Trainer script is named as not importable, 
     CHECK(detect_launch_format(export_launch_config(meshfit_test::preset_config("llama3.1-8b", 8), format).text) == format);
   }
 }
+
+// An as-a-user review exported a run with --name, --notes and --tokens-to-train as Megatron flags and
+// torchtitan TOML and lost all three without a word: each launch format now says so; meshfit's own
+// JSON keeps them.
+TEST_CASE("a launch export says the run's name, notes and token budget are not in it") {
+  Config config = meshfit_test::preset_config("llama3.1-8b", 8);
+  config.name = "run405";
+  config.notes = "keep me";
+  config.training.tokens_to_train = 1e12;
+  for (const LaunchFormat format : {LaunchFormat::kMegatron, LaunchFormat::kTorchtitan, LaunchFormat::kDeepSpeed}) {
+    const LaunchExport out = export_launch_config(config, format);
+    bool said = false;
+    for (const Issue& issue : out.issues)
+      said |= issue.field == "export" && issue.message.find("name, notes, tokens_to_train") != std::string::npos;
+    CHECK(said);
+  }
+  const LaunchExport own = export_launch_config(config, LaunchFormat::kMeshfit);
+  CHECK(own.text.find("keep me") != std::string::npos);
+  CHECK(own.issues.empty());
+  config.name = config.notes = "";
+  config.training.tokens_to_train = 0;
+  for (const Issue& issue : export_launch_config(config, LaunchFormat::kMegatron).issues)
+    CHECK(issue.message.find("meshfit's, not in this") == std::string::npos);
+}

@@ -51,7 +51,11 @@ json resolve_state(json input, std::vector<Issue>& issues) {
 // model's zero dimensions are not reported again one by one.
 void add_field_problems(const ParsedConfig& parsed, std::vector<Issue>& issues) {
   if (!has_errors(issues)) return;
-  const bool missing_model = std::any_of(issues.begin(), issues.end(), [](const Issue& i) { return i.code == IssueCode::kMissingModel; });
+  // No model, or one not found (a mistyped preset: "did you mean"): its dimensions are unset, not wrong
+  // (an as-a-user review read six "must be positive" errors under the "did you mean" line).
+  const bool missing_model = std::any_of(issues.begin(), issues.end(), [](const Issue& i) {
+    return i.code == IssueCode::kMissingModel || (i.field == "model" && i.severity == Severity::kError);
+  });
   for (const Issue& issue : validate(parsed.config)) {
     if (issue.severity != Severity::kError) continue;
     const ConfigField* field = find_config_field(issue.field);

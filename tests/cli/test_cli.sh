@@ -39,6 +39,10 @@ check "fractional degree message names the field" grep -q 'tp: "2.5" is not a wh
 check "a search with nothing feasible says why in words and points to fit" sh -c \
   "grep -q 'out of memory without pipelining' '$tmp/none.txt' && grep -q 'meshfit fit' '$tmp/none.txt'"
 
+"$meshfit" estimate --model llama-3.1-8b >/dev/null 2>"$tmp/typo.err"
+check "a mistyped model is one error, with did-you-mean, not its unset dimensions too" sh -c \
+  "grep -q 'did you mean llama3.1-8b' '$tmp/typo.err' && test \$(grep -c '^error' '$tmp/typo.err') -eq 1"
+
 "$meshfit" estimate --model llama3-8b --tp 2 --tp 4 >/dev/null 2>"$tmp/twice.err"
 check "a flag given twice exits 2" test $? -eq 2
 check "a flag given twice is said in the CLI's words" grep -q 'error: tp: --tp is given 2 times; give it once. \[duplicate_key\]' "$tmp/twice.err"

@@ -94,6 +94,15 @@ Estimate estimate(const Config& config) {
                                      " figure: step time, tokens/s and MFU are not predicted."});
     return out;
   }
+  // GPUs on several nodes with no network figure: their collectives cross the NIC at no bandwidth (a
+  // review set --gpu-nic-gbps 0 and read a warning about no finite figure, and one about TFLOP/s).
+  if (!(gpu.internode_bytes_per_s > 0) && config.cluster.gpus > config.cluster.gpus_per_node) {
+    out.memory.issues.push_back({IssueCode::kNotPositive, Severity::kWarning, "gpu_nic_gbps",
+                                 "gpu_nic_gbps is 0 and the " + std::to_string(config.cluster.gpus) + " GPUs span nodes of " +
+                                     std::to_string(config.cluster.gpus_per_node) +
+                                     ": no network figure for what crosses them, so step time, tokens/s and MFU are not predicted."});
+    return out;
+  }
   out.step = predict_step(config, plan_memory(config));
   const StepReport& step = out.step;
   if (!step_is_finite(step)) {

@@ -281,9 +281,15 @@ void print_table(const json& out) {
   const char* both = out["error_band"]["runs"].get<int>() > 0 ? "both " : "";
   // A custom GPU given only its memory has no step time: said, not printed as 0 s and 0 tokens/s (a
   // review read "predicted step 0.000 s, 0 tokens/s/GPU").
-  if (!(out["step_time_s"].get<double>() > 0))
-    std::printf("step time, tokens/s and MFU: not predicted without the GPU's dense BF16 TFLOP/s and memory bandwidth "
-                "(--gpu-bf16-tflops, --gpu-hbm-tbps)\n");
+  // Which figure is missing is the gpu warning's to say (a review gave --gpu-nic-gbps 0 across nodes
+  // and was told about TFLOP/s and bandwidth it had not touched).
+  if (!(out["step_time_s"].get<double>() > 0)) {
+    std::string why;
+    for (const json& issue : out["issues"])
+      if ((issue["field"] == "gpu" || issue["field"] == "gpu_nic_gbps") && issue["severity"] == "warning")
+        why = " (" + issue["field"].get<std::string>() + ": see its warning below)";
+    std::printf("step time, tokens/s and MFU: not predicted%s\n", why.c_str());
+  }
   else
     std::printf("predicted step %.3f s, %.0f tokens/s/GPU and MFU %.1f%% (%s%s)\n", out["step_time_s"].get<double>(),
                 out["tokens_per_s_per_gpu"].get<double>(), 100.0 * out["mfu"].get<double>(), both, band.c_str());

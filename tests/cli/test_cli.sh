@@ -83,8 +83,11 @@ check "table output labels GiB and names the worst rank" grep -q "worst rank: fi
 "$meshfit" estimate --model llama3.3-70b --gpu custom --gpu-memory-gib 24 --gpus 2 --finetune qlora --stack hf_peft_fsdp \
   --seq 2048 >"$tmp/custom.txt" 2>&1
 check "no step time for a GPU without compute figures, not 0 tokens/s" sh -c \
-  "grep -q 'not predicted without the GPU' '$tmp/custom.txt' && ! grep -q '0 tokens/s/GPU' '$tmp/custom.txt'"
+  "grep -q 'MFU: not predicted (gpu: see its warning below)' '$tmp/custom.txt' && grep -q 'has no dense BF16 TFLOPS' '$tmp/custom.txt' && ! grep -q '0 tokens/s/GPU' '$tmp/custom.txt'"
 check "fit says ranking needs the compute figures" grep -q "ranking changes needs the GPU's dense BF16" "$tmp/custom.txt"
+"$meshfit" estimate --model llama3.1-8b --gpus 8 --gpus-per-node 1 --gpu-nic-gbps 0 >"$tmp/nic.txt" 2>&1
+check "no network figure across nodes is named as the reason, not the GPU's TFLOP/s" sh -c \
+  "grep -q 'not predicted (gpu_nic_gbps' '$tmp/nic.txt' && grep -q 'gpu_nic_gbps is 0 and the 8 GPUs span nodes of 1' '$tmp/nic.txt'"
 
 "$meshfit" validate --json >"$tmp/validate.json"
 check "validate exits 0" test $? -eq 0

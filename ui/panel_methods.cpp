@@ -43,8 +43,8 @@ bool draw_methods_view(AppState& s) {
   // The base the methods were ranked from (methods_base_config): a pretraining config's batch is not theirs.
   const Config& base = ranking.base;
   ImGui::Text("Fine-tuning %s on %lld x %s at sequence %lld, micro-batch %lld, global batch %lld: %zu methods fit, "
-              "fastest first; click a row to use it. Each is evaluated with and without gradient checkpointing (the "
-              "faster that fits is shown).",
+              "those under the tight threshold first, each group fastest first; click a row to use it. Each is evaluated "
+              "with and without gradient checkpointing (the one under the threshold, else the faster, is shown).",
               base.model.name.c_str(), (long long)base.cluster.gpus, base.gpu.name.c_str(), (long long)base.training.seq,
               (long long)base.training.micro_batch, (long long)base.training.global_batch, ranking.ranked.size());
   // One grey note either way, the same height: clicking a row of a pretraining page makes it a

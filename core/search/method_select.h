@@ -48,6 +48,8 @@ std::string rejected_reason(const MethodCandidate& candidate, const std::functio
 
 // The base config gives model, GPU, cluster, sequence, micro- and global batch and LoRA settings;
 // method, framework, ZeRO stage, tp, offload and recompute are chosen here.
+// The ranking's order: under the tight threshold first, then the faster step.
+bool method_before(const MethodCandidate& a, const MethodCandidate& b);
 MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& options);
 
 }  // namespace meshfit

@@ -739,7 +739,7 @@ int main(int argc, char** argv) {
   Inputs methods_inputs;
   std::string methods_list;
   CLI::App* methods = app.add_subcommand(
-      "methods", "fine-tuning: every distributed method (DDP, ZeRO-1/2/3, FSDP, TP, offload) x full/LoRA/QLoRA, fastest that fits first");
+      "methods", "fine-tuning: every distributed method (DDP, ZeRO-1/2/3, FSDP, TP, offload) x full/LoRA/QLoRA: under the tight threshold first, fastest first");
   add_input_flags(*methods, methods_inputs);
   methods->add_option("--methods", methods_list, "fine-tuning methods to consider (default full,lora,qlora)");
   bool validate_json = false;

@@ -154,6 +154,19 @@ bool fits(const Config& config) {
   return e.valid() && e.memory.verdict != Verdict::kOutOfMemory;
 }
 
+// The largest n in [0, high] for which fits_at(n) holds, where what fits at n fits below it (memory
+// grows with the micro-batch and the sequence): bisection, 0 when nothing does.
+template <typename FitsAt>
+int64_t largest_fitting(int64_t high, const FitsAt& fits_at) {
+  int64_t low = 0;
+  while (low < high) {
+    const int64_t mid = low + (high - low + 1) / 2;
+    if (fits_at(mid)) low = mid;
+    else high = mid - 1;
+  }
+  return low;
+}
+
 }  // namespace
 
 int throughput_cost_percent(const FitSuggestion& s) {
@@ -181,37 +194,19 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
   const int64_t dp = effective_dp(config);
   if (dp > 0 && config.training.micro_batch > 0 && config.training.global_batch % (dp * config.training.micro_batch) == 0) {
     const int64_t steps = config.training.global_batch / (dp * config.training.micro_batch);
-    const auto fits_at = [&](int64_t mb) {
+    advice.largest_micro_batch = largest_fitting(1024, [&](int64_t mb) {  // 11 estimates, not 1024
       Config probe = config;
       probe.training.micro_batch = mb;
       probe.training.global_batch = mb * dp * steps;
       return fits(probe);
-    };
-    // Memory grows with the micro-batch: doubling to the first that does not fit (up to 1024), then
-    // bisection between the last two (about 20 estimates, not 1024).
-    int64_t low = 0, high = 1;
-    while (high <= 1024 && fits_at(high)) {
-      low = high;
-      high *= 2;
-    }
-    high = std::min<int64_t>(high - 1, 1024);
-    while (low < high) {  // largest mb in [low, high] that fits; low fits (or is 0)
-      const int64_t mid = low + (high - low + 1) / 2;
-      if (fits_at(mid)) low = mid;
-      else high = mid - 1;
-    }
-    advice.largest_micro_batch = low;
+    });
   }
   const int64_t unit = 512 * config.layout.cp;
-  int64_t low = 0, high = std::max<int64_t>(1, (int64_t(1) << 25) / unit);
-  while (low < high) {  // largest k with seq = k * unit fitting (memory grows with seq)
-    const int64_t mid = low + (high - low + 1) / 2;
-    Config probe = config;
-    probe.training.seq = mid * unit;
-    if (fits(probe)) low = mid;
-    else high = mid - 1;
-  }
-  advice.largest_seq = low * unit;
+  advice.largest_seq = unit * largest_fitting(std::max<int64_t>(1, (int64_t(1) << 25) / unit), [&](int64_t k) {
+                         Config probe = config;
+                         probe.training.seq = k * unit;
+                         return fits(probe);
+                       });
   // Below one unit, the halves down to 64 tokens per CP rank: a 3B LoRA at micro-batch 4 on a 16 GB T4
   // runs at 256 and was told "no sequence length fits" (an as-a-user check).
   for (int64_t seq = unit / 2; advice.largest_seq == 0 && seq >= 64 * config.layout.cp; seq /= 2) {

@@ -43,6 +43,14 @@ bool has_adapters(const TrainingSpec& training) {
 }
 bool is_finetune(const TrainingSpec& training) { return training.finetune != FinetuneMethod::kNone; }
 
+DegreeLimits finetune_degree_limits(const TrainingSpec& training) {
+  DegreeLimits limits;
+  if (!is_finetune(training)) return limits;
+  limits.pp = limits.cp = 1;
+  if (training.finetune == FinetuneMethod::kQlora) limits.tp = 1;
+  return limits;
+}
+
 // [SECTION] Stacks: what each fine-tuning stack does by default
 
 namespace {

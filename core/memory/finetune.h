@@ -28,6 +28,14 @@ enum LoraTarget : uint32_t {
 uint32_t parse_lora_targets(const std::string& text);
 bool is_finetune(const TrainingSpec& training);    // any fine-tuning method (finetune != none)
 bool has_adapters(const TrainingSpec& training);
+// The largest tensor, pipeline and context degrees a fine-tune's stack launches (0: no limit, as for
+// pretraining): no stack has pipeline or context parallelism for fine-tuning (their exports leave pp
+// and cp out), and QLoRA's bitsandbytes 4-bit layers have no tensor-parallel form (validate.cpp). The
+// layout search and the layout repair offer only these.
+struct DegreeLimits {
+  int64_t tp = 0, pp = 0, cp = 0;
+};
+DegreeLimits finetune_degree_limits(const TrainingSpec& training);
 
 // What a fine-tuning stack really does by default (FinetuneStack; kStacks in finetune.cpp cites each
 // row's source files). Arrays are indexed by method: full, lora, qlora.

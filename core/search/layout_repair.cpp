@@ -83,23 +83,18 @@ LayoutRepair nearest_valid_layout(const Config& config, const LayoutPins& pins) 
   std::vector<Scored> candidates;
   Config probe = config;
   probe.layout.dp = 0;  // the repaired layout derives dp from the GPU count
-  // A fine-tune runs on its stack, which has no pipeline or context parallelism (and QLoRA no tensor
-  // parallelism): the repair moves only to layouts it can launch, as the search does (an as-a-user
+  // A fine-tune's repair moves only to layouts its stack can launch, as the search does (an as-a-user
   // review saw the page move a LoRA run to cp 4 and then warn that its stack cannot run it).
-  const bool finetune = is_finetune(t);
-  const auto allowed = [&](const char* dim, int64_t degree) {
-    if (!finetune || degree == 1) return true;
-    if (std::string(dim) == "tp") return t.finetune != FinetuneMethod::kQlora;
-    return false;
-  };
+  const DegreeLimits limits = finetune_degree_limits(t);
+  const auto allowed = [](int64_t limit, int64_t degree) { return limit == 0 || degree <= limit; };
   for (int64_t tp : tp_choices(probe)) {
-    if (!allowed("tp", tp)) continue;
+    if (!allowed(limits.tp, tp)) continue;
     probe.layout.tp = tp;
     for (int64_t pp : pp_choices(probe)) {
-      if (!allowed("pp", pp)) continue;
+      if (!allowed(limits.pp, pp)) continue;
       probe.layout.pp = pp;
       for (int64_t cp : cp_choices(probe)) {
-        if (!allowed("cp", cp)) continue;
+        if (!allowed(limits.cp, cp)) continue;
         probe.layout.cp = cp;
         const int64_t dp = config.cluster.gpus / (tp * pp * cp);
         if (dp <= 0 || t.global_batch % dp != 0) continue;

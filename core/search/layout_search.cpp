@@ -480,18 +480,17 @@ struct LayoutSearch::State {
 LayoutSearch::LayoutSearch(const Config& base, const SearchOptions& options) : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.options = options;
-  // A fine-tune runs on its stack (HF Trainer + PEFT, torchtune, litgpt, Axolotl), none of which
-  // has pipeline or context parallelism for fine-tuning (their exports leave pp and cp out): the
-  // search offers only layouts the stack can launch.
-  if (is_finetune(base.training)) {
-    s.options.pp.max = std::min<int64_t>(s.options.pp.max, 1);
-    s.options.cp.max = std::min<int64_t>(s.options.cp.max, 1);
-    // bitsandbytes 4-bit layers have no tensor-parallel form (validate.cpp): a QLoRA layout with tp > 1
-    // is one the estimate refuses (an as-a-user review saw search rank such a layout first).
-    if (base.training.finetune == FinetuneMethod::kQlora) s.options.tp.max = std::min<int64_t>(s.options.tp.max, 1);
-  }
+  // A fine-tune runs on its stack (HF Trainer + PEFT, torchtune, litgpt, Axolotl): the search offers
+  // only layouts the stack can launch (an as-a-user review saw it rank a QLoRA layout at tp 4 first).
+  const DegreeLimits limits = finetune_degree_limits(base.training);
+  const auto cap = [](Range& range, int64_t limit) {
+    if (limit > 0) range.max = std::min<int64_t>(range.max, limit);
+  };
+  cap(s.options.tp, limits.tp);
+  cap(s.options.pp, limits.pp);
+  cap(s.options.cp, limits.cp);
   s.result.issues = validate_base(base);
-  if (base.training.finetune == FinetuneMethod::kQlora && s.options.tp.min > 1)
+  if (limits.tp > 0 && s.options.tp.min > limits.tp)  // QLoRA's, the only tp limit
     s.result.issues.push_back({IssueCode::kFinetuneUnsupported, Severity::kError, "tp",
                                "finetune=qlora with tp >= " + std::to_string(s.options.tp.min) +
                                    ": bitsandbytes 4-bit layers cannot be split by tensor parallelism; search tp=1 with FSDP or ZeRO-3."});

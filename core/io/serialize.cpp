@@ -302,12 +302,10 @@ ParsedConfig parse_config(const json& object) {
     const json defaults = config_to_json(with_finetune_defaults(c, finetune_defaults(c, given("framework"))));
     for (const char* key : finetune_default_keys())
       if (!given(key)) find_config_field(key)->set(c, defaults[key]);
-    // torchtune steps each parameter inside the backward (optimizer_in_bwd), which leaves nothing to
-    // accumulate: its recipes refuse it with gradient accumulation (FRAMEWORK_NOTES §4.3). A given
-    // global batch of several micro-batches keeps the stack's optimizer, stepped after the backward
-    // (an as-a-user review saw both written into one torchtune config).
-    if (!given("optimizer_in_backward") && c.training.optimizer_in_backward && num_microbatches(c) > 1)
-      c.training.optimizer_in_backward = false;
+    // A given global batch of several micro-batches keeps the stack's optimizer, stepped after the
+    // backward (the stack's default was for one micro-batch per step).
+    if (!given("optimizer_in_backward"))
+      c.training.optimizer_in_backward = stack_optimizer_in_backward(c, c.training.optimizer_in_backward);
     // Settings of another method than the one run (adapters on a full fine-tune, the 4-bit base's on
     // LoRA): said, not silently dropped (an as-a-user review gave --lora-rank 64 to a full fine-tune and
     // --double-quant to a LoRA). A value equal to what the stack or meshfit would have used is what a

@@ -215,6 +215,10 @@ const std::vector<const char*>& finetune_default_keys() {
   return keys;
 }
 
+bool stack_optimizer_in_backward(const Config& config, bool stack_default) {
+  return stack_default && num_microbatches(config) <= 1;
+}
+
 Config with_finetune_defaults(const Config& config, const FinetuneDefaults& d) {
   Config c = config;
   TrainingSpec& t = c.training;

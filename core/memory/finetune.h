@@ -91,6 +91,11 @@ FinetuneDefaults finetune_defaults(const Config& config, bool framework_given);
 // set from `d` (parse_config fills the ones not given; encode_state leaves out the ones equal).
 const std::vector<const char*>& finetune_default_keys();
 Config with_finetune_defaults(const Config& config, const FinetuneDefaults& d);
+// Whether the stack steps the optimizer inside the backward for this config's own batch: torchtune's
+// optimizer_in_bwd leaves nothing to accumulate, and its recipes refuse it with gradient accumulation
+// (FRAMEWORK_NOTES §4.3), so the default is off when a step is several micro-batches (an as-a-user
+// review saw both written into one torchtune config).
+bool stack_optimizer_in_backward(const Config& config, bool stack_default);
 
 // NF4 with double quantisation (bitsandbytes functional.py quantize_4bit, blocksize 64;
 // compress_statistics quantises the fp32 absmax to 8 bit in blocks of 256):

@@ -106,8 +106,7 @@ MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& opt
       if (stack_optimizer) {
         const FinetuneDefaults d = finetune_defaults(config, true);
         config.training.optimizer = d.optimizer;
-        // torchtune refuses optimizer_in_bwd with gradient accumulation (serialize.cpp).
-        config.training.optimizer_in_backward = d.optimizer_in_backward && num_microbatches(config) <= 1;
+        config.training.optimizer_in_backward = stack_optimizer_in_backward(config, d.optimizer_in_backward);
       }
       best.config = config;
       if (strategy.tensor_parallel && tp_max == 1) {

@@ -477,10 +477,6 @@ void note_uncarried(const Config& config, LaunchExport& out) {
                               " file, so set where the run is launched: " + missing + "."});
 }
 
-}  // namespace
-
-namespace {
-
 // The run's own name, notes and token budget are meshfit's: a launch file has no place for them (an
 // as-a-user review exported --name, --notes and --tokens-to-train and lost all three without a word).
 void note_run_fields(const Config& config, LaunchExport& out) {
@@ -495,18 +491,7 @@ void note_run_fields(const Config& config, LaunchExport& out) {
                               " file; a link or export --format meshfit keeps them."});
 }
 
-LaunchExport export_for(const Config& config, LaunchFormat format);
-
-}  // namespace
-
-LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
-  LaunchExport out = export_for(config, format);
-  note_run_fields(config, out);
-  return out;
-}
-
-namespace {
-
+// Every format's export; export_launch_config adds what no launch file carries.
 LaunchExport export_for(const Config& config, LaunchFormat format) {
   if (spatial_temporal(config.layout)) {
     // PrimePar has no public implementation (PrimePar paper §4; no code released): nothing could run it.
@@ -580,5 +565,11 @@ LaunchExport export_for(const Config& config, LaunchFormat format) {
 }
 
 }  // namespace
+
+LaunchExport export_launch_config(const Config& config, LaunchFormat format) {
+  LaunchExport out = export_for(config, format);
+  note_run_fields(config, out);
+  return out;
+}
 
 }  // namespace meshfit

@@ -455,10 +455,10 @@ json run_import(const std::string& format, const std::string& text, json overrid
     const std::string what = unimported_format(text);
     issues.push_back({IssueCode::kUnknownValue, Severity::kError, "format",
                       format != "auto" && !format.empty() ? "format must be one of " + enum_keys_text<LaunchFormat>() + "."
-                      : what.empty() ? "the text is not a config.json, a DeepSpeed JSON, a meshfit JSON, a torchtitan TOML or a Megatron command line."
-                                     : "the text is " + what + ", which meshfit writes (export) but does not read: import reads a "
-                                       "config.json, a DeepSpeed JSON, a meshfit JSON, a torchtitan TOML or a Megatron command line; give "
-                                       "its settings as fields (or import meshfit's own JSON, export --format meshfit)."});
+                      : what.empty() ? std::string("the text is not ") + kImportFormatsText + "."
+                                     : "the text is " + what + ", which meshfit writes (export) but does not read: import reads " +
+                                           kImportFormatsText +
+                                           "; give its settings as fields (or import meshfit's own JSON, export --format meshfit)."});
     return with_status(out, issues);
   }
   out["format"] = enum_key(*chosen);

@@ -328,12 +328,13 @@ bool draw_model(AppState& s) {
     if (ImGui::Button("Import")) {
       s.hf_message.clear();
       const std::optional<LaunchFormat> format = detect_launch_format(s.hf_text);
-      if (!format)
-        s.hf_message = unimported_format(s.hf_text).empty()
-                           ? "Not a config.json, a Megatron-LM command line, a torchtitan TOML, a DeepSpeed JSON or a meshfit JSON."
-                           : "This is " + unimported_format(s.hf_text) + ", which meshfit exports but does not read: paste a "
-                             "config.json, a Megatron-LM command line, a torchtitan TOML, a DeepSpeed JSON or a meshfit JSON.";
-      else changed |= import_into(s, import_launch_config(*format, s.hf_text), enum_label(*format));
+      if (!format) {
+        const std::string what = unimported_format(s.hf_text);
+        s.hf_message = what.empty() ? std::string("Not ") + kImportFormatsText + "."
+                                    : "This is " + what + ", which meshfit exports but does not read: paste " + kImportFormatsText + ".";
+      } else {
+        changed |= import_into(s, import_launch_config(*format, s.hf_text), enum_label(*format));
+      }
       refresh_mirror(s);
     }
     record_rect(s, "hf_import");

@@ -66,6 +66,9 @@ std::optional<LaunchFormat> detect_launch_format(const std::string& text);
 // (a torchtune recipe YAML, the HF Trainer snippet) or other YAML; "" otherwise. detect_launch_format
 // returns nothing for these (a review saw an exported torchtune YAML read as Megatron flags, 55 warnings).
 std::string unimported_format(const std::string& text);
+// What import reads, in words, for the messages that say a text is none of it (CLI, JS API, page).
+inline constexpr const char* kImportFormatsText =
+    "a config.json, a DeepSpeed JSON, a meshfit JSON, a torchtitan TOML or a Megatron-LM command line";
 
 LaunchImport import_launch_config(LaunchFormat format, const std::string& text);
 LaunchImport import_hf_launch(const std::string& config_json);         // model fields only

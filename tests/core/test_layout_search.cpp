@@ -30,6 +30,13 @@ Config apply(Config config, const LayoutCandidate& c) {
   return config;
 }
 
+// Search options with room to list every feasible layout (the fine-tune tests check each one).
+SearchOptions every_layout() {
+  SearchOptions options;
+  options.top_k = 1000;
+  return options;
+}
+
 int64_t rejected_total(const SearchResult& result) {
   return std::accumulate(result.rejected.begin(), result.rejected.end(), int64_t(0));
 }
@@ -207,8 +214,7 @@ TEST_CASE("a fine-tune's search offers only layouts its stack can launch: pp 1 a
   base.gpu = *find_gpu_preset("rtx4090");
   base.training.finetune = FinetuneMethod::kLora;
   base.training.global_batch = 64;
-  SearchOptions options;
-  options.top_k = 1000;
+  const SearchOptions options = every_layout();
   const SearchResult result = search_layouts(base, options);
   REQUIRE(result.valid());
   REQUIRE_FALSE(result.top.empty());
@@ -230,8 +236,7 @@ TEST_CASE("a QLoRA search offers tp 1 only, and a pinned tp > 1 is refused namin
   base.training.finetune = FinetuneMethod::kQlora;
   base.training.seq = 4096;
   base.training.global_batch = 16;
-  SearchOptions options;
-  options.top_k = 1000;
+  SearchOptions options = every_layout();
   const SearchResult result = search_layouts(base, options);
   REQUIRE(result.valid());
   REQUIRE_FALSE(result.top.empty());

@@ -1,7 +1,7 @@
 // panel_header.cpp — the header (verdict of the worst rank, copy/export buttons, units, theme); the
 // exports it offers (Markdown, CSV, JSON) are made in reports.cpp.
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 #include <vector>

@@ -279,20 +279,19 @@ void print_table(const json& out) {
   // The band covers each figure: MFU scales with tokens/s and the time to train inversely.
   const std::string band = out["error_band"]["text"].get<std::string>();
   const char* both = out["error_band"]["runs"].get<int>() > 0 ? "both " : "";
-  // A custom GPU given only its memory has no step time: said, not printed as 0 s and 0 tokens/s (a
-  // review read "predicted step 0.000 s, 0 tokens/s/GPU").
-  // Which figure is missing is the gpu warning's to say (a review gave --gpu-nic-gbps 0 across nodes
-  // and was told about TFLOP/s and bandwidth it had not touched).
+  // No step time (a custom GPU given only its memory, no NIC figure across nodes): said, not printed
+  // as 0 s and 0 tokens/s, and the warning that says which figure is missing is pointed at (reviews
+  // read "predicted step 0.000 s", then a TFLOP/s hint for a NIC of 0).
   if (!(out["step_time_s"].get<double>() > 0)) {
     std::string why;
     for (const json& issue : out["issues"])
       if ((issue["field"] == "gpu" || issue["field"] == "gpu_nic_gbps") && issue["severity"] == "warning")
         why = " (" + issue["field"].get<std::string>() + ": see its warning below)";
     std::printf("step time, tokens/s and MFU: not predicted%s\n", why.c_str());
-  }
-  else
+  } else {
     std::printf("predicted step %.3f s, %.0f tokens/s/GPU and MFU %.1f%% (%s%s)\n", out["step_time_s"].get<double>(),
                 out["tokens_per_s_per_gpu"].get<double>(), 100.0 * out["mfu"].get<double>(), both, band.c_str());
+  }
   const std::string host = out["host_bound_note"].get<std::string>();
   if (!host.empty()) std::printf("%s\n", host.c_str());
   if (out["time_to_train_s"].get<double>() > 0)

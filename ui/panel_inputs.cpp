@@ -130,6 +130,9 @@ constexpr FlagField kFp8AllGather = {"fp8_all_gather", "fp8 param all-gather"};
 constexpr FlagField kOffloadActivations = {"offload_activations", "offload activations to CPU"};
 // PEFT use_dora / torchtune use_dora: beside the adapters it decomposes.
 constexpr FlagField kDora = {"dora", "DoRA (weight-decomposed LoRA)"};
+// PEFT modules_to_save: the embedding or the head trained in full beside the adapters.
+constexpr FlagField kTrainedModules[] = {{"embedding_trained", "train embedding (modules_to_save)"},
+                                         {"lm_head_trained", "train LM head (modules_to_save)"}};
 bool shows_fp8_all_gather(const TrainingSpec& t) {
   return t.fp8_all_gather ||
          ((t.framework == Framework::kFsdp || t.framework == Framework::kMegatron) && t.precision == Precision::kFp8);
@@ -741,6 +744,10 @@ bool draw_finetune(AppState& s) {
     field_issue(s, "lora_targets");
     changed |= checkbox_field(s, kDora);
     field_issue(s, "dora");
+    for (const FlagField& flag : kTrainedModules) {
+      changed |= checkbox_field(s, flag);
+      field_issue(s, flag.field);
+    }
     ImGui::TextUnformatted("adapter dtype");
     ImGui::SetNextItemWidth(-FLT_MIN);
     changed |= combo_enum("##adapter_dtype", t.adapter_dtype);
@@ -1020,6 +1027,7 @@ std::string describe_form(const AppState& s) {
       if (!listed) targets["options"].push_back(option(t.lora_targets, t.lora_targets));
       form.push_back(targets);
       form.push_back(flag_entry(s, kDora));
+      for (const FlagField& flag : kTrainedModules) form.push_back(flag_entry(s, flag));
       form.push_back(enum_entry_json(s, "adapter_dtype", "adapter dtype", t.adapter_dtype));
     }
     if (t.finetune == FinetuneMethod::kQlora) {

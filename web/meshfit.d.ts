@@ -26,7 +26,7 @@ export interface Config {
   /** The fine-tuning software whose defaults fill what the config leaves out. */
   stack?: 'hf_peft' | 'hf_peft_deepspeed' | 'hf_peft_fsdp' | 'torchtune' | 'litgpt' | 'axolotl';
   lora_rank?: number; lora_alpha?: number; lora_dropout?: number; lora_targets?: string;
-  adapter_dtype?: 'fp32' | 'bf16'; dora?: boolean; base_dtype?: 'fp32' | 'bf16'; kbit_upcast?: boolean; double_quant?: boolean; optimizer_in_backward?: boolean;
+  adapter_dtype?: 'fp32' | 'bf16'; dora?: boolean; embedding_trained?: boolean; lm_head_trained?: boolean; base_dtype?: 'fp32' | 'bf16'; kbit_upcast?: boolean; double_quant?: boolean; optimizer_in_backward?: boolean;
   /** CPU offload: optimizer = DeepSpeed offload_optimizer (zero >= 1), FSDP CPUOffload, Megatron-LM
    *  --optimizer-cpu-offload (zero 1); params = ZeRO-3 offload_param / FSDP CPUOffload(offload_params). */
   offload?: 'none' | 'optimizer' | 'params'; optimizer_impl?: 'auto' | 'fused' | 'foreach';

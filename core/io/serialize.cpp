@@ -224,7 +224,8 @@ class Reader {
 
 const std::vector<const char*>& finetune_only_keys() {
   static const std::vector<const char*> keys = {"lora_rank", "lora_alpha", "lora_targets", "lora_dropout", "adapter_dtype",
-                                                "base_dtype", "kbit_upcast", "double_quant", "stack"};
+                                                "base_dtype", "kbit_upcast", "double_quant", "stack",
+                                                "embedding_trained", "lm_head_trained"};
   return keys;
 }
 
@@ -311,8 +312,9 @@ ParsedConfig parse_config(const json& object) {
     // --double-quant to a LoRA). A value equal to what the stack or meshfit would have used is what a
     // whole config writes for every run: not said.
     {
-      static const std::vector<const char*> adapter_keys = {"lora_rank", "lora_alpha", "lora_targets", "lora_dropout",
-                                                            "adapter_dtype", "base_dtype"};  // dora: validate.cpp
+      static const std::vector<const char*> adapter_keys = {"lora_rank",    "lora_alpha", "lora_targets",    "lora_dropout",
+                                                            "adapter_dtype", "base_dtype", "embedding_trained", "lm_head_trained"};
+      // dora: validate.cpp
       static const std::vector<const char*> four_bit_keys = {"kbit_upcast", "double_quant"};
       const Config plain = default_config();
       const auto& stack_keys = finetune_default_keys();

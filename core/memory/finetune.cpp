@@ -277,6 +277,29 @@ LayerFinetuneParameters layer_finetune_parameters(const ModelSpec& model, const 
 
 // [SECTION] Model states
 
+namespace {
+
+// The width the frozen base is kept in outside the 4-bit linears: bf16 as loaded (torch_dtype=
+// bfloat16), fp32 when a LoRA base is loaded in fp32 under a framework that keeps it so (FSDP mixed
+// precision shards fp32 and gathers bf16; DeepSpeed's bf16 mode casts the module to bf16, engine.py
+// _configure_distributed_model), and fp32 for QLoRA after prepare_model_for_kbit_training (PEFT
+// utils/other.py) unless skipped.
+double base_unquantized_bytes(const TrainingSpec& training) {
+  if (training.finetune == FinetuneMethod::kQlora) return training.kbit_upcast ? 4.0 : 2.0;
+  const bool fp32_base = training.base_dtype == AdapterDtype::kFp32 && !framework_profile(training.framework).casts_base_to_bf16;
+  return fp32_base ? 4.0 : 2.0;
+}
+
+}  // namespace
+
+double trained_module_parameters(const TrainingSpec& training, const MemoryPlan& plan, const StageShape& shape) {
+  if (!has_adapters(training)) return 0;
+  return (training.embedding_trained && shape.placement.has_embedding ? plan.vocab_parameters : 0.0) +
+         (training.lm_head_trained && shape.placement.has_lm_head ? plan.vocab_parameters : 0.0);
+}
+
+double trained_module_bytes_per_param(const TrainingSpec& training) { return base_unquantized_bytes(training); }
+
 // (~85 lines: pretraining, full fine-tuning, LoRA and QLoRA states side by side, so that each
 // method's bytes per parameter read against the others'; FINETUNE_NOTES sections in order.)
 StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, const StageShape& shape) {
@@ -287,7 +310,8 @@ StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, 
   const bool grads_sharded = rule.grad_fp32_bytes > 0 ? rule.grads_fp32_sharded : rule.grads_sharded;
   const double layers = double(shape.placement.layers);
   StageStateBytes s;
-  double moment_bytes_per_trainable = 0, grad_bytes_per_trainable = 0, largest_trainable_tensor = 0;
+  double moments = 0;                    // optimizer moments of the trainable parameters (paged: all of them)
+  double largest_gradient_bytes = 0;     // the largest trainable tensor's gradient (optimizer in backward)
 
   if (!has_adapters(training)) {
     // Pretraining and full fine-tuning: every parameter is trained (memory_model.cpp's rule).
@@ -297,12 +321,12 @@ StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, 
     s.optimizer = shape.parameters * plan.optimizer_bytes_per_param;
     s.output_section_bytes = shape.lm_head_parameters *
                              (plan.weight_bytes_per_param + plan.grad_bytes_per_param + plan.optimizer_bytes_per_param);
-    grad_bytes_per_trainable = plan.grad_bytes_per_param;
-    moment_bytes_per_trainable = per_param(optimizer_moment_bytes(training.optimizer, training.precision), rule.moments_sharded);
+    moments = s.trainable_parameters *
+              per_param(optimizer_moment_bytes(training.optimizer, training.precision), rule.moments_sharded);
     const ModelSpec& m = config.model;
     const double widest = std::max({double(m.ffn), double(m.hidden), query_width(m)});  // Wq/Wo: h x a*d
-    largest_trainable_tensor = std::max({double(m.hidden) * widest / double(config.layout.tp),
-                                         shape.embedding_parameters, shape.lm_head_parameters});
+    largest_gradient_bytes = plan.grad_bytes_per_param * std::max({double(m.hidden) * widest / double(config.layout.tp),
+                                                                   shape.embedding_parameters, shape.lm_head_parameters});
   } else {
     const LayerFinetuneParameters layer = layer_finetune_parameters(config.model, training, config.layout.tp);
     const bool qlora = training.finetune == FinetuneMethod::kQlora;
@@ -313,11 +337,7 @@ StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, 
     const double quantized = qlora ? layers * layer.linear : 0.0;
     const double unquantized = layers * (qlora ? layer.other : layer.linear + layer.other) + edge;
     const double nf4 = training.double_quant ? kNf4BytesPerParam : kNf4NoDoubleQuantBytesPerParam;
-    // A LoRA base loaded in fp32 stays fp32 under FSDP mixed precision (sharded fp32, gathered
-    // bf16); DeepSpeed's bf16 mode casts the module to bf16 (engine.py _configure_distributed_model).
-    const bool fp32_base = training.base_dtype == AdapterDtype::kFp32 &&
-                           !framework_profile(training.framework).casts_base_to_bf16;
-    const double unquantized_bytes = (qlora && training.kbit_upcast) || (!qlora && fp32_base) ? 4.0 : 2.0;
+    const double unquantized_bytes = base_unquantized_bytes(training);
     s.frozen_parameters = quantized + unquantized;
     s.quantized_parameters = quantized;
     s.weights = per_param(quantized * nf4 + unquantized * unquantized_bytes, rule.weights_sharded);
@@ -330,29 +350,54 @@ StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, 
     // master copy, so there is no separate fp32 master.
     const double adapter_param_bytes = training.adapter_dtype == AdapterDtype::kFp32 ? 4.0 : 2.0;
     const Precision moment_precision = training.adapter_dtype == AdapterDtype::kFp32 ? Precision::kBf16 : Precision::kPureBf16;
-    s.trainable_parameters = layers * layer.adapters;
-    s.weights += per_param(s.trainable_parameters * adapter_param_bytes, rule.weights_sharded);
-    grad_bytes_per_trainable = per_param(adapter_param_bytes, grads_sharded);
-    s.gradients = s.trainable_parameters * grad_bytes_per_trainable;
-    moment_bytes_per_trainable = per_param(optimizer_moment_bytes(training.optimizer, moment_precision), rule.moments_sharded);
-    s.optimizer = s.trainable_parameters * moment_bytes_per_trainable;
+    const double adapters = layers * layer.adapters;
+    s.weights += per_param(adapters * adapter_param_bytes, rule.weights_sharded);
+    const double adapter_grad_bytes = per_param(adapter_param_bytes, grads_sharded);
+    s.gradients = adapters * adapter_grad_bytes;
+    moments = adapters * per_param(optimizer_moment_bytes(training.optimizer, moment_precision), rule.moments_sharded);
+    s.optimizer = moments;
     const ModelSpec& m = config.model;
-    largest_trainable_tensor = double(training.lora_rank) * std::max({double(m.ffn), double(m.hidden), query_width(m)});
+    largest_gradient_bytes =
+        adapter_grad_bytes * double(training.lora_rank) * std::max({double(m.ffn), double(m.hidden), query_width(m)});
+    // PEFT modules_to_save (utils/other.py ModulesToSaveWrapper.update: copy.deepcopy(original_module),
+    // requires_grad on the copy; FINETUNE_NOTES §1.1): the original stays frozen (counted above) and a
+    // trainable copy of the embedding or head is added in the width it was loaded in, trained as
+    // torch.optim trains it (its own master, moments in its dtype). A framework that casts the
+    // model to bf16 and steps an fp32 master in its optimizer (DeepSpeed) keeps it as full training
+    // keeps a parameter (the plan's bytes per parameter).
+    const double copies = trained_module_parameters(training, plan, shape);
+    s.trained_module_parameters = copies;
+    if (copies > 0) {
+      const bool framework_master = framework_profile(training.framework).casts_base_to_bf16;
+      const double copy_bytes = base_unquantized_bytes(training);
+      const double copy_weight = framework_master ? plan.weight_bytes_per_param : per_param(copy_bytes, rule.weights_sharded);
+      const double copy_grad = framework_master ? plan.grad_bytes_per_param : per_param(copy_bytes, grads_sharded);
+      const double copy_moments = per_param(
+          optimizer_moment_bytes(training.optimizer, copy_bytes == 4.0 || framework_master ? Precision::kBf16 : Precision::kPureBf16),
+          rule.moments_sharded);
+      const double copy_optimizer = framework_master ? plan.optimizer_bytes_per_param : copy_moments;
+      s.weights += copies * copy_weight;
+      s.gradients += copies * copy_grad;
+      s.optimizer += copies * copy_optimizer;
+      moments += copies * copy_moments;
+      largest_gradient_bytes = std::max(largest_gradient_bytes, plan.vocab_parameters * copy_grad);
+      if (training.lm_head_trained && shape.placement.has_lm_head)
+        s.output_section_bytes += plan.vocab_parameters * (copy_weight + copy_grad + copy_optimizer);
+    }
+    s.trainable_parameters = adapters + copies;
   }
 
   // bitsandbytes paged optimizers allocate their states (tensors of >= 1e5 elements) with
   // cudaMallocManaged (optim/optimizer.py get_state_buffer, is_paged): outside PyTorch's
   // allocator, so in nvidia-smi only (FINETUNE_NOTES §2.3, FRAMEWORK_NOTES §4.2).
   if (pages_optimizer_states(training.optimizer)) {
-    const double moments = s.trainable_parameters * moment_bytes_per_trainable;
     s.paged_optimizer = moments;
     s.optimizer -= moments;
   }
   // torchtune optimizer_in_bwd (training/memory.py register_optim_in_bwd_hooks): each parameter is
   // stepped in its post-accumulate-grad hook and its gradient freed, so one tensor's gradient lives
   // at a time instead of the gradient buffer.
-  if (training.optimizer_in_backward)
-    s.gradients = std::min(s.gradients, largest_trainable_tensor * grad_bytes_per_trainable);
+  if (training.optimizer_in_backward) s.gradients = std::min(s.gradients, largest_gradient_bytes);
   // DeepSpeed ZeRO++ hpZ (Layout::hpz_partition_size): after each forward gather ZeRO-3 keeps a
   // second partition of the 16-bit weights over the hpZ group, allocated once and kept
   // (partition_parameters.py _partition_param_sec: ds_secondary_tensor of numel / group size in

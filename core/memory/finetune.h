@@ -123,11 +123,18 @@ struct StageStateBytes {
   double paged_optimizer = 0;      // CUDA managed memory (bitsandbytes paged): nvidia-smi only
   double host = 0;                 // CPU memory of offloaded states (ZeRO-Offload/Infinity, FSDP CPU offload)
   double trainable_parameters = 0; // parameters with gradients on this stage (before sharding)
+  double trained_module_parameters = 0;  // of those, the trainable embedding/head copies (modules_to_save)
   double frozen_parameters = 0;    // parameters without gradients on this stage
   double quantized_parameters = 0; // of which stored as NF4
   double output_section_bytes = 0; // LM head + final norm states (LLMem's separate output section)
   double transient_bytes = 0;      // QLoRA: one layer's dequantised bf16 weight, live in its GEMMs
 };
+// PEFT modules_to_save (TrainingSpec::embedding_trained, lm_head_trained): the parameters of the
+// trainable copies a stage holds on one TP rank (the embedding's with the embedding, the head's with
+// the head; a tied model's copies are two), 0 without adapters; and the width of such a copy in
+// bytes, the frozen base's as loaded (2 bf16; 4 when it is kept in fp32, QLoRA's kbit upcast included).
+double trained_module_parameters(const TrainingSpec& training, const MemoryPlan& plan, const StageShape& shape);
+double trained_module_bytes_per_param(const TrainingSpec& training);
 // The hook of stage_memory(): every method, pretraining included, goes through here.
 StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, const StageShape& shape);
 

@@ -421,7 +421,8 @@ CommBuffers comm_buffer_bytes(const Config& config, const RankIntermediates& ran
   // reduce; the gathered base is bf16, or NF4 packed in a bf16 quant_storage under QLoRA.
   const bool frozen_base = has_adapters(config.training);
   const double trained = frozen_base ? rank.trainable_parameters : rank.parameters;
-  const double trained_layer = frozen_base && rank.layers > 0 ? rank.trainable_parameters / double(rank.layers) : layer;
+  const double trained_layer =
+      frozen_base && rank.layers > 0 ? (rank.trainable_parameters - rank.trained_module_parameters) / double(rank.layers) : layer;
   const double gathered_bytes = config.training.finetune == FinetuneMethod::kQlora ? kNf4BytesPerParam : 2.0;
   const FrameworkProfile& profile = framework_profile(config.training.framework);
   switch (profile.comm_buffers) {
@@ -714,9 +715,12 @@ StageTransients stage_transients(const Config& config, const MemoryPlan& plan, c
       const double tokens = double(training.seq) / double(layout.cp) * double(training.micro_batch);
       const double input_bytes = plan.activation_settings.fp32_residual ? 4.0 : 2.0;
       out.logits = fused_linear_loss_bytes(tokens, double(model.hidden), double(plan.padded_vocab) / double(layout.tp), input_bytes);
-      // A trained head: grad_weight = zeros_like(weight) is made in the forward and kept for backward.
+      // A trained head: grad_weight = zeros_like(weight) is made in the forward and kept for backward
+      // (a frozen base's head too when modules_to_save trains its copy).
       if (!has_adapters(training))
         out.logits += in.lm_head_parameters * (autocast_over_fp32_weights(config, plan.profile) ? 4.0 : 2.0);
+      else if (training.lm_head_trained)
+        out.logits += plan.vocab_parameters * trained_module_bytes_per_param(training);
     }
   }
 
@@ -909,6 +913,7 @@ RankMemory stage_memory(const Config& config, const MemoryPlan& plan, int64_t st
   // Model states, pretraining or fine-tuning, from the one hook (finetune.h).
   const StageStateBytes states = stage_state_bytes(config, plan, shape);
   in.trainable_parameters = states.trainable_parameters;
+  in.trained_module_parameters = states.trained_module_parameters;
   in.frozen_parameters = states.frozen_parameters;
   in.quantized_parameters = states.quantized_parameters;
   in.dequantized_transient_bytes = states.transient_bytes;

@@ -264,6 +264,7 @@ struct RankIntermediates {
   int64_t nccl_communicators = 0;
   // Fine-tuning (finetune.h): what is trained, what is frozen, and LLMem's two sections.
   double trainable_parameters = 0;      // parameters with gradients on this rank's stage
+  double trained_module_parameters = 0; // of those, the trainable embedding/head copies (modules_to_save)
   double frozen_parameters = 0;         // frozen base parameters on this stage
   double quantized_parameters = 0;      // of which NF4 (QLoRA)
   double dequantized_transient_bytes = 0;  // QLoRA: one projection dequantised to bf16

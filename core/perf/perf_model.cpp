@@ -1070,8 +1070,13 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
   if (stage.has_lm_head) {
     const double logits_s = tokens * double(plan.padded_vocab) / t * loss_s_per_logit(config.gpu, perf);
     st.forward += terms.head_fwd_s + logits_s / 2.0;
-    st.backward += (has_adapters(training) ? 1.0 : 2.0) * terms.head_fwd_s + logits_s / 2.0;  // frozen head: dX only
+    // A frozen head: dX only; a trained copy (modules_to_save lm_head) computes dW too.
+    st.backward += (has_adapters(training) && !training.lm_head_trained ? 1.0 : 2.0) * terms.head_fwd_s + logits_s / 2.0;
   }
+  // Parameters with gradients: the adapters' share of every layer, and the embedding/head copies
+  // modules_to_save trains in full (finetune.h).
+  const double copies = trained_module_parameters(training, plan, shape);
+  const double trained = shape.parameters * terms.work.trainable_fraction + copies;
   // Per micro-batch host work (embedding, loss, schedule); hidden unless it exceeds the device work.
   // FSDP2's edge units (the embedding's, and [norm, output] unless tied to it) pass their hooks too.
   const double edge_units = (stage.has_embedding ? 1.0 : 0.0) + (stage.has_lm_head && !config.model.tied_embeddings ? 1.0 : 0.0);
@@ -1081,8 +1086,7 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
   // Gradient accumulation without GEMM fusion: read the new gradient, read and write the buffer; a
   // frozen base has none (an as-a-user review saw DeepSpeed LoRA charged for all 8B parameters).
   if (!perf.fused_grad_accumulation && !terms.sharded_weights)
-    st.backward += shape.parameters * terms.work.trainable_fraction * (2.0 + 2.0 * (training.fp32_grad_buffer ? 4.0 : 2.0)) /
-                   rate.hbm_bytes_per_s;
+    st.backward += trained * (2.0 + 2.0 * (training.fp32_grad_buffer ? 4.0 : 2.0)) / rate.hbm_bytes_per_s;
   // Plain PyTorch mixed precision over fp32 weights (DDP or a one-GPU loop; memory_model.h
   // autocast_over_fp32_weights): torch.autocast casts every GEMM weight to bf16 in each forward (4 B
   // read, 2 written; its cast cache lives for one autocast region), again in a full-recompute forward.
@@ -1095,7 +1099,7 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
     st.backward += full_recompute_share(config) * cast_s;
   }
   if (plan.profile.ddp_bucket_copy && layout.zero == 0 && plan.dp * layout.cp > 1)
-    st.backward += ddp_bucket_copy_s(config, shape.parameters * terms.work.trainable_fraction);
+    st.backward += ddp_bucket_copy_s(config, trained);
   if (training.offload_activations && stage.layers > 0) {
     // Activation offloading (torchtune OffloadActivations, use_streams): the layers' saved tensors go
     // to the host over PCIe during the forward and come back during the backward, on a side stream
@@ -1136,7 +1140,8 @@ StageTime stage_time(const StepTerms& terms, int64_t stage_index) {
                                          ? gather_or_scatter_s(terms.hpz_link, layout.hpz_partition_size, gathered_bytes)
                                          : forward_gather_s;
     const double in_group = layers * (forward_gather_s + backward_gather_s +
-                                      gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_trained * terms.reduce_bytes));
+                                      gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, layer_trained * terms.reduce_bytes)) +
+                            gather_or_scatter_s(terms.zero3_link, terms.shard_ranks, copies * terms.reduce_bytes);
     const double across_replicas = layers * replica_all_reduce_s(terms, layer_trained * terms.reduce_bytes);
     // FSDP2 HSDP: the all-reduce of one block's shard is left in flight (_all_reduce_state, held across
     // blocks, FRAMEWORK_NOTES §1.3) while the next block gathers and reduce-scatters; on a different
@@ -1320,7 +1325,8 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
 
   const StageShape first_stage = stage_shape(config, plan, 0);
   const double stage_params = first_stage.parameters;  // the first stage (embedding; at pp=1 the head too)
-  const double stage_trained = stage_params * terms.work.trainable_fraction;  // frozen weights: no gradient, no step
+  // Frozen weights: no gradient, no step; modules_to_save's copies are stepped in full.
+  const double stage_trained = stage_params * terms.work.trainable_fraction + trained_module_parameters(training, plan, first_stage);
   const double dp_exposed = dp_sync_exposed_s(terms, slowest, stage_params, stage_trained, first_stage.placement.layers);
 
   StepBreakdown& b = report.breakdown;

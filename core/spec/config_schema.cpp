@@ -256,6 +256,14 @@ std::vector<ConfigField> make_fields() {
                                                        "LoRA dropout probability in [0, 1) (> 0 keeps a dropped input copy)"),
       boolean<&C::training, &TrainingSpec::dora>("dora", G::kTraining,
                                                  "LoRA: DoRA weight decomposition (PEFT use_dora): a magnitude per output, the weight norm each forward"),
+      boolean<&C::training, &TrainingSpec::embedding_trained>(
+          "embedding_trained", G::kTraining,
+          "LoRA: the token embedding trained in full beside the adapters (PEFT modules_to_save embed_tokens): a copy, "
+          "its gradient and optimizer state"),
+      boolean<&C::training, &TrainingSpec::lm_head_trained>(
+          "lm_head_trained", G::kTraining,
+          "LoRA: the LM head trained in full beside the adapters (PEFT modules_to_save lm_head): a copy, its gradient "
+          "and optimizer state"),
       text<&C::training, &TrainingSpec::lora_targets>("lora_targets", G::kTraining,
                                                      "LoRA target modules: all-linear, attention or a list of q,k,v,o,gate,up,down"),
       word<&C::training, &TrainingSpec::adapter_dtype>("adapter_dtype", G::kTraining, "LoRA adapter dtype"),

@@ -196,6 +196,11 @@ struct TrainingSpec {
   // PEFT LoraConfig(use_dora=True) / torchtune use_dora: a trained magnitude per output of each adapted
   // module, the column norm of W + BA every forward (finetune.cpp lora_activation_delta_bytes).
   bool dora = false;
+  // PEFT LoraConfig(modules_to_save=["embed_tokens"] / ["lm_head"]) (peft utils/other.py
+  // ModulesToSaveWrapper; axolotl lora_modules_to_save): a trainable deep copy of the module beside the
+  // frozen original, with its own gradient and optimizer state (finetune.cpp stage_state_bytes).
+  bool embedding_trained = false;
+  bool lm_head_trained = false;
   AdapterDtype base_dtype = AdapterDtype::kBf16;  // LoRA: dtype the frozen base is loaded in (fp32: PEFT sft example without torch_dtype)
   bool kbit_upcast = true;                 // QLoRA: prepare_model_for_kbit_training casts non-4-bit params to fp32
   bool double_quant = true;                // QLoRA: bnb_4bit_use_double_quant (0.516 vs 0.5625 B/param)

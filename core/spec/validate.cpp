@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "spec/checked.h"
 #include "spec/config_schema.h"
@@ -184,6 +185,15 @@ struct Rules {
                     std::string("dora applies to LoRA and QLoRA adapters; finetune=") + enum_key(t.finetune) + " has none (ignored).");
     if (t.dora && t.stack == FinetuneStack::kLitgpt && has_adapters(t))
       check.warning(IssueCode::kUnsupportedSetting, "dora", "LitGPT's LoRA has no DoRA; estimated as PEFT's.");
+    // A fully trained embedding or head beside the adapters is PEFT's modules_to_save (axolotl:
+    // lora_modules_to_save). torchtune's LoRA recipes train the adapter parameters only
+    // (set_trainable_params(model, get_adapter_params(model))), LitGPT's mark_only_lora_as_trainable.
+    if (has_adapters(t) && (t.stack == FinetuneStack::kTorchtune || t.stack == FinetuneStack::kLitgpt))
+      for (const auto& [on, key] : {std::pair{t.embedding_trained, "embedding_trained"}, std::pair{t.lm_head_trained, "lm_head_trained"}})
+        if (on)
+          check.warning(IssueCode::kUnsupportedSetting, key,
+                        std::string(key) + " is PEFT's modules_to_save; " + enum_label(t.stack) +
+                            "'s LoRA trains the adapters only, so this estimates a run patched to train it.");
     // The two memory switches exist only in some software: the estimate still applies them (what a
     // patched run would hold), and says so (an as-a-user review saw HF QLoRA estimated with
     // torchtune's activation offloading, and torchtune with Liger's loss, without a word).

@@ -1117,3 +1117,74 @@ TEST_CASE("methods ranks the methods under the tight threshold before the tight 
   CHECK(out["ranked"][0]["verdict"] == "fits");
   CHECK(any_tight);  // the case has tight rows to order (QLoRA + ZeRO-2 offload at 98.6%)
 }
+
+// PEFT LoraConfig(modules_to_save=[...]) (peft utils/other.py ModulesToSaveWrapper.update:
+// copy.deepcopy of the module, trainable; FINETUNE_NOTES §1.1): the frozen original stays and a copy
+// is trained beside it, in the width the base was loaded in, as torch.optim trains any parameter.
+TEST_CASE("modules_to_save: a trainable copy of the embedding or head, its gradient and moments (PEFT ModulesToSaveWrapper)") {
+  const auto states = [](const json& object) {
+    const Config c = config_of(object);
+    const MemoryPlan plan = plan_memory(c);
+    return std::pair{stage_state_bytes(c, plan, stage_shape(c, plan, 0)), plan};
+  };
+  // Llama 3.1 8B: untied, 128256 x 4096 = 525,336,576 parameters in each of the embedding and head.
+  const double vh = 128256.0 * 4096.0;
+  json lora = {{"model", "llama3.1-8b"}, {"gpu", "h100-sxm"}, {"gpus", 1}, {"finetune", "lora"}};
+  const auto [plain, plan] = states(lora);
+  REQUIRE(plan.vocab_parameters == vh);
+  json head = lora;
+  head["lm_head_trained"] = true;
+  const StageStateBytes with_head = states(head).first;
+  // Loaded in bf16 (torch_dtype=bfloat16): the copy 2 B, its gradient 2 B, AdamW's m and v 2 + 2 B.
+  CHECK(with_head.trainable_parameters - plain.trainable_parameters == doctest::Approx(vh));
+  CHECK(with_head.trained_module_parameters == doctest::Approx(vh));
+  CHECK(with_head.weights - plain.weights == doctest::Approx(2.0 * vh));
+  CHECK(with_head.gradients - plain.gradients == doctest::Approx(2.0 * vh));
+  CHECK(with_head.optimizer - plain.optimizer == doctest::Approx(4.0 * vh));
+  CHECK(with_head.output_section_bytes - plain.output_section_bytes == doctest::Approx(8.0 * vh));
+  json both = head;
+  both["embedding_trained"] = true;
+  CHECK(states(both).first.trained_module_parameters == doctest::Approx(2.0 * vh));
+  // A tied model (Llama 3.2 1B, 128256 x 2048) has one matrix; each named module is its own copy.
+  json tied = {{"model", "llama3.2-1b"}, {"gpu", "h100-sxm"}, {"gpus", 1}, {"finetune", "lora"}, {"lm_head_trained", true}};
+  CHECK(states(tied).first.trained_module_parameters == doctest::Approx(128256.0 * 2048.0));
+  tied["embedding_trained"] = true;
+  CHECK(states(tied).first.trained_module_parameters == doctest::Approx(2.0 * 128256.0 * 2048.0));
+  // QLoRA after prepare_model_for_kbit_training: the head is fp32 before get_peft_model copies it.
+  json qlora = lora;
+  qlora["finetune"] = "qlora";
+  json qlora_head = qlora;
+  qlora_head["lm_head_trained"] = true;
+  const StageStateBytes q0 = states(qlora).first, q1 = states(qlora_head).first;
+  CHECK(q1.weights - q0.weights == doctest::Approx(4.0 * vh));
+  CHECK(q1.optimizer - q0.optimizer == doctest::Approx(8.0 * vh));
+  // DeepSpeed's bf16 mode keeps it as full training keeps a parameter: bf16 copy, fp32 master and
+  // moments in its ZeRO partitions.
+  json ds = {{"model", "llama3.1-8b"}, {"gpu", "h100-sxm"}, {"gpus", 8}, {"finetune", "lora"}, {"stack", "hf_peft_deepspeed"}};
+  json ds_head = ds;
+  ds_head["lm_head_trained"] = true;
+  const auto [d0, ds_plan] = states(ds);
+  const StageStateBytes d1 = states(ds_head).first;
+  CHECK(d1.weights - d0.weights == doctest::Approx(vh * ds_plan.weight_bytes_per_param));
+  CHECK(d1.optimizer - d0.optimizer == doctest::Approx(vh * ds_plan.optimizer_bytes_per_param));
+  // The whole estimate: more memory, a slower step (the head's weight-gradient GEMM, a bigger step).
+  const Estimate e0 = estimate(config_of(lora)), e1 = estimate(config_of(head));
+  CHECK(e1.memory.worst().peak_reserved_bytes > e0.memory.worst().peak_reserved_bytes + 4.0 * vh);
+  CHECK(e1.step.step_time_s > e0.step.step_time_s);
+  // Software without modules_to_save says so, naming the field; a full fine-tune ignores it, said.
+  json tt = head;
+  tt["stack"] = "torchtune";
+  const std::vector<Issue> tt_issues = validate(config_of(tt));
+  CHECK(std::any_of(tt_issues.begin(), tt_issues.end(), [](const Issue& i) { return i.field == "lm_head_trained"; }));
+  json full = head;
+  full["finetune"] = "full";
+  const ParsedConfig parsed = parse_config(full);
+  CHECK(std::any_of(parsed.issues.begin(), parsed.issues.end(), [](const Issue& i) { return i.field == "lm_head_trained"; }));
+  // The HF Trainer + PEFT export writes it; the link carries it.
+  const std::string hf = export_launch_config(config_of(both), LaunchFormat::kHfTrainer).text;
+  CHECK(hf.find("modules_to_save=[\"embed_tokens\", \"lm_head\"]") != std::string::npos);
+  const ParsedConfig decoded = decode_state(encode_state(config_of(both)));
+  REQUIRE_FALSE(has_errors(decoded.issues));
+  CHECK(decoded.config.training.embedding_trained);
+  CHECK(decoded.config.training.lm_head_trained);
+}

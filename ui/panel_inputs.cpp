@@ -131,8 +131,8 @@ constexpr FlagField kOffloadActivations = {"offload_activations", "offload activ
 // PEFT use_dora / torchtune use_dora: beside the adapters it decomposes.
 constexpr FlagField kDora = {"dora", "DoRA (weight-decomposed LoRA)"};
 // PEFT modules_to_save: the embedding or the head trained in full beside the adapters.
-constexpr FlagField kTrainedModules[] = {{"embedding_trained", "train embedding (modules_to_save)"},
-                                         {"lm_head_trained", "train LM head (modules_to_save)"}};
+constexpr FlagField kTrainedModules[] = {{"embedding_trained", "train embedding fully"},
+                                         {"lm_head_trained", "train LM head fully"}};
 bool shows_fp8_all_gather(const TrainingSpec& t) {
   return t.fp8_all_gather ||
          ((t.framework == Framework::kFsdp || t.framework == Framework::kMegatron) && t.precision == Precision::kFp8);
@@ -746,6 +746,7 @@ bool draw_finetune(AppState& s) {
     field_issue(s, "dora");
     for (const FlagField& flag : kTrainedModules) {
       changed |= checkbox_field(s, flag);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", find_config_field(flag.field)->help);
       field_issue(s, flag.field);
     }
     ImGui::TextUnformatted("adapter dtype");

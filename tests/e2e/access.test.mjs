@@ -269,9 +269,26 @@ test('the DOM form switches to fine-tuning as the panel does, and its fine-tunin
   assert.deepEqual(m.ranks, nativeRanks(m.state));
   const form = m.form.map((f) => f.field);
   for (const field of ['finetune', 'stack', 'lora_rank', 'lora_alpha', 'lora_dropout', 'lora_targets', 'adapter_dtype',
-                       'double_quant', 'kbit_upcast', 'offload', 'optimizer_in_backward', 'tokens_to_train',
-                       'offload_activations'])
+                       'embedding_trained', 'lm_head_trained', 'double_quant', 'kbit_upcast', 'offload',
+                       'optimizer_in_backward', 'tokens_to_train', 'offload_activations'])
     assert.ok(form.includes(field), `the form has ${field}`);
+  // PEFT modules_to_save from the keyboard: the head's trainable copy is in the config and the ranks
+  // are the CLI's for that state, above the ranks without it.
+  const headBox = page.getByRole('checkbox', { name: 'train LM head fully', exact: true });
+  const withoutHead = m.ranks;
+  v = await version(page);
+  await headBox.focus();
+  await page.keyboard.press('Space');
+  await settled(page, v);
+  m = await mirror(page);
+  assert.equal(m.config.lm_head_trained, true);
+  assert.deepEqual(m.ranks, nativeRanks(m.state));
+  assert.notDeepEqual(m.ranks, withoutHead, 'the trained head changes the ranks');
+  v = await version(page);
+  await page.keyboard.press('Space');
+  await settled(page, v);
+  m = await mirror(page);
+  assert.equal(m.config.lm_head_trained, false);
   // Activation offloading from the keyboard: the checked box reaches the config, and the CLI's ranks
   // for the resulting state are the page's (its saved layers go to CPU memory).
   const offloadBox = page.getByRole('checkbox', { name: 'offload activations to CPU', exact: true });

@@ -76,7 +76,8 @@ async function scrollTo(page, name) {
   const height = await page.evaluate(() => innerHeight);
   for (let i = 0; i < 20; ++i) {
     const rect = (await widgets(page))[name];
-    if (!rect || (rect[1] >= 0 && rect[1] + rect[3] <= height)) return;
+    // In view above the panel's bottom frame (its border and padding clip a field in the last 32 px).
+    if (!rect || (rect[1] >= 0 && rect[1] + rect[3] <= height - 32)) return;
     await page.mouse.move(rect[0] + 4, height / 2);
     await page.mouse.wheel(0, rect[1] < 0 ? -200 : 200);
     await nextFrames(page);

@@ -230,9 +230,10 @@ LaunchExport export_torchtune(const Config& c) {
     warn("double_quant", "torchao's NF4 always double-quantises its scales; double_quant=false is not written.");
   if (adapters && t.adapter_dtype == AdapterDtype::kFp32)
     warn("adapter_dtype", "torchtune builds the adapters in the model dtype; fp32 adapters are not a setting.");
-  for (const auto& [on, key] : {std::pair{t.embedding_trained, "embedding_trained"}, std::pair{t.lm_head_trained, "lm_head_trained"}})
-    if (adapters && on)
-      warn(key, std::string("torchtune's LoRA recipes train the adapters only (no modules_to_save); ") + key + " is not written.");
+  for (const ModuleToSave& module : kModulesToSave)
+    if (adapters && t.*module.flag)
+      warn(module.key,
+           std::string("torchtune's LoRA recipes train the adapters only (no modules_to_save); ") + module.key + " is not written.");
 
   ojson config;
   config["model"] = model;
@@ -361,10 +362,9 @@ LaunchExport export_hf_trainer(const Config& c) {
                                     {"target_modules", target_modules},
                                     {"task_type", "CAUSAL_LM"}};
     if (t.dora) lora_args.push_back({"use_dora", true});
-    // The embedding and the head trained in full: PEFT's module names for Llama-family models.
     ojson saved = ojson::array();
-    if (t.embedding_trained) saved.push_back("embed_tokens");
-    if (t.lm_head_trained) saved.push_back("lm_head");
+    for (const ModuleToSave& module : kModulesToSave)
+      if (t.*module.flag) saved.push_back(module.peft_name);
     if (!saved.empty()) lora_args.push_back({"modules_to_save", saved});
     text += python_call("lora_config", "LoraConfig", lora_args);
     text += python_call("model", "get_peft_model",

@@ -277,28 +277,21 @@ LayerFinetuneParameters layer_finetune_parameters(const ModelSpec& model, const 
 
 // [SECTION] Model states
 
-namespace {
-
-// The width the frozen base is kept in outside the 4-bit linears: bf16 as loaded (torch_dtype=
-// bfloat16), fp32 when a LoRA base is loaded in fp32 under a framework that keeps it so (FSDP mixed
-// precision shards fp32 and gathers bf16; DeepSpeed's bf16 mode casts the module to bf16, engine.py
-// _configure_distributed_model), and fp32 for QLoRA after prepare_model_for_kbit_training (PEFT
-// utils/other.py) unless skipped.
+// bf16 as loaded (torch_dtype=bfloat16); a LoRA base loaded in fp32 stays fp32 under FSDP mixed
+// precision (sharded fp32, gathered bf16) while DeepSpeed's bf16 mode casts the module to bf16
+// (engine.py _configure_distributed_model); QLoRA's is fp32 after prepare_model_for_kbit_training
+// (PEFT utils/other.py) unless skipped.
 double base_unquantized_bytes(const TrainingSpec& training) {
   if (training.finetune == FinetuneMethod::kQlora) return training.kbit_upcast ? 4.0 : 2.0;
   const bool fp32_base = training.base_dtype == AdapterDtype::kFp32 && !framework_profile(training.framework).casts_base_to_bf16;
   return fp32_base ? 4.0 : 2.0;
 }
 
-}  // namespace
-
 double trained_module_parameters(const TrainingSpec& training, const MemoryPlan& plan, const StageShape& shape) {
   if (!has_adapters(training)) return 0;
   return (training.embedding_trained && shape.placement.has_embedding ? plan.vocab_parameters : 0.0) +
          (training.lm_head_trained && shape.placement.has_lm_head ? plan.vocab_parameters : 0.0);
 }
-
-double trained_module_bytes_per_param(const TrainingSpec& training) { return base_unquantized_bytes(training); }
 
 // (~85 lines: pretraining, full fine-tuning, LoRA and QLoRA states side by side, so that each
 // method's bytes per parameter read against the others'; FINETUNE_NOTES sections in order.)
@@ -369,11 +362,11 @@ StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, 
     s.trained_module_parameters = copies;
     if (copies > 0) {
       const bool framework_master = framework_profile(training.framework).casts_base_to_bf16;
-      const double copy_bytes = base_unquantized_bytes(training);
-      const double copy_weight = framework_master ? plan.weight_bytes_per_param : per_param(copy_bytes, rule.weights_sharded);
-      const double copy_grad = framework_master ? plan.grad_bytes_per_param : per_param(copy_bytes, grads_sharded);
+      const double copy_weight = framework_master ? plan.weight_bytes_per_param : per_param(unquantized_bytes, rule.weights_sharded);
+      const double copy_grad = framework_master ? plan.grad_bytes_per_param : per_param(unquantized_bytes, grads_sharded);
       const double copy_moments = per_param(
-          optimizer_moment_bytes(training.optimizer, copy_bytes == 4.0 || framework_master ? Precision::kBf16 : Precision::kPureBf16),
+          optimizer_moment_bytes(training.optimizer,
+                                 unquantized_bytes == 4.0 || framework_master ? Precision::kBf16 : Precision::kPureBf16),
           rule.moments_sharded);
       const double copy_optimizer = framework_master ? plan.optimizer_bytes_per_param : copy_moments;
       s.weights += copies * copy_weight;

@@ -129,12 +129,22 @@ struct StageStateBytes {
   double output_section_bytes = 0; // LM head + final norm states (LLMem's separate output section)
   double transient_bytes = 0;      // QLoRA: one layer's dequantised bf16 weight, live in its GEMMs
 };
-// PEFT modules_to_save (TrainingSpec::embedding_trained, lm_head_trained): the parameters of the
-// trainable copies a stage holds on one TP rank (the embedding's with the embedding, the head's with
-// the head; a tied model's copies are two), 0 without adapters; and the width of such a copy in
-// bytes, the frozen base's as loaded (2 bf16; 4 when it is kept in fp32, QLoRA's kbit upcast included).
+// PEFT modules_to_save as meshfit's switches: the schema key, the TrainingSpec flag, and PEFT's
+// module name for Llama-family models (what the HF export writes).
+struct ModuleToSave {
+  const char* key;
+  bool TrainingSpec::*flag;
+  const char* peft_name;
+};
+inline constexpr ModuleToSave kModulesToSave[] = {{"embedding_trained", &TrainingSpec::embedding_trained, "embed_tokens"},
+                                                  {"lm_head_trained", &TrainingSpec::lm_head_trained, "lm_head"}};
+// The width in bytes of the frozen base outside the 4-bit linears, and so of a modules_to_save copy
+// of its embedding or head: 2 (bf16 as loaded); 4 when it is kept in fp32 (a LoRA base loaded in
+// fp32 under a framework that does not cast it, QLoRA after prepare_model_for_kbit_training).
+double base_unquantized_bytes(const TrainingSpec& training);
+// The parameters of the trainable copies a stage holds on one TP rank (the embedding's with the
+// embedding, the head's with the head; a tied model's copies are two), 0 without adapters.
 double trained_module_parameters(const TrainingSpec& training, const MemoryPlan& plan, const StageShape& shape);
-double trained_module_bytes_per_param(const TrainingSpec& training);
 // The hook of stage_memory(): every method, pretraining included, goes through here.
 StageStateBytes stage_state_bytes(const Config& config, const MemoryPlan& plan, const StageShape& shape);
 

@@ -720,7 +720,7 @@ StageTransients stage_transients(const Config& config, const MemoryPlan& plan, c
       if (!has_adapters(training))
         out.logits += in.lm_head_parameters * (autocast_over_fp32_weights(config, plan.profile) ? 4.0 : 2.0);
       else if (training.lm_head_trained)
-        out.logits += plan.vocab_parameters * trained_module_bytes_per_param(training);
+        out.logits += plan.vocab_parameters * base_unquantized_bytes(training);
     }
   }
 

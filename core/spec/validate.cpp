@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
-#include <utility>
 
 #include "spec/checked.h"
 #include "spec/config_schema.h"
@@ -189,10 +188,10 @@ struct Rules {
     // lora_modules_to_save). torchtune's LoRA recipes train the adapter parameters only
     // (set_trainable_params(model, get_adapter_params(model))), LitGPT's mark_only_lora_as_trainable.
     if (has_adapters(t) && (t.stack == FinetuneStack::kTorchtune || t.stack == FinetuneStack::kLitgpt))
-      for (const auto& [on, key] : {std::pair{t.embedding_trained, "embedding_trained"}, std::pair{t.lm_head_trained, "lm_head_trained"}})
-        if (on)
-          check.warning(IssueCode::kUnsupportedSetting, key,
-                        std::string(key) + " is PEFT's modules_to_save; " + enum_label(t.stack) +
+      for (const ModuleToSave& module : kModulesToSave)
+        if (t.*module.flag)
+          check.warning(IssueCode::kUnsupportedSetting, module.key,
+                        std::string(module.key) + " is PEFT's modules_to_save; " + enum_label(t.stack) +
                             "'s LoRA trains the adapters only, so this estimates a run patched to train it.");
     // The two memory switches exist only in some software: the estimate still applies them (what a
     // patched run would hold), and says so (an as-a-user review saw HF QLoRA estimated with

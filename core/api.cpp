@@ -85,6 +85,7 @@ Estimate estimate(const Config& config) {
   Estimate out;
   out.memory = estimate_memory(config);
   if (!out.valid()) return out;
+  out.memory_band = memory_error_band(config, out.worst().device_bytes, out.memory.capacity_bytes);
   // A GPU without a compute or bandwidth figure (a custom GPU given only its memory) has no step
   // time: say so, and keep every figure finite (no inf s per step, no NaN MFU in any front end).
   const GpuSpec& gpu = config.gpu;
@@ -137,6 +138,25 @@ json estimate_to_json(const Config& config, const Estimate& estimate, const std:
   report.issues = issues;
   json out = memory_report_to_json(report);
   if (report.valid()) {
+    // How far to trust the peak: the validation error of the runs most like this one (memory_band.h).
+    const MemoryBand& band = estimate.memory_band;
+    const auto runs_json = [](const MemoryBandRuns& kind) {
+      return nlohmann::json{{"runs", kind.runs}, {"median_abs_error", kind.median_abs_error},
+                            {"min_gpus", kind.min_gpus}, {"max_gpus", kind.max_gpus}};
+    };
+    out["memory_error_band"] = {{"median_abs_error", band.median_abs_error},
+                                {"runs", band.runs},
+                                {"in_sample", band.in_sample},
+                                {"published", runs_json(band.published)},
+                                {"own", runs_json(band.own)},
+                                {"scope", band.scope},
+                                {"widened", band.widened},
+                                {"own_scope", band.own_scope},
+                                {"own_scope_runs", band.own_scope_runs},
+                                {"own_scope_median_abs_error", band.own_scope_median_abs_error},
+                                {"capacity_within", band.capacity_within},
+                                {"basis", band.basis},
+                                {"text", memory_band_text(band)}};
     add_step_report(out, estimate.step);
     out["config"] = config_to_json(config);
     out["state"] = encode_state(config);

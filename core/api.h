@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/memory_band.h"
 #include "search/layout_search.h"
 #include "memory/memory_model.h"
 #include "perf/perf_model.h"
@@ -25,6 +26,7 @@ const char* version();  // "0.1.0"
 struct Estimate {
   MemoryReport memory;               // issues: validation; ranks empty when invalid
   StepReport step;                   // the current layout's step time (valid configs only)
+  MemoryBand memory_band;            // how far to trust the worst rank's peak (valid configs only)
   bool valid() const { return memory.valid(); }
   const RankMemory& worst() const { return memory.worst(); }
 };

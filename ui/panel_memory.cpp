@@ -618,6 +618,20 @@ bool draw_memory_view(AppState& s) {
   else
     ImGui::Text("%s, %.3g B parameters, %lld %s per step; throughput not predicted", s.config.model.name.c_str(),
                 report.total_parameters / 1e9, (long long)report.num_microbatches, batches);
+  // How far to trust the peak, beside the numbers it qualifies; the sources in the tooltip.
+  ImGui::TextWrapped("%s", memory_band_line(s).c_str());
+  record_rect(s, "memory_band");
+  if (ImGui::IsItemHovered()) {  // wrapped: a fine-tune's band names a dozen sources
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(36.0f * s.em);
+    ImGui::TextUnformatted("Band: median |predicted / measured - 1| of the peak over the measured runs in tests/data that the "
+                           "text names, each on the figure its source reports (max reserved, nvidia-smi). Half the runs lie "
+                           "within it. Published runs are out of sample; meshfit's own tests/gpu steps set its allocator "
+                           "constants.");
+    ImGui::Text("Sources: %s.", s.estimate.memory_band.basis.empty() ? "none" : s.estimate.memory_band.basis.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
   ImGui::PopTextWrapPos();
   draw_fine_tuning_line(s);
   draw_offload_line(s);

@@ -75,6 +75,13 @@ std::string throughput_text(const AppState& s) {
   return out;
 }
 
+std::string memory_band_line(const AppState& s) {
+  const MemoryBand& band = s.estimate.memory_band;
+  std::string out = "Peak memory " + memory_band_text(band) + ".";
+  if (band.capacity_within) out += " The capacity is within that error of the prediction: the verdict could go either way.";
+  return out;
+}
+
 std::string rank_name(const RankMemory& rank, size_t ranks) {
   std::string name = rank.role;
   if (ranks > 1) name += " " + std::to_string(rank.pp_stage);
@@ -146,7 +153,7 @@ std::string markdown_report(const AppState& s) {
   }
   std::snprintf(line, sizeof line, "\nVerdict: **%s** (capacity %s; tight at %.0f%%). ", to_string(report.verdict),
                 format_bytes(s, report.capacity_bytes).c_str(), 100.0 * report.headroom);
-  out += line;
+  out += line + memory_band_line(s) + " ";
   if (s.estimate.step.step_time_s > 0)
     std::snprintf(line, sizeof line, "Predicted %s.\n", throughput_text(s).c_str());
   else

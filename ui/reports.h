@@ -23,6 +23,9 @@ double nice_step(double span, double ticks);
 // The predicted tokens/s/GPU and MFU with their validation error band, and the time to train when
 // tokens_to_train is set; "" when the step is not predicted.
 std::string throughput_text(const AppState& s);
+// How far to trust the worst rank's peak (memory_band.h), and, when the capacity lies within that
+// error of it, that the verdict could go either way: "Peak memory ±3%, the median error on ...".
+std::string memory_band_line(const AppState& s);
 // The run's non-empty free-text fields (FieldGroup::kRun), one {key, text} each, newlines flattened.
 std::vector<std::pair<std::string, std::string>> run_texts(const Config& config);
 std::string rank_name(const RankMemory& rank, size_t ranks);                  // "first 0", or "only"

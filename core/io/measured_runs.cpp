@@ -124,6 +124,7 @@ MeasuredRun finetune_run_from_row(const CsvRow& row) {
                           field("offload") != "none" ? "+off" : ""});
   run.source = field("source");
   run.notes = field("notes");
+  run.stack = field("stack");
   run.oom = field("oom") == "yes";
   run.expressible = field("expressible") == "yes";
   run.why_not = field("why_not");

@@ -32,6 +32,8 @@ struct MeasuredRun {
   std::string label;              // model and layout, short
   std::string source;             // where the number comes from (repository/file/issue)
   std::string notes;
+  std::string stack;              // fine-tunes: the software that ran (finetune_measured.csv `stack`: a
+                                  //   FinetuneStack key, or llama_factory / unsloth); not read into config
   Config config;
   bool expressible = true;        // false: the source lacks an input meshfit needs
   std::string why_not;

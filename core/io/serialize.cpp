@@ -219,6 +219,20 @@ class Reader {
   std::vector<Issue>& issues_;
 };
 
+// The settings of one fine-tuning method: the adapters' (LoRA and QLoRA; dora: validate.cpp) and the
+// 4-bit base's (QLoRA).
+const std::vector<const char*>& adapter_keys() {
+  static const std::vector<const char*> keys = {"lora_rank",  "lora_alpha", "lora_targets",      "lora_dropout",
+                                                "adapter_dtype", "base_dtype", "embedding_trained", "lm_head_trained"};
+  return keys;
+}
+const std::vector<const char*>& four_bit_keys() {
+  static const std::vector<const char*> keys = {"kbit_upcast", "double_quant"};
+  return keys;
+}
+bool listed(const std::vector<const char*>& keys, const char* key) {
+  return std::any_of(keys.begin(), keys.end(), [&](const char* k) { return std::string(k) == key; });
+}
 
 }  // namespace
 
@@ -312,25 +326,21 @@ ParsedConfig parse_config(const json& object) {
     // --double-quant to a LoRA). A value equal to what the stack or meshfit would have used is what a
     // whole config writes for every run: not said.
     {
-      static const std::vector<const char*> adapter_keys = {"lora_rank",    "lora_alpha", "lora_targets",    "lora_dropout",
-                                                            "adapter_dtype", "base_dtype", "embedding_trained", "lm_head_trained"};
-      // dora: validate.cpp
-      static const std::vector<const char*> four_bit_keys = {"kbit_upcast", "double_quant"};
       const Config plain = default_config();
       const auto& stack_keys = finetune_default_keys();
       const auto say_unused = [&](const char* key, const char* applies) {
         const ConfigField* row = find_config_field(key);
         if (!given(key) || !row) return;
-        const bool stack_key = std::any_of(stack_keys.begin(), stack_keys.end(), [&](const char* k) { return std::string(k) == key; });
+        const bool stack_key = listed(stack_keys, key);
         if (row->get(c) == (stack_key ? defaults[key] : row->get(plain))) return;
         issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, key,
                           std::string(key) + " applies to " + applies + "; finetune=" + enum_key(c.training.finetune) +
                               " ignores it."});
       };
       if (c.training.finetune == FinetuneMethod::kFull)
-        for (const char* key : adapter_keys) say_unused(key, "LoRA and QLoRA (the adapters)");
+        for (const char* key : adapter_keys()) say_unused(key, "LoRA and QLoRA (the adapters)");
       if (c.training.finetune != FinetuneMethod::kQlora)
-        for (const char* key : four_bit_keys) say_unused(key, "QLoRA (the 4-bit base)");
+        for (const char* key : four_bit_keys()) say_unused(key, "QLoRA (the 4-bit base)");
     }
     // framework=fsdp names the stack's own PyTorch path, where HF Trainer + PEFT run DDP (zero 0) unless
     // told to shard: said when a multi-GPU run leaves zero out (an as-a-user review read --framework
@@ -349,9 +359,13 @@ ParsedConfig parse_config(const json& object) {
     for (const char* key : finetune_only_keys()) {
       const ConfigField* row = find_config_field(key);
       if (given(key) && row && row->get(c) != row->get(plain))
+        // The methods the key belongs to (a review read lora_rank "applies to ... finetune=full").
         issues.push_back({IssueCode::kUnsupportedSetting, Severity::kWarning, key,
-                          std::string(key) + " applies to fine-tuning (finetune=full, lora or qlora); finetune=none "
-                          "(pretraining) ignores it."});
+                          std::string(key) + " applies to " +
+                              (listed(four_bit_keys(), key) ? "QLoRA (finetune=qlora)"
+                               : listed(adapter_keys(), key) ? "LoRA and QLoRA (finetune=lora or qlora)"
+                                                             : "fine-tuning (finetune=full, lora or qlora)") +
+                              "; finetune=none (pretraining) ignores it."});
     }
   }
 

@@ -273,6 +273,11 @@ void print_table(const json& out) {
               gib(worst["device_bytes"].get<double>()).c_str(), gib(out["capacity_bytes"].get<double>()).c_str(),
               100.0 * worst["device_bytes"].get<double>() / out["capacity_bytes"].get<double>(),
               out["verdict"].get<std::string>().c_str(), why.c_str(), 100.0 * out["headroom"].get<double>());
+  // How far to trust that figure (memory_band.h), and whether the verdict rests inside it.
+  const json& memory_band = out["memory_error_band"];
+  std::printf("peak memory: %s\n", memory_band["text"].get<std::string>().c_str());
+  if (memory_band["capacity_within"].get<bool>())
+    std::printf("the capacity is within that error of the prediction: the fit / out-of-memory verdict could go either way\n");
   if (spill > 0)
     std::printf("(bitsandbytes' paged states are managed memory: the driver evicts what does not fit, and each step pages "
                 "it over PCIe, priced in the step time)\n");

@@ -1005,6 +1005,23 @@ TEST_CASE("settings of another fine-tuning method than the one run are said, nam
                      [](const Issue& issue) { return issue.message.find("ignores it") != std::string::npos; }));
 }
 
+// A pretraining config given a fine-tuning key is told which methods read it: lora_rank is not read by
+// a full fine-tune, so "applies to fine-tuning (finetune=full, lora or qlora)" misled.
+TEST_CASE("a pretraining config's fine-tuning keys name the methods that read them") {
+  const auto message = [](const char* key, const json& value) {
+    json object = {{"model", "llama3.1-8b"}, {"gpu", "h100-sxm"}, {"gpus", 8}};
+    object[key] = value;
+    const ParsedConfig parsed = parse_config(object);
+    for (const Issue& issue : parsed.issues)
+      if (issue.field == key && issue.severity == Severity::kWarning) return issue.message;
+    return std::string();
+  };
+  CHECK(message("lora_rank", 64) == "lora_rank applies to LoRA and QLoRA (finetune=lora or qlora); finetune=none (pretraining) ignores it.");
+  CHECK(message("lm_head_trained", true).find("applies to LoRA and QLoRA (finetune=lora or qlora)") != std::string::npos);
+  CHECK(message("double_quant", false).find("applies to QLoRA (finetune=qlora);") != std::string::npos);
+  CHECK(message("stack", "torchtune").find("applies to fine-tuning (finetune=full, lora or qlora);") != std::string::npos);
+}
+
 // An as-a-user review could not reproduce Methods' "lora TP (tp=2)" row with estimate --framework
 // megatron --tp 2: the HF stack's kept logits came with it (15.48 vs 14.23 GiB). A Megatron fine-tune
 // computes its loss vocab-parallel, as Methods' row does: the same run, the same figures.

@@ -26,6 +26,13 @@ check "one rank per pipeline stage with components" json_has "$tmp/ok.json" \
 check "worst rank's device bytes are the max" json_has "$tmp/ok.json" \
   "d['device_bytes']==max(r['device_bytes'] for r in d['ranks'])"
 
+check "the estimate carries its memory error band" json_has "$tmp/ok.json" \
+  "d['memory_error_band']['runs']>0 and d['memory_error_band']['text'].startswith('\u00b1') and d['memory_error_band']['scope']=='pretraining on any framework'"
+# Llama 3 8B on 8 H100 under Megatron at cp 2 without recompute: ~101% of capacity, inside the band.
+"$meshfit" estimate --model llama3.1-8b --gpu h100-sxm --gpus 8 --cp 2 --seq 8192 --global-batch 128 --framework megatron >"$tmp/edge.txt"
+check "a verdict inside the memory band says it could go either way" sh -c \
+  "grep -q '^peak memory: ±' '$tmp/edge.txt' && grep -q 'could go either way' '$tmp/edge.txt'"
+
 "$meshfit" estimate --model llama3-8b --gpus 8 --tp 3 --json >"$tmp/bad.json" 2>"$tmp/bad.err"
 check "invalid input exits 2" test $? -eq 2
 check "invalid input lists issues with field and code" json_has "$tmp/bad.json" \

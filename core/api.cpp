@@ -425,6 +425,17 @@ json run_validate() {
   out["finetune"] = validation_to_json(validate_finetune_against_measurements());  // tests/data/finetune_measured.csv
   out["throughput"] = throughput_validation_to_json(throughput_validation());     // tests/data/layouts_measured.csv
   out["gpu"] = gpu_validation_to_json(gpu_validation());                          // tests/data/gpu_memory_measured.csv
+  // The memory error band of every method and setup (io/memory_band.h), as estimates carry them.
+  out["memory_bands"] = json::array();
+  for (const MemoryBand& band : memory_bands())
+    out["memory_bands"].push_back({{"scope", band.scope},
+                                   {"published_runs", band.published.runs},
+                                   {"published_median_abs_error", band.published.median_abs_error},
+                                   {"own_runs", band.own.runs},
+                                   {"own_median_abs_error", band.own.median_abs_error},
+                                   {"median_abs_error", band.median_abs_error},
+                                   {"in_sample", band.in_sample},
+                                   {"basis", band.basis}});
   // Every named constant behind the memory figures (overheads.h), how its value was obtained.
   out["constants"] = json::array();
   for (const NamedConstant& constant : kMemoryConstants)

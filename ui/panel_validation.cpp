@@ -10,8 +10,10 @@
 #include <iterator>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "io/gpu_runs.h"
+#include "io/memory_band.h"
 #include "io/throughput_runs.h"
 #include "memory/overheads.h"
 #include "panels.h"
@@ -133,12 +135,56 @@ void draw_report_narrow(AppState& s, const ValidationReport& v, const char* id, 
   ImGui::EndTable();
 }
 
+// The memory error bands of pretraining's, or the fine-tunes', methods and setups (io/memory_band.h):
+// what the line beside each estimate rests on, published runs apart from tests/gpu's own steps.
+void draw_memory_bands(AppState& s, bool finetune) {
+  static const std::vector<MemoryBand> all = memory_bands();
+  std::vector<const MemoryBand*> bands;
+  for (const MemoryBand& band : all)
+    if ((band.scope.rfind("pretraining", 0) != 0) == finetune) bands.push_back(&band);
+  const bool narrow = narrow_window(s);
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float row_height = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
+  const ImVec2 size(0, narrow ? float(bands.size() + 1) * row_height + style.ScrollbarSize + 2 * style.CellPadding.y : 0.0f);
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
+                                (narrow ? ImGuiTableFlags_ScrollX : 0);
+  if (!ImGui::BeginTable(finetune ? "memory_bands_finetune" : "memory_bands", 5, flags, size)) return;
+  for (const char* column : {"error band of", "published runs", "median |error|", "tests/gpu steps (in-sample)", "median |error|"})
+    ImGui::TableSetupColumn(column);
+  ImGui::TableHeadersRow();
+  for (const MemoryBand* band : bands) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(band->scope.c_str());
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(36.0f * s.em);
+      ImGui::Text("Sources: %s", band->basis.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+    for (const MemoryBandRuns* kind : {&band->published, &band->own}) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%d", kind->runs);
+      ImGui::TableNextColumn();
+      if (kind->runs > 0) ImGui::Text("%.1f%%", 100.0 * kind->median_abs_error);
+      else ImGui::TextDisabled("-");
+    }
+  }
+  ImGui::EndTable();
+  record_rect(s, finetune ? "memory_bands_finetune" : "memory_bands");
+  ImGui::Spacing();
+}
+
 void draw_report(AppState& s, const ValidationReport& v, const char* id) {
   ImGui::TextWrapped("Median |error| %.1f%% (signed %+.1f%%) over %lld measured runs; %lld of %lld fit/OOM labels "
                      "disagree; %lld runs that ran out of memory predicted to fit. Each run is predicted on the "
-                     "metric its source reports; hover or tap a source for its notes.",
+                     "metric its source reports; hover or tap a source for its notes. The band beside each estimate "
+                     "is its method and setup's below (published runs, or with fewer than %d, meshfit's own tests/gpu "
+                     "steps; too few in all and it widens, saying so).",
                      100.0 * v.median_abs_error, 100.0 * v.median_signed_error, (long long)v.measured_rows,
-                     (long long)v.label_disagreements, (long long)v.label_rows, (long long)v.false_fits);
+                     (long long)v.label_disagreements, (long long)v.label_rows, (long long)v.false_fits, kMinMemoryBandRuns);
+  draw_memory_bands(s, std::string(id) == "validation_finetune");
   const float height = std::max(8.0f * s.em, ImGui::GetContentRegionAvail().y - 0.5f * s.em);
   if (narrow_window(s)) {
     draw_report_narrow(s, v, id, height);

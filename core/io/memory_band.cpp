@@ -113,9 +113,32 @@ MemoryBand band_over(const std::vector<BandRun>& runs, Keep keep, std::string sc
 
 }  // namespace
 
-MemoryBand memory_error_band(const Config& config) {
-  // Built once (the runs are compiled in); the front ends are single-threaded.
+// Built once (the runs are compiled in); the front ends are single-threaded.
+const std::vector<BandRun>& all_band_runs() {
   static const std::vector<BandRun> runs = band_runs();
+  return runs;
+}
+
+std::vector<MemoryBand> memory_bands() {
+  std::vector<MemoryBand> out;
+  const std::vector<BandRun>& runs = all_band_runs();
+  for (const FinetuneMethod method : {FinetuneMethod::kNone, FinetuneMethod::kFull, FinetuneMethod::kLora, FinetuneMethod::kQlora}) {
+    std::vector<std::string> setups;
+    for (const BandRun& run : runs)
+      if (run.method == method && std::find(setups.begin(), setups.end(), run.setup) == setups.end()) setups.push_back(run.setup);
+    for (const std::string& setup : setups) {
+      MemoryBand band = band_over(runs, [&](const BandRun& run) { return run.method == method && run.setup == setup; },
+                                  std::string(method_name(method)) + " on " + setup_label(method, setup));
+      band.own_scope = band.scope;
+      band.own_scope_runs = band.published.runs + band.own.runs;
+      out.push_back(std::move(band));
+    }
+  }
+  return out;
+}
+
+MemoryBand memory_error_band(const Config& config) {
+  const std::vector<BandRun>& runs = all_band_runs();
   const FinetuneMethod method = config.training.finetune;
   const std::string setup = setup_key(config.training);
   const std::string own_scope = std::string(method_name(method)) + " on " + setup_label(method, setup);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "spec/config.h"
 
@@ -47,6 +48,9 @@ struct MemoryBand {
 MemoryBand memory_error_band(const Config& config);
 // The same with capacity_within set for a predicted device figure against the GPU's capacity.
 MemoryBand memory_error_band(const Config& config, double device_bytes, double capacity_bytes);
+// Every group's band (method and setup as memory_error_band keys them, not widened), pretraining
+// first: the table `meshfit validate` and the page's validation view show.
+std::vector<MemoryBand> memory_bands();
 // "±11%, the median error on 9 published runs of pretraining on any framework (1 of them Megatron-LM),
 // 1-252 GPUs; meshfit's own 127 one-GPU steps: ±1.7% (in-sample)", or "not validated: ..." when no run
 // has a measured peak.

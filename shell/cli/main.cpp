@@ -709,6 +709,23 @@ void print_constants(const json& constants) {
 
 }  // namespace
 
+// The memory error band of every method and setup: what each estimate's "peak memory: ±..." rests on.
+void print_memory_bands(const json& bands) {
+  std::printf("\nmemory error bands (median |error| of the peak; the band beside each estimate: published runs, or with fewer "
+              "than %d, meshfit's own tests/gpu steps, in-sample; too few in all and it widens):\n", meshfit::kMinMemoryBandRuns);
+  std::printf("  %-48s %9s %8s %9s %8s\n", "method on framework / stack", "published", "median", "tests/gpu", "median");
+  for (const json& b : bands) {
+    const auto cell = [](const json& runs, const json& median) {
+      char text[24] = "-";
+      if (runs.get<int>() > 0) std::snprintf(text, sizeof text, "%.1f%%", 100.0 * median.get<double>());
+      return std::string(text);
+    };
+    std::printf("  %-48s %9d %8s %9d %8s\n", b["scope"].get<std::string>().c_str(), b["published_runs"].get<int>(),
+                cell(b["published_runs"], b["published_median_abs_error"]).c_str(), b["own_runs"].get<int>(),
+                cell(b["own_runs"], b["own_median_abs_error"]).c_str());
+  }
+}
+
 // `meshfit validate`: one line per measured run (prediction on the metric its source reports, signed
 // error, fit/OOM label against the verdict, source), then the median; pretraining runs first, then
 // the fine-tuning runs (tests/data/finetune_measured.csv), then the named constants.
@@ -721,6 +738,7 @@ int run_validate(bool as_json) {
   print_validation(out);
   std::printf("\nFine-tuning (full, LoRA, QLoRA):\n");
   print_validation(out["finetune"]);
+  print_memory_bands(out["memory_bands"]);
   print_constants(out["constants"]);
   print_throughput_validation(out["throughput"]);
   print_gpu_validation(out["gpu"]);

@@ -3,6 +3,7 @@
 // Every expected count and median is recomputed here from the validation rows themselves.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -150,4 +151,34 @@ TEST_CASE("Memory band: the estimate's JSON carries it, the text the CLI and pag
   // An invalid config has no band (nothing predicted).
   const json invalid = run_estimate({{"model", "llama2-7b"}, {"gpus", 0}});
   CHECK_FALSE(invalid.contains("memory_error_band"));
+}
+
+TEST_CASE("Memory band: the validation's table lists every method and setup once, each run in one group") {
+  const std::vector<MemoryBand> bands = memory_bands();
+  REQUIRE_FALSE(bands.empty());
+  int published = 0, own = 0;
+  std::vector<std::string> scopes;
+  for (const MemoryBand& band : bands) {
+    CAPTURE(band.scope);
+    CHECK(std::find(scopes.begin(), scopes.end(), band.scope) == scopes.end());
+    scopes.push_back(band.scope);
+    CHECK(band.published.runs + band.own.runs > 0);
+    CHECK_FALSE(band.widened);
+    published += band.published.runs;
+    own += band.own.runs;
+  }
+  // The groups partition the runs the widest band rests on.
+  const MemoryBand every = memory_error_band(config_of({{"model", "llama3.2-3b"}, {"gpus", 1}, {"seq", 1024}, {"global_batch", 4},
+                                                        {"micro_batch", 4}, {"finetune", "full"}}));
+  REQUIRE(every.scope == "any setup");
+  CHECK(published == every.published.runs);
+  CHECK(own == every.own.runs);
+  // Pretraining first, and an estimate's own group is one of them with the same figures.
+  CHECK(bands.front().scope.rfind("pretraining", 0) == 0);
+  const MemoryBand torchtune = memory_error_band(config_of({{"model", "llama2-7b"}, {"gpus", 1}, {"seq", 512}, {"global_batch", 2},
+                                                            {"micro_batch", 2}, {"finetune", "lora"}, {"stack", "torchtune"}}));
+  const auto row = std::find_if(bands.begin(), bands.end(), [&](const MemoryBand& b) { return b.scope == torchtune.scope; });
+  REQUIRE(row != bands.end());
+  CHECK(row->median_abs_error == doctest::Approx(torchtune.median_abs_error));
+  CHECK(row->published.runs == torchtune.published.runs);
 }

@@ -200,6 +200,7 @@ std::string make_mirror(const AppState& s) {
     mirror["tokens_per_s_per_gpu"] = s.estimate.step.tokens_per_s_per_gpu;
     mirror["mfu"] = s.estimate.step.mfu;
     mirror["throughput_text"] = throughput_text(s);  // as the memory view shows it, error band included
+    mirror["memory_band_text"] = memory_band_line(s);  // the peak's band, as the memory view shows it
     mirror["ranks"] = json::array();
     for (const RankMemory& rank : report.ranks)
       mirror["ranks"].push_back({{"role", rank.role}, {"pp_stage", rank.pp_stage},

@@ -195,6 +195,24 @@ test('invalid input shows its message and nothing crashes', async () => {
   await context.close();
 });
 
+test('the peak is shown with the memory error band the CLI reports, and a verdict inside it is said to go either way', async () => {
+  // Llama 3.1 8B under Megatron-LM on 8 H100 at cp 2, no recompute: ~101% of capacity (CLI test_cli.sh).
+  const state = 'v=1&model=llama3.1-8b&gpus=8&seq=8192&gbs=128&cp=2&framework=megatron';
+  const { context, page, errors } = await openPage('#' + state);
+  const m = await mirror(page);
+  assert.equal(m.ok, true);
+  const native = JSON.parse(execFileSync(cli, ['estimate', '--state', state, '--json'], { encoding: 'utf8' }));
+  const band = native.memory_error_band;
+  assert.ok(band.runs > 0 && band.capacity_within, JSON.stringify(band));
+  assert.ok(m.memory_band_text.startsWith('Peak memory ' + band.text + '.'), m.memory_band_text);
+  assert.ok(m.memory_band_text.includes('could go either way'), m.memory_band_text);
+  assert.ok((await page.evaluate(() => document.getElementById('results').textContent)).includes(band.text));
+  await clickWidget(page, 'copy_markdown');
+  assert.ok((await page.evaluate(() => meshfitShell.lastClipboard())).includes(m.memory_band_text));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('tokens/s, MFU and the time to train are shown with the validation error band the CLI reports', async () => {
   const state = 'v=1&model=llama3-70b&gpus=128&seq=4096&gbs=256&tp=8&pp=4&vpp=2&recompute=selective';
   const { context, page, errors } = await openPage('#' + state);

@@ -65,6 +65,8 @@ std::string describe_change(const Config& from, const Config& to, int& count) {
   add("activation offload", on_off(from.training.offload_activations), on_off(to.training.offload_activations));
   add("optimizer in backward", on_off(from.training.optimizer_in_backward), on_off(to.training.optimizer_in_backward));
   add("loss", to_string(from.training.loss), to_string(to.training.loss));
+  add("train embedding fully", on_off(from.training.embedding_trained), on_off(to.training.embedding_trained));
+  add("train LM head fully", on_off(from.training.lm_head_trained), on_off(to.training.lm_head_trained));
   return out;
 }
 
@@ -97,6 +99,16 @@ std::vector<Config> finetune_changes(const Config& config) {
   if (t.finetune == FinetuneMethod::kFull) with([&](TrainingSpec& x) { to_adapters(x, FinetuneMethod::kLora); });
   if (t.finetune != FinetuneMethod::kQlora) with([&](TrainingSpec& x) { to_adapters(x, FinetuneMethod::kQlora); });
   if (has_adapters(t) && t.lora_rank > 8) with([](TrainingSpec& x) { x.lora_rank = std::max<int64_t>(8, x.lora_rank / 4); });
+  // The full copies PEFT's modules_to_save trains beside the adapters (8 B per parameter in bf16, 16
+  // after QLoRA's fp32 upcast: 3.9 GiB for Llama 3.1 8B's head), each and both: a run that added
+  // tokens needs them, which the suggestion's name leaves to the user (an as-a-user note: fit never
+  // offered it).
+  if (has_adapters(t)) {
+    for (const ModuleToSave& module : kModulesToSave)
+      if (t.*module.flag) with([&](TrainingSpec& x) { x.*module.flag = false; });
+    if (t.embedding_trained && t.lm_head_trained)
+      with([](TrainingSpec& x) { x.embedding_trained = x.lm_head_trained = false; });
+  }
   if (t.optimizer == Optimizer::kAdamW || t.optimizer == Optimizer::kPagedAdamW)
     with([](TrainingSpec& x) { x.optimizer = Optimizer::kAdam8bit; });
   if (!pages_optimizer_states(t.optimizer))
@@ -145,6 +157,8 @@ std::optional<Config> combined_training_change(const Config& base, const Config&
   take(&TrainingSpec::offload);
   take(&TrainingSpec::offload_activations);
   take(&TrainingSpec::loss);
+  take(&TrainingSpec::embedding_trained);
+  take(&TrainingSpec::lm_head_trained);
   if (conflict || !added) return std::nullopt;
   return out;
 }
@@ -174,6 +188,7 @@ int throughput_cost_percent(const FitSuggestion& s) {
 }
 
 bool fit_advice_before(const FitSuggestion& x, const FitSuggestion& y) {
+  if (x.trains_less != y.trains_less) return y.trains_less;
   const auto verdict_rank = [](Verdict v) { return v == Verdict::kFits ? 0 : v == Verdict::kTight ? 1 : 2; };
   if (verdict_rank(x.verdict) != verdict_rank(y.verdict)) return verdict_rank(x.verdict) < verdict_rank(y.verdict);
   if (throughput_cost_percent(x) != throughput_cost_percent(y)) return throughput_cost_percent(x) < throughput_cost_percent(y);
@@ -311,6 +326,9 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
     changed.layout.dp_replicate = r;
     if (add_estimated(changed)) break;
   }
+  for (FitSuggestion& f : found)
+    for (const ModuleToSave& module : kModulesToSave)
+      f.trains_less |= config.training.*module.flag && !(f.config.training.*module.flag);
   std::sort(found.begin(), found.end(), fit_advice_before);
   // A change that adds a dimension to another's and gives the same figures says nothing more (the
   // same review: "zero 3 -> 2, recompute none -> selective" beside "recompute none -> selective").

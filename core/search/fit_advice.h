@@ -25,6 +25,8 @@ struct FitSuggestion {
   Verdict verdict = Verdict::kFits;
   double tokens_per_s_per_gpu = 0;   // predicted after the change
   double throughput_change = 0;      // relative to the current prediction (-0.12 = 12% slower)
+  bool trains_less = false;          // stops training a module the config trains in full (PEFT
+                                     //   modules_to_save): it changes the run, not only its cost
 };
 
 struct FitAdvice {
@@ -33,7 +35,8 @@ struct FitAdvice {
   int64_t largest_seq = 0;                 // largest sequence length that fits, a multiple of 512*cp (0: none)
 };
 
-// The list's order, by what the user cares about: first what fits (fits before tight), then the
+// The list's order, by what the user cares about: first what still trains every module the config
+// trains (a trained embedding or head dropped is faster, and would otherwise lead the list), then what fits (fits before tight), then the
 // throughput it costs in whole percent of the current prediction (a faster change first; changes
 // within the same percent count as equally fast, the step model does not tell them apart), then
 // the size of the change (fewer changed dimensions), then the exact throughput and the text.

@@ -756,7 +756,7 @@ int main(int argc, char** argv) {
   CLI::App* search = app.add_subcommand("search", "rank every feasible layout for the GPU count");
   add_input_flags(*search, search_inputs);
   Inputs fit_inputs;
-  CLI::App* fit = app.add_subcommand("fit", "how to make a configuration fit: the changes that bring it under the tight line, cheapest in speed first");
+  CLI::App* fit = app.add_subcommand("fit", "how to make a configuration fit: the changes that bring it under the tight line, cheapest in speed first (a change that stops training a fully trained module last)");
   add_input_flags(*fit, fit_inputs);
   Inputs methods_inputs;
   std::string methods_list;

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "api.h"
+#include "io/serialize.h"
 #include "search/fit_advice.h"
 #include "fixtures.h"
 
@@ -66,6 +67,40 @@ TEST_CASE("fit advice order: fits first, then throughput cost, then the size of 
   CHECK(fit_advice_before(make("a", 1, -0.1, Verdict::kFits), make("b", 1, -0.1, Verdict::kFits)));
   CHECK_FALSE(fit_advice_before(make("a", 1, -0.1, Verdict::kFits), make("a", 1, -0.1, Verdict::kFits)));
   CHECK(throughput_cost_percent(make("x", 1, -0.125, Verdict::kFits)) == 13);
+  // A change that stops training a module the config trains comes after every one that keeps it.
+  FitSuggestion drops = make("train LM head fully on \xE2\x86\x92 off", 1, +0.05, Verdict::kFits);
+  drops.trains_less = true;
+  CHECK(fit_advice_before(make("recompute", 1, -0.30, Verdict::kTight), drops));
+  CHECK_FALSE(fit_advice_before(drops, make("recompute", 1, -0.30, Verdict::kTight)));
+}
+
+// A LoRA that trains the LM head in full (PEFT modules_to_save) at 4k tokens, micro-batch 2, on one
+// H100: out of memory. Dropping the head's copy is offered (fit never did), faster than every other
+// fix, but listed after them all: it changes what the run trains.
+TEST_CASE("fit advice offers to stop training a fully trained module, after every fix that keeps it") {
+  // As the CLI reads it (the HF PEFT stack's defaults filled in).
+  const ParsedConfig parsed = parse_config({{"model", "llama3.1-8b"}, {"gpu", "h100-sxm"}, {"gpus", 1}, {"finetune", "lora"},
+                                            {"seq", 4096}, {"micro_batch", 2}, {"global_batch", 2},
+                                            {"lm_head_trained", true}, {"embedding_trained", true}});
+  REQUIRE_FALSE(has_errors(parsed.issues));
+  const Config& config = parsed.config;
+  REQUIRE(estimate(config).memory.verdict == Verdict::kOutOfMemory);
+  const FitAdvice advice = fit_advice(config, 50);
+  REQUIRE_FALSE(advice.suggestions.empty());
+  bool seen_drop = false, drops_both = false;
+  for (const FitSuggestion& s : advice.suggestions) {
+    CAPTURE(s.change);
+    const bool drops = !s.config.training.lm_head_trained || !s.config.training.embedding_trained;
+    CHECK(s.trains_less == drops);
+    CHECK(s.trains_less == (s.change.find("fully on \xE2\x86\x92 off") != std::string::npos));
+    if (seen_drop) CHECK(s.trains_less);  // none that keeps them after one that drops
+    seen_drop |= s.trains_less;
+    drops_both |= !s.config.training.lm_head_trained && !s.config.training.embedding_trained;
+    CHECK(estimate(s.config).memory.verdict != Verdict::kOutOfMemory);
+  }
+  CHECK(seen_drop);
+  CHECK(drops_both);
+  CHECK_FALSE(advice.suggestions.front().trains_less);
 }
 
 TEST_CASE("the largest sequence that fits fits, and one step more does not") {

@@ -195,7 +195,11 @@ json run_search(json input, const json& options) {
   issues.insert(issues.end(), result.issues.begin(), result.issues.end());
   result.issues = issues;
   json out = search_result_to_json(result);
-  if (result.valid()) out["capacity_bytes"] = parsed.config.gpu.memory_bytes;
+  if (result.valid()) {
+    out["capacity_bytes"] = parsed.config.gpu.memory_bytes;
+    // Every layout shares the method and framework: one band covers the memory column (memory_band.h).
+    out["memory_error_band"] = {{"text", memory_band_text(memory_error_band(parsed.config))}};
+  }
   return with_status(out, issues);
 }
 

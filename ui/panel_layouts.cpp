@@ -54,6 +54,7 @@ bool draw_layout_table(AppState& s) {
   if (!top.empty()) {  // every row shares the framework and GPU, so one band covers the table's tokens/s and MFU
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("tokens/s/GPU and MFU: %s", error_band_text(top.front().step.error_band).c_str());
+    ImGui::TextDisabled("memory: %s", memory_band_text(s.estimate.memory_band).c_str());
     if (s.config.layout.dp_replicate > 1)
       ImGui::TextDisabled("(rN) after dp: N replicas of each shard group (dp_replicate), the most up to yours that hold on that layout.");
     ImGui::PopTextWrapPos();

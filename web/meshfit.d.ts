@@ -163,6 +163,8 @@ export interface SearchResult extends Result {
   layouts?: LayoutCandidate[]; pareto?: LayoutCandidate[]; all?: LayoutCandidate[]; capacity_bytes?: number;
   /** With spatial_temporal: the fastest spatial-temporal layouts (up to 5), whether or not they made `layouts`. */
   spatial_temporal_layouts?: LayoutCandidate[];
+  /** The memory error band every layout's memory shares (one method and framework): MemoryErrorBand's text. */
+  memory_error_band?: { text: string };
 }
 
 export interface Presets extends Result {

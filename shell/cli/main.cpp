@@ -342,6 +342,8 @@ int run_search(const Inputs& in) {
                 out["feasible"].get<long long>(), out["complete"].get<bool>() ? "" : " (cut short at the budget)");
     if (!out["layouts"].empty() && out["layouts"][0].contains("error_band"))
       std::printf("tokens/s/GPU and MFU below: %s\n", out["layouts"][0]["error_band"]["text"].get<std::string>().c_str());
+    if (!out["layouts"].empty())
+      std::printf("memory below: %s\n", out["memory_error_band"]["text"].get<std::string>().c_str());
     // Each reason in words beside its key (a review read "rejected oom_only_stage 6" and nothing more).
     for (const auto& [reason, count] : out["rejected"].items()) {
       const auto known = meshfit::enum_from_key<meshfit::RejectReason>(reason);

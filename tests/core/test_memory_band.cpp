@@ -182,3 +182,11 @@ TEST_CASE("Memory band: the validation's table lists every method and setup once
   CHECK(row->median_abs_error == doctest::Approx(torchtune.median_abs_error));
   CHECK(row->published.runs == torchtune.published.runs);
 }
+
+TEST_CASE("Memory band: a search's layouts share one band, its text in the result") {
+  const json object = {{"model", "llama3.1-70b"}, {"gpus", 64}, {"seq", 8192}, {"global_batch", 512}};
+  const json out = run_search(object, json::object());
+  REQUIRE(out["ok"].get<bool>());
+  REQUIRE_FALSE(out["layouts"].empty());
+  CHECK(out["memory_error_band"]["text"] == memory_band_text(memory_error_band(config_of(object))));
+}

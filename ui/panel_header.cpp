@@ -68,6 +68,16 @@ std::string verdict_text(const AppState& s) {
                 report.verdict == Verdict::kFits ? "FITS" : report.verdict == Verdict::kTight ? "TIGHT" : "OUT OF MEMORY", who,
                 format_bytes(s, worst.device_bytes, decimals).c_str(), format_bytes(s, report.capacity_bytes, decimals).c_str(),
                 percent_decimals, percent);
+  // The capacity inside the peak's error band (memory_band.h): the call is said to be open where it is
+  // made, not only in the memory view's band line.
+  const MemoryBand& band = s.estimate.memory_band;
+  if (band.capacity_within) {
+    char open[96];
+    std::snprintf(open, sizeof open, band.median_abs_error < 0.1 ? ", within the \xC2\xB1%.1f%% error: could go either way"
+                                                                 : ", within the \xC2\xB1%.0f%% error: could go either way",
+                  100.0 * band.median_abs_error);
+    return line + std::string(open);
+  }
   return line;
 }
 

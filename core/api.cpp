@@ -146,14 +146,13 @@ json estimate_to_json(const Config& config, const Estimate& estimate, const std:
     };
     out["memory_error_band"] = {{"median_abs_error", band.median_abs_error},
                                 {"runs", band.runs},
-                                {"in_sample", band.in_sample},
-                                {"published", runs_json(band.published)},
-                                {"own", runs_json(band.own)},
                                 {"scope", band.scope},
-                                {"widened", band.widened},
+                                {"published", runs_json(band.published)},
                                 {"own_scope", band.own_scope},
-                                {"own_scope_runs", band.own_scope_runs},
-                                {"own_scope_median_abs_error", band.own_scope_median_abs_error},
+                                {"own_published", runs_json(band.own_published)},
+                                {"own_steps", runs_json(band.own_steps)},
+                                {"widened", band.widened},
+                                {"own_worse", band.own_worse},
                                 {"capacity_within", band.capacity_within},
                                 {"basis", band.basis},
                                 {"text", memory_band_text(band)}};
@@ -435,10 +434,8 @@ json run_validate() {
     out["memory_bands"].push_back({{"scope", band.scope},
                                    {"published_runs", band.published.runs},
                                    {"published_median_abs_error", band.published.median_abs_error},
-                                   {"own_runs", band.own.runs},
-                                   {"own_median_abs_error", band.own.median_abs_error},
-                                   {"median_abs_error", band.median_abs_error},
-                                   {"in_sample", band.in_sample},
+                                   {"step_runs", band.own_steps.runs},
+                                   {"step_median_abs_error", band.own_steps.median_abs_error},
                                    {"basis", band.basis}});
   // Every named constant behind the memory figures (overheads.h), how its value was obtained.
   out["constants"] = json::array();

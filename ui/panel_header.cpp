@@ -71,13 +71,7 @@ std::string verdict_text(const AppState& s) {
   // The capacity inside the peak's error band (memory_band.h): the call is said to be open where it is
   // made, not only in the memory view's band line.
   const MemoryBand& band = s.estimate.memory_band;
-  if (band.capacity_within) {
-    char open[96];
-    std::snprintf(open, sizeof open, band.median_abs_error < 0.1 ? ", within the \xC2\xB1%.1f%% error: could go either way"
-                                                                 : ", within the \xC2\xB1%.0f%% error: could go either way",
-                  100.0 * band.median_abs_error);
-    return line + std::string(open);
-  }
+  if (band.capacity_within) return line + (", within the " + memory_band_percent(band) + " error: could go either way");
   return line;
 }
 

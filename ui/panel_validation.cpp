@@ -149,7 +149,8 @@ void draw_memory_bands(AppState& s, bool finetune) {
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                 (narrow ? ImGuiTableFlags_ScrollX : 0);
   if (!ImGui::BeginTable(finetune ? "memory_bands_finetune" : "memory_bands", 5, flags, size)) return;
-  for (const char* column : {"error band of", "published runs", "median |error|", "tests/gpu steps (in-sample)", "median |error|"})
+  // Short headers: a phone shows the median beside the count without scrolling sideways.
+  for (const char* column : {"band of", "published", "median", "tests/gpu", "median"})
     ImGui::TableSetupColumn(column);
   ImGui::TableHeadersRow();
   for (const MemoryBand* band : bands) {
@@ -163,7 +164,7 @@ void draw_memory_bands(AppState& s, bool finetune) {
       ImGui::PopTextWrapPos();
       ImGui::EndTooltip();
     }
-    for (const MemoryBandRuns* kind : {&band->published, &band->own}) {
+    for (const MemoryBandRuns* kind : {&band->published, &band->own_steps}) {
       ImGui::TableNextColumn();
       ImGui::Text("%d", kind->runs);
       ImGui::TableNextColumn();
@@ -180,8 +181,9 @@ void draw_report(AppState& s, const ValidationReport& v, const char* id) {
   ImGui::TextWrapped("Median |error| %.1f%% (signed %+.1f%%) over %lld measured runs; %lld of %lld fit/OOM labels "
                      "disagree; %lld runs that ran out of memory predicted to fit. Each run is predicted on the "
                      "metric its source reports; hover or tap a source for its notes. The band beside each estimate "
-                     "is its method and setup's below (published runs, or with fewer than %d, meshfit's own tests/gpu "
-                     "steps; too few in all and it widens, saying so).",
+                     "is its method and setup's below: the median over published configurations (a repeat counted once; "
+                     "a run both files hold, once, as a fine-tune), widened to the method on any framework, then every "
+                     "run, with fewer than %d; tests/gpu's own steps are in-sample.",
                      100.0 * v.median_abs_error, 100.0 * v.median_signed_error, (long long)v.measured_rows,
                      (long long)v.label_disagreements, (long long)v.label_rows, (long long)v.false_fits, kMinMemoryBandRuns);
   draw_memory_bands(s, std::string(id) == "validation_finetune");

@@ -107,20 +107,21 @@ export interface EstimateResult extends Result, Partial<StepFields> {
   verdict: Verdict; fits: boolean; capacity_bytes: number; headroom: number;
   peak_allocated_bytes?: number; peak_reserved_bytes?: number; device_bytes?: number; worst_rank?: number;
   ranks?: RankMemory[]; total_parameters?: number; num_microbatches?: number; config?: Required<Config>; state?: string;
-  /** How far to trust the peak: the median |error| of the predicted peak over the measured runs of this
-   * training method and setup (widened to the method on any framework, then every run, when fewer than 3). */
+  /** How far to trust the peak: the median |error| of the predicted peak over the published configurations of
+   * this training method and setup (widened to the method on any framework, then every run, when fewer than 3). */
   memory_error_band?: MemoryErrorBand;
 }
 
 export interface MemoryErrorBand {
-  /** the headline: the published runs' median |error|, or, with fewer than 3 of them, meshfit's own tests/gpu steps' (in_sample) */
-  median_abs_error: number; runs: number; in_sample: boolean;
-  published: MemoryBandRuns; own: MemoryBandRuns;
-  /** "pretraining on PyTorch FSDP2", "LoRA on any framework", "any setup" */
-  scope: string;
-  /** the config's own method and setup (framework, or a fine-tune's stack) had fewer than 3 runs: own_scope_runs, with their median */
-  widened: boolean; own_scope: string; own_scope_runs: number; own_scope_median_abs_error: number;
-  /** the predicted device memory is within the band of the capacity: the fit / OOM verdict could go either way */
+  /** the headline: the median |error| of the peak over `runs` published configurations of `scope` (or, own_worse, of own_scope) */
+  median_abs_error: number; runs: number;
+  /** "LoRA on torchtune", "pretraining on any framework", "any setup"; published: its configurations */
+  scope: string; published: MemoryBandRuns;
+  /** the config's own method and setup; its published configurations and meshfit's own tests/gpu steps (in-sample) */
+  own_scope: string; own_published: MemoryBandRuns; own_steps: MemoryBandRuns;
+  /** own_published has fewer than 3: the band is a wider scope's, or, own_worse, its own few where they missed by more */
+  widened: boolean; own_worse: boolean;
+  /** the predicted device memory is within the band (as printed, one decimal) of the capacity: the fit / OOM verdict could go either way */
   capacity_within: boolean; basis: string; text: string;
 }
 

@@ -1,8 +1,8 @@
 // memory_band.h — how far to trust a memory prediction: the median error of the predicted peak over
-// the measured runs most like it (the published runs of tests/data/memory_measured.csv and
-// finetune_measured.csv, and tests/gpu's own one-GPU steps in gpu_memory_measured.csv), as the
-// step time carries its tokens/s band (perf_model.h ErrorBand). Computed once, on first use, from
-// the compiled-in data; every front end shows it beside the verdict.
+// the published measured runs most like it (tests/data/memory_measured.csv and finetune_measured.csv),
+// as the step time carries its tokens/s band (perf_model.h ErrorBand), with meshfit's own one-GPU
+// steps (tests/gpu, gpu_memory_measured.csv) beside it as an in-sample figure. Computed once, on
+// first use, from the compiled-in data; every front end shows it beside the verdict.
 #pragma once
 
 #include <cstdint>
@@ -13,47 +13,49 @@
 
 namespace meshfit {
 
-// A band rests on at least this many runs; fewer, and it widens (the method on any framework, then
-// every run), saying so. The headline is the published runs' median when there are this many of them.
-// Small on purpose: four QLoRA runs (median 27%) say more about a QLoRA plan than every run's 6.5%.
+// A band rests on at least this many published configurations; fewer, and it widens (the method on
+// any framework, then every run), saying so. Small on purpose: four QLoRA configurations (median
+// 27%) say more about a QLoRA plan than every run's 7%.
 constexpr int kMinMemoryBandRuns = 3;
 
-// One kind of run behind a band: its count, median error and GPU counts.
+// Configurations of one kind behind a band. Repeated measurements of one configuration (a source's
+// reruns at two commits, tests/gpu's step on an H100 and an H200) count once, at their mean error.
 struct MemoryBandRuns {
-  int runs = 0;
+  int runs = 0;                 // configurations
   double median_abs_error = 0;  // median |predicted / measured - 1| of the peak, on each run's metric
   int64_t min_gpus = 0;
   int64_t max_gpus = 0;
 };
 
 struct MemoryBand {
-  double median_abs_error = 0;     // the headline: the published runs' median, or, with fewer than
-  int runs = 0;                    //   kMinMemoryBandRuns of them, tests/gpu's steps' (in_sample)
-  bool in_sample = false;          // the headline rests on tests/gpu's one-GPU steps, from which the
-                                   //   allocator constants were set (gpu_runs.h kGpuGroundTruthInSample)
-  MemoryBandRuns published;        // public runs of tests/data (out of sample)
-  MemoryBandRuns own;              // tests/gpu's steps (peak reserved)
-  std::string scope;               // "pretraining on PyTorch FSDP2", "LoRA on any framework", "any setup"
-  bool widened = false;            // the prediction's own method and setup (the framework of a pretraining
-  int own_scope_runs = 0;          //   run, the stack of a fine-tune) had too few runs: this many...
-  std::string own_scope;           //   ...of this ("QLoRA on HF Trainer + PEFT + FSDP"),
-  double own_scope_median_abs_error = 0;  // with this median (both kinds)
-  int64_t job_gpus = 0;            // the prediction's GPU count (past the runs' GPU counts: not measured at that scale)
-  bool capacity_within = false;    // the predicted device memory is within the band of the capacity:
-                                   //   the fit / out-of-memory verdict could go either way
-  std::string basis;               // the sources behind the band, "; "-separated
+  double median_abs_error = 0;  // the headline
+  int runs = 0;                 //   and the published configurations behind it
+  std::string scope;            // what they are: "LoRA on torchtune", "pretraining on any framework", "any setup"
+  MemoryBandRuns published;     // the headline scope's published configurations (out of sample)
+  // The config's own method and setup (the framework of a pretraining run, the stack of a fine-tune).
+  std::string own_scope;        // "pretraining on Megatron-LM"
+  MemoryBandRuns own_published; // its published configurations (the headline's unless widened)
+  MemoryBandRuns own_steps;     // its tests/gpu steps: in-sample, the allocator constants were set from them
+  bool widened = false;         // own_published has fewer than kMinMemoryBandRuns: the headline is a wider scope's...
+  bool own_worse = false;       //   ...or, where its few configurations missed by more, theirs
+  int64_t job_gpus = 0;         // the prediction's GPU count (past every run's: not measured at that scale)
+  bool capacity_within = false; // the predicted device memory is within the band of the capacity:
+                                //   the fit / out-of-memory verdict could go either way
+  std::string basis;            // the sources behind the headline, "; "-separated
 };
 
-// The band for a configuration's memory prediction (its framework and training method).
+// The band for a configuration's memory prediction (its training method and setup).
 MemoryBand memory_error_band(const Config& config);
-// The same with capacity_within set for a predicted device figure against the GPU's capacity.
+// The same with capacity_within set for a predicted device figure against the GPU's capacity. The
+// comparison is with the band as printed (one decimal), so the line and the figures never disagree.
 MemoryBand memory_error_band(const Config& config, double device_bytes, double capacity_bytes);
-// Every group's band (method and setup as memory_error_band keys them, not widened), pretraining
-// first: the table `meshfit validate` and the page's validation view show.
+// Every method and setup's band (not widened), pretraining first: the table `meshfit validate` and the
+// page's validation view show.
 std::vector<MemoryBand> memory_bands();
-// "±11%, the median error on 9 published runs of pretraining on any framework (1 of them Megatron-LM),
-// 1-252 GPUs; meshfit's own 127 one-GPU steps: ±1.7% (in-sample)", or "not validated: ..." when no run
-// has a measured peak.
+// The headline as printed: "±14.4%".
+std::string memory_band_percent(const MemoryBand& band);
+// "±14.4%, the median error on 7 published configurations of pretraining on any framework, 8-252
+// GPUs; too few of pretraining on Megatron-LM for a band of its own (1: ±3.2%)", or "not validated".
 std::string memory_band_text(const MemoryBand& band);
 
 }  // namespace meshfit

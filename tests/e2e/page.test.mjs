@@ -206,7 +206,7 @@ test('the peak is shown with the memory error band the CLI reports, and a verdic
   assert.ok(band.runs > 0 && band.capacity_within, JSON.stringify(band));
   assert.ok(m.memory_band_text.startsWith('Peak memory ' + band.text + '.'), m.memory_band_text);
   assert.ok(m.memory_band_text.includes('could go either way'), m.memory_band_text);
-  assert.match(m.banner.text, /^OUT OF MEMORY .*\(101% of capacity\), within the ±\d+% error: could go either way$/);
+  assert.match(m.banner.text, /^OUT OF MEMORY .*\(101% of capacity\), within the ±\d+\.\d% error: could go either way$/);
   assert.ok((await page.evaluate(() => document.getElementById('results').textContent)).includes(band.text));
   await clickWidget(page, 'copy_markdown');
   assert.ok((await page.evaluate(() => meshfitShell.lastClipboard())).includes(m.memory_band_text));

@@ -8,6 +8,7 @@
 #include "app.h"
 #include "io/url_state.h"
 #include "memory/finetune.h"
+#include "io/memory_band.h"
 #include "panels.h"
 
 namespace meshfit::ui {
@@ -101,9 +102,11 @@ bool draw_methods_view(AppState& s) {
       const double share = c.device_bytes / s.config.gpu.memory_bytes;
       const bool tight = share >= s.config.training.headroom;  // the warning colour, as the Layouts view marks it
       if (tight && s.methods_under_headroom) continue;
-      char figures[160];
-      std::snprintf(figures, sizeof figures, "%s (%.0f%%)%s%s%s, %.3f s per step%s", format_bytes(s, c.device_bytes, 1).c_str(),
-                    100.0 * share, c.host_bytes > 0 ? " + host " : "", c.host_bytes > 0 ? format_bytes(s, c.host_bytes, 1).c_str() : "",
+      // Each method's memory with its own band (memory_band.h): LoRA's and QLoRA's differ several-fold.
+      const MemoryBand band = memory_error_band(c.config);
+      const std::string memory = format_bytes(s, c.device_bytes, 1) + " " + memory_band_percent(band);
+      char figures[192];
+      std::snprintf(figures, sizeof figures, "%s (%.0f%%)%s%s%s, %.3f s per step%s", memory.c_str(), 100.0 * share, c.host_bytes > 0 ? " + host " : "", c.host_bytes > 0 ? format_bytes(s, c.host_bytes, 1).c_str() : "",
                     c.host_bytes > 0 ? " per GPU" : "",
                     c.step_time_s, c.config.training.recompute == Recompute::kNone ? "" : ", checkpointing");
       std::string text;
@@ -137,7 +140,14 @@ bool draw_methods_view(AppState& s) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(c.config.training.recompute == Recompute::kNone ? "no" : "yes");
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(format_bytes(s, c.device_bytes, 1).c_str());
+      ImGui::TextUnformatted(memory.c_str());
+      if (ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(36.0f * s.em);
+        ImGui::TextUnformatted(memory_band_text(band).c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+      }
       ImGui::TableNextColumn();
       if (tight) ImGui::PushStyleColor(ImGuiCol_Text, warning_text_color(s));
       ImGui::Text("%.0f%%", 100.0 * share);

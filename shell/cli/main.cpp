@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -510,15 +511,22 @@ int run_methods(const Inputs& in, const std::string& methods) {
     std::printf("%s on %lld x %s (%s GiB), seq=%lld micro_batch=%lld global_batch=%lld\n\n", c["model"].get<std::string>().c_str(),
                 c["gpus"].get<long long>(), c["gpu"].get<std::string>().c_str(), gib(out["capacity_bytes"].get<double>()).c_str(),
                 c["seq"].get<long long>(), c["micro_batch"].get<long long>(), c["global_batch"].get<long long>());
-    std::printf("%-4s %-6s %-44s %-9s %9s %-6s %9s %9s %10s\n", "rank", "method", "strategy", "recompute", "GPU GiB", "",
-                "host/GPU", "step s", "tok/s/GPU");
+    std::printf("%-4s %-6s %-44s %-9s %9s %8s %-6s %9s %9s %10s\n", "rank", "method", "strategy", "recompute", "GPU GiB", "",
+                "", "host/GPU", "step s", "tok/s/GPU");
     int rank = 0;
+    // Each GPU figure with its method's memory band (the median error of its published configurations).
+    const auto band = [](const json& m) {
+      char text[24];
+      std::snprintf(text, sizeof text, "\xC2\xB1%.1f%%", std::round(1000.0 * m["memory_error_band"]["median_abs_error"].get<double>()) / 10.0);
+      return std::string(text);
+    };
     for (const json& m : out["ranked"])
-      std::printf("%-4d %-6s %-44s %-9s %9s %-6s %9s %9.3f %10.0f\n", ++rank, m["finetune"].get<std::string>().c_str(),
+      std::printf("%-4d %-6s %-44s %-9s %9s %8s %-6s %9s %9.3f %10.0f\n", ++rank, m["finetune"].get<std::string>().c_str(),
                   m["strategy"].get<std::string>().c_str(), m["recompute"].get<std::string>().c_str(),
-                  gib(m["device_bytes"].get<double>()).c_str(), m["verdict"] == "tight" ? "tight" : "",
+                  gib(m["device_bytes"].get<double>()).c_str(), band(m).c_str(), m["verdict"] == "tight" ? "tight" : "",
                   gib(m["host_bytes"].get<double>()).c_str(), m["step_time_s"].get<double>(),
                   m["tokens_per_s_per_gpu"].get<double>());
+    std::printf("GPU GiB \xC2\xB1: the median error of the peak for that method (meshfit estimate prints what it rests on).\n");
     // Host memory is per GPU (an as-a-user review read 131 GiB as the run's whole need): a node's share.
     double most_host = 0;
     for (const json& m : out["ranked"]) most_host = std::max(most_host, m["host_bytes"].get<double>());

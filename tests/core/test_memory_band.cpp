@@ -249,3 +249,28 @@ TEST_CASE("Memory band: a search's layouts share one band, its text in the resul
   REQUIRE_FALSE(out["layouts"].empty());
   CHECK(out["memory_error_band"]["text"] == memory_band_text(memory_error_band(config_of(object))));
 }
+
+TEST_CASE("Memory band: each method the Methods ranking lists carries its own band") {
+  const json base = {{"model", "llama3.1-8b"}, {"gpu", "h100-sxm"}, {"gpus", 1}, {"seq", 2048}, {"global_batch", 8}, {"micro_batch", 1}};
+  json lora = base;
+  lora["finetune"] = "lora";
+  const json out = run_methods(lora);
+  REQUIRE(out["ok"].get<bool>());
+  std::map<std::string, std::vector<double>> by_method;
+  for (const json& row : out["ranked"]) {
+    const json& band = row["memory_error_band"];
+    CHECK(band["runs"].get<int>() > 0);
+    CHECK(band["text"].get<std::string>().rfind("\xC2\xB1", 0) == 0);
+    by_method[row["finetune"].get<std::string>()].push_back(band["median_abs_error"].get<double>());
+  }
+  REQUIRE(by_method.count("lora"));
+  REQUIRE(by_method.count("qlora"));
+  // QLoRA's band is QLoRA's (no published QLoRA configuration of HF PEFT on one GPU: QLoRA on any
+  // framework), wider than a one-GPU LoRA's.
+  json qlora = base;
+  qlora["finetune"] = "qlora";
+  const double qlora_band = memory_error_band(config_of(qlora)).median_abs_error;
+  CHECK(std::find_if(by_method["qlora"].begin(), by_method["qlora"].end(),
+                     [&](double m) { return std::fabs(m - qlora_band) < 1e-12; }) != by_method["qlora"].end());
+  CHECK(qlora_band > *std::min_element(by_method["lora"].begin(), by_method["lora"].end()));
+}

@@ -142,28 +142,40 @@ void draw_memory_bands(AppState& s, bool finetune) {
   std::vector<const MemoryBand*> bands;
   for (const MemoryBand& band : all)
     if ((band.scope.rfind("pretraining", 0) != 0) == finetune) bands.push_back(&band);
+  // A phone gets one wrapped line per band (five columns scrolled sideways, the medians out of view).
   const bool narrow = narrow_window(s);
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const float row_height = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
-  const ImVec2 size(0, narrow ? float(bands.size() + 1) * row_height + style.ScrollbarSize + 2 * style.CellPadding.y : 0.0f);
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
-                                (narrow ? ImGuiTableFlags_ScrollX : 0);
-  if (!ImGui::BeginTable(finetune ? "memory_bands_finetune" : "memory_bands", 5, flags, size)) return;
-  // Short headers: a phone shows the median beside the count without scrolling sideways.
-  for (const char* column : {"band of", "published", "median", "tests/gpu", "median"})
-    ImGui::TableSetupColumn(column);
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                                (narrow ? ImGuiTableFlags_SizingStretchProp : ImGuiTableFlags_SizingFixedFit);
+  if (!ImGui::BeginTable(finetune ? "memory_bands_finetune" : "memory_bands", narrow ? 1 : 5, flags)) return;
+  if (narrow) {
+    ImGui::TableSetupColumn("band of: published, tests/gpu (median)");
+  } else {
+    for (const char* column : {"band of", "published", "median", "tests/gpu", "median"}) ImGui::TableSetupColumn(column);
+  }
   ImGui::TableHeadersRow();
+  const auto cell = [](const MemoryBandRuns& kind) {
+    char text[48] = "-";
+    if (kind.runs > 0) std::snprintf(text, sizeof text, "%d (%.1f%%)", kind.runs, 100.0 * kind.median_abs_error);
+    return std::string(text);
+  };
   for (const MemoryBand* band : bands) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(band->scope.c_str());
+    if (narrow)  // wrapped at spaces: ImGui's own wrap split "(2.1%)" after its point
+      ImGui::TextUnformatted(wrap_at_spaces(band->scope + ": published " + cell(band->published) + ", tests/gpu " +
+                                                cell(band->own_steps),
+                                            ImGui::GetFontSize(), ImGui::GetContentRegionAvail().x)
+                                 .c_str());
+    else
+      ImGui::TextUnformatted(band->scope.c_str());
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
       ImGui::PushTextWrapPos(36.0f * s.em);
-      ImGui::Text("Sources: %s", band->basis.c_str());
+      ImGui::Text("Sources: %s", band->basis.empty() ? "none published" : band->basis.c_str());
       ImGui::PopTextWrapPos();
       ImGui::EndTooltip();
     }
+    if (narrow) continue;
     for (const MemoryBandRuns* kind : {&band->published, &band->own_steps}) {
       ImGui::TableNextColumn();
       ImGui::Text("%d", kind->runs);

@@ -131,8 +131,8 @@ constexpr FlagField kOffloadActivations = {"offload_activations", "offload activ
 // PEFT use_dora / torchtune use_dora: beside the adapters it decomposes.
 constexpr FlagField kDora = {"dora", "DoRA (weight-decomposed LoRA)"};
 // PEFT modules_to_save: the embedding or the head trained in full beside the adapters.
-constexpr FlagField kTrainedModules[] = {{"embedding_trained", "train embedding fully"},
-                                         {"lm_head_trained", "train LM head fully"}};
+constexpr FlagField kTrainedModules[] = {{kModulesToSave[0].key, kModulesToSave[0].label},
+                                         {kModulesToSave[1].key, kModulesToSave[1].label}};
 bool shows_fp8_all_gather(const TrainingSpec& t) {
   return t.fp8_all_gather ||
          ((t.framework == Framework::kFsdp || t.framework == Framework::kMegatron) && t.precision == Precision::kFp8);

@@ -47,6 +47,11 @@ const char* method_name(FinetuneMethod method) {
   return "";
 }
 
+// "LoRA on torchtune": a method on a setup, as bands name their scope.
+std::string scope_name(FinetuneMethod method, const std::string& setup) {
+  return std::string(method_name(method)) + " on " + setup_label(method, setup);
+}
+
 // One measured configuration and how far the prediction was from its peak.
 struct BandRun {
   FinetuneMethod method;
@@ -165,7 +170,7 @@ std::vector<MemoryBand> memory_bands() {
     for (const std::string& setup : setups) {
       const Group group = group_of([&](const BandRun& run) { return run.method == method && run.setup == setup; });
       MemoryBand band;
-      band.scope = band.own_scope = std::string(method_name(method)) + " on " + setup_label(method, setup);
+      band.scope = band.own_scope = scope_name(method, setup);
       band.published = band.own_published = group.published;
       band.own_steps = group.steps;
       band.runs = group.published.runs;
@@ -181,7 +186,7 @@ MemoryBand memory_error_band(const Config& config) {
   const FinetuneMethod method = config.training.finetune;
   const std::string setup = setup_key(config);
   MemoryBand band;
-  band.own_scope = std::string(method_name(method)) + " on " + setup_label(method, setup);
+  band.own_scope = scope_name(method, setup);
   const Group own = group_of([&](const BandRun& run) { return run.method == method && run.setup == setup; });
   band.own_published = own.published;
   band.own_steps = own.steps;

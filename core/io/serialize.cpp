@@ -237,9 +237,13 @@ bool listed(const std::vector<const char*>& keys, const char* key) {
 }  // namespace
 
 const std::vector<const char*>& finetune_only_keys() {
-  static const std::vector<const char*> keys = {"lora_rank", "lora_alpha", "lora_targets", "lora_dropout", "adapter_dtype",
-                                                "base_dtype", "kbit_upcast", "double_quant", "stack",
-                                                "embedding_trained", "lm_head_trained"};
+  // The adapters' keys, the 4-bit base's, and the stack whose defaults fill them: one list each.
+  static const std::vector<const char*> keys = [] {
+    std::vector<const char*> all = adapter_keys();
+    all.insert(all.end(), four_bit_keys().begin(), four_bit_keys().end());
+    all.push_back("stack");
+    return all;
+  }();
   return keys;
 }
 

@@ -129,15 +129,17 @@ struct StageStateBytes {
   double output_section_bytes = 0; // LM head + final norm states (LLMem's separate output section)
   double transient_bytes = 0;      // QLoRA: one layer's dequantised bf16 weight, live in its GEMMs
 };
-// PEFT modules_to_save as meshfit's switches: the schema key, the TrainingSpec flag, and PEFT's
-// module name for Llama-family models (what the HF export writes).
+// PEFT modules_to_save as meshfit's switches: the schema key, the TrainingSpec flag, PEFT's module
+// name for Llama-family models (what the HF export writes) and the words the page and fit use.
 struct ModuleToSave {
   const char* key;
   bool TrainingSpec::*flag;
   const char* peft_name;
+  const char* label;  // the page's checkbox and the fit advice's change name it so
 };
-inline constexpr ModuleToSave kModulesToSave[] = {{"embedding_trained", &TrainingSpec::embedding_trained, "embed_tokens"},
-                                                  {"lm_head_trained", &TrainingSpec::lm_head_trained, "lm_head"}};
+inline constexpr ModuleToSave kModulesToSave[] = {
+    {"embedding_trained", &TrainingSpec::embedding_trained, "embed_tokens", "train embedding fully"},
+    {"lm_head_trained", &TrainingSpec::lm_head_trained, "lm_head", "train LM head fully"}};
 // The width in bytes of the frozen base outside the 4-bit linears, and so of a modules_to_save copy
 // of its embedding or head: 2 (bf16 as loaded); 4 when it is kept in fp32 (a LoRA base loaded in
 // fp32 under a framework that does not cast it, QLoRA after prepare_model_for_kbit_training).

@@ -65,8 +65,8 @@ std::string describe_change(const Config& from, const Config& to, int& count) {
   add("activation offload", on_off(from.training.offload_activations), on_off(to.training.offload_activations));
   add("optimizer in backward", on_off(from.training.optimizer_in_backward), on_off(to.training.optimizer_in_backward));
   add("loss", to_string(from.training.loss), to_string(to.training.loss));
-  add("train embedding fully", on_off(from.training.embedding_trained), on_off(to.training.embedding_trained));
-  add("train LM head fully", on_off(from.training.lm_head_trained), on_off(to.training.lm_head_trained));
+  for (const ModuleToSave& module : kModulesToSave)
+    add(module.label, on_off(from.training.*module.flag), on_off(to.training.*module.flag));
   return out;
 }
 
@@ -157,8 +157,7 @@ std::optional<Config> combined_training_change(const Config& base, const Config&
   take(&TrainingSpec::offload);
   take(&TrainingSpec::offload_activations);
   take(&TrainingSpec::loss);
-  take(&TrainingSpec::embedding_trained);
-  take(&TrainingSpec::lm_head_trained);
+  for (const ModuleToSave& module : kModulesToSave) take(module.flag);
   if (conflict || !added) return std::nullopt;
   return out;
 }

@@ -45,6 +45,14 @@ async function settled(page, before = 0) {
   }, before, { timeout: 60000 });
 }
 
+// Does `act` (a change through the page) and returns the mirror once the page has answered it.
+async function answered(page, act) {
+  const before = await version(page);
+  await act();
+  await settled(page, before);
+  return mirror(page);
+}
+
 async function openPage(hash = '', options = {}) {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'dark', ...options });
   const page = await context.newPage();
@@ -250,21 +258,16 @@ test('a change in the DOM form goes through the app: results, link and tables fo
 test('the DOM form switches to fine-tuning as the panel does, and its fine-tuning fields sit over their widgets', async () => {
   const hash = '#v=1&model=llama3.1-8b&gpu=h100-sxm&gpus=8';
   const canvas = await openPage(hash);
-  let v = await version(canvas.page);
   const r = await rectOf(canvas.page, 'finetune_qlora');
-  await canvas.page.mouse.click(r[0] + Math.min(r[2] / 2, 20), r[1] + r[3] / 2, { delay: 60 });
-  await settled(canvas.page, v);
-  const viaCanvas = await mirror(canvas.page);
+  const viaCanvas = await answered(canvas.page,
+                                   () => canvas.page.mouse.click(r[0] + Math.min(r[2] / 2, 20), r[1] + r[3] / 2, { delay: 60 }));
   assert.equal(viaCanvas.config.finetune, 'qlora');
   await canvas.context.close();
 
   const { context, page, errors } = await openPage(hash);
   const mode = page.getByRole('combobox', { name: 'training mode', exact: true });
   assert.equal(await mode.inputValue(), 'none');
-  v = await version(page);
-  await mode.selectOption('qlora');
-  await settled(page, v);
-  let m = await mirror(page);
+  let m = await answered(page, () => mode.selectOption('qlora'));
   assert.equal(m.state, viaCanvas.state, 'the same config (the stack defaults included) as a click on the panel');
   assert.deepEqual(m.ranks, nativeRanks(m.state));
   const form = m.form.map((f) => f.field);
@@ -276,67 +279,52 @@ test('the DOM form switches to fine-tuning as the panel does, and its fine-tunin
   // are the CLI's for that state, above the ranks without it.
   const headBox = page.getByRole('checkbox', { name: 'train LM head fully', exact: true });
   const withoutHead = m.ranks;
-  v = await version(page);
   await headBox.focus();
-  await page.keyboard.press('Space');
-  await settled(page, v);
-  m = await mirror(page);
+  m = await answered(page, () => page.keyboard.press('Space'));
   assert.equal(m.config.lm_head_trained, true);
   assert.deepEqual(m.ranks, nativeRanks(m.state));
   assert.notDeepEqual(m.ranks, withoutHead, 'the trained head changes the ranks');
-  v = await version(page);
-  await page.keyboard.press('Space');
-  await settled(page, v);
-  m = await mirror(page);
+  m = await answered(page, () => page.keyboard.press('Space'));
   assert.equal(m.config.lm_head_trained, false);
   // Activation offloading from the keyboard: the checked box reaches the config, and the CLI's ranks
   // for the resulting state are the page's (its saved layers go to CPU memory).
   const offloadBox = page.getByRole('checkbox', { name: 'offload activations to CPU', exact: true });
-  v = await version(page);
   await offloadBox.focus();
-  await page.keyboard.press('Space');
-  await settled(page, v);
-  m = await mirror(page);
+  m = await answered(page, () => page.keyboard.press('Space'));
   assert.equal(m.config.offload_activations, true);
   assert.deepEqual(m.ranks, nativeRanks(m.state));
   const offloadedRanks = JSON.parse(execFileSync(cli, ['estimate', '--state', m.state, '--json'], { encoding: 'utf8' })).ranks;
   assert.ok(offloadedRanks.every((r) => r.host_bytes > 0), 'offloaded activations are host bytes');
-  v = await version(page);
-  await page.keyboard.press('Space');
-  await settled(page, v);
-  m = await mirror(page);
+  m = await answered(page, () => page.keyboard.press('Space'));
   // A number in range is taken; one out of range is refused and the config keeps its value.
   const alpha = page.getByRole('textbox', { name: 'LoRA alpha', exact: true });
-  v = await version(page);
-  await alpha.fill('48');
-  await alpha.press('Enter');
-  await settled(page, v);
-  m = await mirror(page);
+  m = await answered(page, async () => {
+    await alpha.fill('48');
+    await alpha.press('Enter');
+  });
   assert.equal(m.config.lora_alpha, 48);
   const dropout = page.getByRole('textbox', { name: 'LoRA dropout', exact: true });
   const keptDropout = m.config.lora_dropout;
-  v = await version(page);
-  await dropout.fill('1.5');
-  await dropout.press('Enter');
-  await settled(page, v);
-  assert.equal((await mirror(page)).config.lora_dropout, keptDropout);
+  m = await answered(page, async () => {
+    await dropout.fill('1.5');
+    await dropout.press('Enter');
+  });
+  assert.equal(m.config.lora_dropout, keptDropout);
   const tokens = page.getByRole('textbox', { name: 'tokens to train (billions, 0 = none)', exact: true });
-  v = await version(page);
-  await tokens.fill('2.5');
-  await tokens.press('Enter');
-  await settled(page, v);
-  assert.equal((await mirror(page)).config.tokens_to_train, 2.5e9);
+  m = await answered(page, async () => {
+    await tokens.fill('2.5');
+    await tokens.press('Enter');
+  });
+  assert.equal(m.config.tokens_to_train, 2.5e9);
   // A micro-batch the stack's global batch cannot hold keeps its accumulation steps and raises the
   // global batch (an as-a-user review saw micro_batch 2 undone at a stack's global batch of 1).
-  m = await mirror(page);
   const dpOf = (c) => c.gpus / (c.tp * c.pp * c.cp);
   const accumulation = m.config.global_batch / (m.config.micro_batch * dpOf(m.config));
   const micro = page.getByRole('textbox', { name: 'micro-batch', exact: true });
-  v = await version(page);
-  await micro.fill(String(m.config.micro_batch * 3));
-  await micro.press('Enter');
-  await settled(page, v);
-  const raised = await mirror(page);
+  const raised = await answered(page, async () => {
+    await micro.fill(String(m.config.micro_batch * 3));
+    await micro.press('Enter');
+  });
   assert.equal(raised.config.micro_batch, m.config.micro_batch * 3, 'the micro-batch typed is kept');
   assert.equal(raised.config.global_batch, accumulation * raised.config.micro_batch * dpOf(raised.config));
   assert.match(raised.layout_note, /^global_batch \d+ → \d+ to hold micro_batch/);
@@ -357,10 +345,7 @@ test('the DOM form switches to fine-tuning as the panel does, and its fine-tunin
               `${f.field} sits over its widget: ${focus.rect} vs ${widget}`);
   }
   // Back to pretraining from the form, as the panel's radio button does.
-  v = await version(page);
-  await mode.selectOption('none');
-  await settled(page, v);
-  m = await mirror(page);
+  m = await answered(page, () => mode.selectOption('none'));
   assert.equal(m.config.finetune, 'none');
   assert.ok(!m.form.some((f) => f.field === 'stack'), 'the fine-tuning fields leave the form');
   assert.deepEqual(errors, []);

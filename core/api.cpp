@@ -263,8 +263,10 @@ json run_methods(json input) {
                 {"step_time_s", c.step_time_s},
                 {"tokens_per_s_per_gpu", c.tokens_per_s_per_gpu}};
     // Each method's memory has its own band (LoRA's ±5% beside QLoRA's ±28%: memory_band.h).
-    const MemoryBand band = memory_error_band(c.config);
-    out["memory_error_band"] = {{"median_abs_error", band.median_abs_error}, {"runs", band.runs}, {"text", memory_band_text(band)}};
+    out["memory_error_band"] = {{"median_abs_error", c.memory_band.median_abs_error},
+                                {"runs", c.memory_band.runs},
+                                {"percent", memory_band_percent(c.memory_band)},
+                                {"text", memory_band_text(c.memory_band)}};
     if (!c.rejected.empty()) out["rejected"] = c.rejected;
     return out;
   };

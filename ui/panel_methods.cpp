@@ -8,7 +8,6 @@
 #include "app.h"
 #include "io/url_state.h"
 #include "memory/finetune.h"
-#include "io/memory_band.h"
 #include "panels.h"
 
 namespace meshfit::ui {
@@ -103,8 +102,7 @@ bool draw_methods_view(AppState& s) {
       const bool tight = share >= s.config.training.headroom;  // the warning colour, as the Layouts view marks it
       if (tight && s.methods_under_headroom) continue;
       // Each method's memory with its own band (memory_band.h): LoRA's and QLoRA's differ several-fold.
-      const MemoryBand band = memory_error_band(c.config);
-      const std::string memory = format_bytes(s, c.device_bytes, 1) + " " + memory_band_percent(band);
+      const std::string memory = format_bytes(s, c.device_bytes, 1) + " " + memory_band_percent(c.memory_band);
       char figures[192];
       std::snprintf(figures, sizeof figures, "%s (%.0f%%)%s%s%s, %.3f s per step%s", memory.c_str(), 100.0 * share, c.host_bytes > 0 ? " + host " : "", c.host_bytes > 0 ? format_bytes(s, c.host_bytes, 1).c_str() : "",
                     c.host_bytes > 0 ? " per GPU" : "",
@@ -144,7 +142,7 @@ bool draw_methods_view(AppState& s) {
       if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         ImGui::PushTextWrapPos(36.0f * s.em);
-        ImGui::TextUnformatted(memory_band_text(band).c_str());
+        ImGui::TextUnformatted(memory_band_text(c.memory_band).c_str());
         ImGui::PopTextWrapPos();
         ImGui::EndTooltip();
       }

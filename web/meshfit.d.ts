@@ -188,6 +188,9 @@ export interface ValidationResult extends Result {
   constants: { name: string; value: number; unit: string; meaning: string; source: string; basis: 'source' | 'measurement' | 'assumed' }[];
   rows: ValidationRow[]; measured_rows: number; median_abs_error: number; median_signed_error: number;
   label_rows: number; label_disagreements: number; false_fits: number;
+  /** The memory error band of every method and setup: published configurations and tests/gpu's in-sample steps. */
+  memory_bands: { scope: string; published_runs: number; published_median_abs_error: number; step_runs: number;
+                  step_median_abs_error: number; basis: string }[];
   /** The fine-tuning runs of tests/data/finetune_measured.csv, the same way. */
   finetune: { rows: ValidationRow[]; measured_rows: number; median_abs_error: number; median_signed_error: number;
               label_rows: number; label_disagreements: number; false_fits: number };
@@ -230,6 +233,8 @@ export interface MethodCandidate {
   strategy: string; finetune: 'full' | 'lora' | 'qlora'; framework: Framework; zero: number; tp: number;
   offload: 'none' | 'optimizer' | 'params'; recompute: Recompute; fits: boolean; verdict: Verdict; device_bytes: number;
   host_bytes: number; step_time_s: number; tokens_per_s_per_gpu: number; rejected?: string;
+  /** How far to trust device_bytes: the method and setup's memory band (percent: "±2.8%"; see MemoryErrorBand). */
+  memory_error_band: { median_abs_error: number; runs: number; percent: string; text: string };
 }
 export interface MethodsResult extends Result {
   ranked: MethodCandidate[]; rejected: MethodCandidate[]; capacity_bytes?: number; config?: Required<Config>;

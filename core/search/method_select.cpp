@@ -171,8 +171,9 @@ MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& opt
         if (!found || method_before(candidate, best)) best = candidate;
         found = true;
       }
-      if (found) ranking.ranked.push_back(best);
-      else ranking.rejected.push_back(smallest);
+      MethodCandidate& shown = found ? best : smallest;
+      shown.memory_band = memory_error_band(shown.config);
+      (found ? ranking.ranked : ranking.rejected).push_back(shown);
     }
   }
   std::stable_sort(ranking.ranked.begin(), ranking.ranked.end(), method_before);

@@ -12,6 +12,7 @@
 
 #include "memory/memory_model.h"
 #include "spec/config.h"
+#include "io/memory_band.h"
 #include "spec/issue.h"
 
 namespace meshfit {
@@ -28,6 +29,7 @@ struct MethodCandidate {
   double host_bytes = 0;           // per rank, offload only
   double step_time_s = 0;
   double tokens_per_s_per_gpu = 0;
+  MemoryBand memory_band;          // how far to trust device_bytes: its method and setup's (memory_band.h)
 };
 
 struct MethodOptions {

@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -515,11 +514,7 @@ int run_methods(const Inputs& in, const std::string& methods) {
                 "", "host/GPU", "step s", "tok/s/GPU");
     int rank = 0;
     // Each GPU figure with its method's memory band (the median error of its published configurations).
-    const auto band = [](const json& m) {
-      char text[24];
-      std::snprintf(text, sizeof text, "\xC2\xB1%.1f%%", std::round(1000.0 * m["memory_error_band"]["median_abs_error"].get<double>()) / 10.0);
-      return std::string(text);
-    };
+    const auto band = [](const json& m) { return m["memory_error_band"]["percent"].get<std::string>(); };
     for (const json& m : out["ranked"])
       std::printf("%-4d %-6s %-44s %-9s %9s %8s %-6s %9s %9.3f %10.0f\n", ++rank, m["finetune"].get<std::string>().c_str(),
                   m["strategy"].get<std::string>().c_str(), m["recompute"].get<std::string>().c_str(),

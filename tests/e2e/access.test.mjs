@@ -5,65 +5,16 @@
 // panel's order, shown over its canvas widget; changes made there reach the results; the
 // accessibility tree holds the fields, the verdict and the table rows.
 // Environment: MESHFIT_SITE (folder with meshfit.html), MESHFIT_CLI (native meshfit), MESHFIT_ARTIFACTS.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { answered, artifacts, cli, frames, mirror, nativeRanks, openPage, settled, useChromium, version, widgets }
+  from './harness.mjs';
 
-const site = process.env.MESHFIT_SITE;
-const cli = process.env.MESHFIT_CLI;
-const artifacts = process.env.MESHFIT_ARTIFACTS;
-assert.ok(site && cli && artifacts, 'set MESHFIT_SITE, MESHFIT_CLI and MESHFIT_ARTIFACTS');
-mkdirSync(artifacts, { recursive: true });
-const pageUrl = 'file://' + path.resolve(site, 'meshfit.html');
-const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader', '--use-angle=swiftshader'];
 const phone = { viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true };
 
-let browser;
-before(async () => { browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: chromiumArgs }); });
-after(async () => { await browser?.close(); });
-
-const mirror = (page) => page.evaluate(() => JSON.parse(document.getElementById('mirror').textContent));
-const widgets = (page) => page.evaluate(() => JSON.parse(document.getElementById('widgets').textContent || '{}'));
-const version = async (page) => (await mirror(page)).version;
-const frames = (page, n = 2) => page.evaluate((count) => new Promise((resolve) => {
-  const next = (left) => (left === 0 ? resolve() : requestAnimationFrame(() => next(left - 1)));
-  next(count);
-}), n);
-
-// The page has answered: mirror version past `before`, widget rectangles published, hash caught up.
-async function settled(page, before = 0) {
-  await page.waitForFunction((v) => {
-    const text = document.getElementById('mirror').textContent;
-    if (!text) return false;
-    const m = JSON.parse(text);
-    // The hash is the state plus the view (tab, units, ...): m.link.
-    return m.version > v && location.hash === '#' + (m.link || m.state) && document.getElementById('widgets').textContent !== '';
-  }, before, { timeout: 60000 });
-}
-
-// Does `act` (a change through the page) and returns the mirror once the page has answered it.
-async function answered(page, act) {
-  const before = await version(page);
-  await act();
-  await settled(page, before);
-  return mirror(page);
-}
-
-async function openPage(hash = '', options = {}) {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'dark', ...options });
-  const page = await context.newPage();
-  const errors = [];
-  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
-  page.on('pageerror', (error) => errors.push(String(error)));
-  await page.goto(pageUrl + hash);
-  await page.waitForFunction(() => window.meshfitReady === true, null, { timeout: 60000 });
-  await settled(page);
-  return { context, page, errors };
-}
+useChromium();
 
 // Waits until a named widget has a rectangle (drawn in the last frame), and returns it.
 async function rectOf(page, name) {
@@ -87,12 +38,6 @@ async function touchDrag(page, from, to, steps = 12) {
   await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
   await frames(page, 3);
   await cdp.detach();
-}
-
-function nativeRanks(state) {
-  const out = JSON.parse(execFileSync(cli, ['estimate', '--state', state, '--json'], { encoding: 'utf8' }));
-  return out.ranks.map((r) => ({ role: r.role, pp_stage: r.pp_stage, peak_allocated_bytes: r.peak_allocated_bytes,
-                                 peak_reserved_bytes: r.peak_reserved_bytes, device_bytes: r.device_bytes }));
 }
 
 test('a phone (390x844, touch) opens on the verdict and the per-rank chart, in one column', async () => {

@@ -4,76 +4,36 @@
 // gives the same model), and 404, 401, a non-JSON answer and being offline each leave the inputs
 // unchanged with a message that says why; an id that breaks the Hub's rule is refused before any request.
 // Environment: MESHFIT_SITE (folder with meshfit.html), MESHFIT_CLI (native meshfit), MESHFIT_ARTIFACTS.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { artifacts, cli, clickWidget, mirror, openPage as openWithRoute, useChromium, widgets } from './harness.mjs';
 
-const site = process.env.MESHFIT_SITE;
-const cli = process.env.MESHFIT_CLI;
-const artifacts = process.env.MESHFIT_ARTIFACTS;
-assert.ok(site && cli && artifacts, 'set MESHFIT_SITE, MESHFIT_CLI and MESHFIT_ARTIFACTS');
-const pageUrl = 'file://' + path.resolve(site, 'meshfit.html');
-const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader', '--use-angle=swiftshader'];
 const here = path.dirname(fileURLToPath(import.meta.url));
 const qwenFile = path.join(here, '../data/launch/qwen2.5-7b.config.json');  // published values, tests/data/launch/README.md
 const qwenText = readFileSync(qwenFile, 'utf8');
 const qwenUrl = 'https://huggingface.co/Qwen/Qwen2.5-7B/resolve/main/config.json';
 
-let browser;
-before(async () => { browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: chromiumArgs }); });
-after(async () => { await browser?.close(); });
-
-const mirror = (page) => page.evaluate(() => JSON.parse(document.getElementById('mirror').textContent));
-const widgets = (page) => page.evaluate(() => JSON.parse(document.getElementById('widgets').textContent || '{}'));
-const nextFrames = (page) => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+useChromium();
 
 // The page with every request that is not file:// counted; huggingface.co answered by `answer`
 // (a function of the URL giving {status, body}), or failed as without a network when it gives none.
 async function openPage(answer) {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'dark' });
-  const page = await context.newPage();
-  const errors = [];
-  page.on('console', (message) => { if (message.type() === 'error' && !/Failed to load resource|net::ERR/.test(message.text())) errors.push(message.text()); });
-  page.on('pageerror', (error) => errors.push(String(error)));
   const requests = [];
-  await context.route('**/*', (route) => {
-    const url = route.request().url();
-    if (url.startsWith('file://')) return route.continue();
+  const route = (r) => {
+    const url = r.request().url();
+    if (url.startsWith('file://')) return r.continue();
     requests.push(url);
     const answered = answer && url.startsWith('https://huggingface.co/') ? answer(url) : undefined;
-    if (!answered) return route.abort('internetdisconnected');  // no network: fetch() rejects
+    if (!answered) return r.abort('internetdisconnected');  // no network: fetch() rejects
     const { status, body, type = 'application/json' } = answered;
-    return route.fulfill({ status, body, contentType: type, headers: { 'access-control-allow-origin': '*' } });
-  });
-  await page.goto(pageUrl + '#v=1&model=llama3-8b&gpus=8');
-  await page.waitForFunction(() => window.meshfitReady === true, null, { timeout: 60000 });
-  await page.waitForFunction(() => document.getElementById('widgets').textContent !== '', null, { timeout: 60000 });
-  return { context, page, errors, requests };
-}
-
-async function scrollTo(page, name) {
-  const height = await page.evaluate(() => innerHeight);
-  for (let i = 0; i < 20; ++i) {
-    const rect = (await widgets(page))[name];
-    // In view above the panel's bottom frame (its border and padding clip a field in the last 32 px).
-    if (rect && rect[1] >= 0 && rect[1] + rect[3] <= height - 32) return;
-    await page.mouse.move(rect ? rect[0] + 4 : 100, height / 2);
-    await page.mouse.wheel(0, rect && rect[1] < 0 ? -200 : 200);
-    await nextFrames(page);
-  }
-}
-
-async function clickWidget(page, name) {
-  await scrollTo(page, name);
-  const rect = (await widgets(page))[name];
-  assert.ok(rect, `widget ${name} is on screen`);
-  await page.mouse.click(rect[0] + Math.min(rect[2] / 2, 40), rect[1] + rect[3] / 2, { delay: 60 });
-  await nextFrames(page);
+    return r.fulfill({ status, body, contentType: type, headers: { 'access-control-allow-origin': '*' } });
+  };
+  const opened = await openWithRoute('#v=1&model=llama3-8b&gpus=8', {}, { route, ignoredErrors: /Failed to load resource|net::ERR/ });
+  return { ...opened, requests };
 }
 
 // Types a model id, presses Fetch and waits for the answer's message under the box.

@@ -3,105 +3,15 @@
 // the network blocked, checks the rendered canvas, compares the DOM mirror with the native CLI,
 // clicks and types on the canvas, and saves screenshots as artifacts.
 // Environment: MESHFIT_SITE (folder with meshfit.html), MESHFIT_CLI (native meshfit), MESHFIT_ARTIFACTS.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { inflateSync } from 'node:zlib';
-import { chromium } from 'playwright-core';
+import { artifacts, cli, clickWidget, frames, hash, launchChromium, mirror, nativeRanks, newContext, openPage, pageUrl, site,
+         scrollTo, settled, typeInto, useChromium, version, watchErrors, widgets } from './harness.mjs';
 
-const site = process.env.MESHFIT_SITE;
-const cli = process.env.MESHFIT_CLI;
-const artifacts = process.env.MESHFIT_ARTIFACTS;
-assert.ok(site && cli && artifacts, 'set MESHFIT_SITE, MESHFIT_CLI and MESHFIT_ARTIFACTS');
-mkdirSync(artifacts, { recursive: true });
-const pageUrl = 'file://' + path.resolve(site, 'meshfit.html');
-const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader', '--use-angle=swiftshader'];
-
-let browser;
-before(async () => { browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: chromiumArgs }); });
-after(async () => { await browser?.close(); });
-
-// Console errors and uncaught exceptions of a page, kept for the assertion at the end of a test.
-function watchErrors(page) {
-  const errors = [];
-  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
-  page.on('pageerror', (error) => errors.push(String(error)));
-  return errors;
-}
-
-// A page with the network blocked (anything but file:// is aborted and counted) and console errors kept.
-async function openPage(hash = '', options = {}) {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'dark', ...options });
-  const page = await context.newPage();
-  const errors = watchErrors(page);
-  const blocked = [];
-  await context.route('**/*', (route) => {
-    if (route.request().url().startsWith('file://')) return route.continue();
-    blocked.push(route.request().url());
-    return route.abort();
-  });
-  await page.goto(pageUrl + hash);
-  await page.waitForFunction(() => window.meshfitReady === true, null, { timeout: 60000 });
-  await settled(page);
-  return { context, page, errors, blocked };
-}
-
-const mirror = (page) => page.evaluate(() => JSON.parse(document.getElementById('mirror').textContent));
-const widgets = (page) => page.evaluate(() => JSON.parse(document.getElementById('widgets').textContent || '{}'));
-const hash = (page) => page.evaluate(() => location.hash);
-const version = async (page) => (await mirror(page)).version;
-
-// Waits for the page to have answered: the mirror's version past `before` (when given), the widget
-// positions of that frame published, and the URL hash caught up with the mirror's state.
-async function settled(page, before = 0) {
-  await page.waitForFunction((v) => {
-    const text = document.getElementById('mirror').textContent;
-    if (!text) return false;
-    const m = JSON.parse(text);
-    // The hash is the config's state plus the view (m.link); the fit advice follows a frame later.
-    return m.version > v && location.hash === '#' + (m.link || m.state) && !m.fit_pending &&
-           document.getElementById('widgets').textContent !== '';
-  }, before, { timeout: 60000 });
-}
-
-// A real press on a named widget: down and up apart, as a person clicks. With `changes`, waits for
-// the recompute the click causes.
-const nextFrames = (page) => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-
-// Scrolls the panel under a widget (mouse wheel, as a person would) until the widget is in view.
-async function scrollTo(page, name) {
-  const height = await page.evaluate(() => innerHeight);
-  for (let i = 0; i < 20; ++i) {
-    const rect = (await widgets(page))[name];
-    // In view above the panel's bottom frame (its border and padding clip a field in the last 32 px).
-    if (!rect || (rect[1] >= 0 && rect[1] + rect[3] <= height - 32)) return;
-    await page.mouse.move(rect[0] + 4, height / 2);
-    await page.mouse.wheel(0, rect[1] < 0 ? -200 : 200);
-    await nextFrames(page);
-  }
-}
-
-async function clickWidget(page, name, { changes = false } = {}) {
-  await scrollTo(page, name);
-  const rect = (await widgets(page))[name];
-  assert.ok(rect, `widget ${name} is on screen`);
-  const before = await version(page);
-  await page.mouse.click(rect[0] + Math.min(rect[2] / 2, 40), rect[1] + rect[3] / 2, { delay: 60 });
-  if (changes) await settled(page, before);
-  else await nextFrames(page);
-}
-
-async function typeInto(page, name, text) {
-  await clickWidget(page, name);
-  const before = await version(page);
-  await page.keyboard.press('Control+A');
-  await page.keyboard.type(text, { delay: 30 });
-  await page.keyboard.press('Enter');
-  await settled(page, before);
-}
+useChromium();
 
 // Distinct byte values in the PNG's decoded image data: a blank canvas has a handful.
 function pngVariety(png) {
@@ -113,12 +23,6 @@ function pngVariety(png) {
     offset += 12 + length;
   }
   return new Set(inflateSync(Buffer.concat(chunks))).size;
-}
-
-function nativeRanks(state) {
-  const out = JSON.parse(execFileSync(cli, ['estimate', '--state', state, '--json'], { encoding: 'utf8' }));
-  return out.ranks.map((r) => ({ role: r.role, pp_stage: r.pp_stage, peak_allocated_bytes: r.peak_allocated_bytes,
-                                 peak_reserved_bytes: r.peak_reserved_bytes, device_bytes: r.device_bytes }));
 }
 
 test('loads from file:// with the network blocked, renders, and logs no errors', async () => {
@@ -364,7 +268,7 @@ test('a Qwen3 preset keeps its head_dim through "Edit dimensions", and the custo
 });
 
 test('without WebGL2 the page says so instead of failing silently', async () => {
-  const noWebgl = await chromium.launch({ executablePath: '/usr/bin/chromium', args: [...chromiumArgs, '--disable-webgl'] });
+  const noWebgl = await launchChromium(['--disable-webgl']);
   const page = await noWebgl.newPage();
   await page.goto(pageUrl);
   await page.waitForFunction(() => document.getElementById('overlay')?.classList.contains('failed'), null, { timeout: 30000 });
@@ -396,7 +300,7 @@ test('the hosted page (separate .js and .wasm) loads over http:// from a local s
     }
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const context = await newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   const errors = watchErrors(page);
   await page.goto(`http://127.0.0.1:${server.address().port}/#v=1&model=llama3-8b&gpus=16&tp=2`);
@@ -500,7 +404,7 @@ test('right-clicking a layouts-table row copies that layout as Megatron-LM flags
   await scrollTo(page, 'layout_row_0');
   const row = (await widgets(page)).layout_row_0;
   await page.mouse.click(row[0] + 10, row[1] + row[3] / 2, { button: 'right', delay: 60 });
-  await nextFrames(page);
+  await frames(page);
   await page.screenshot({ path: path.join(artifacts, 'row-launch-flags-menu.png') });
   await clickWidget(page, 'row_flags_megatron');
   const flags = await page.evaluate(() => meshfitShell.lastClipboard());
@@ -548,7 +452,7 @@ test('405B end to end: Layouts, click row 1, per-rank view valid, copy link, ope
   const link = await page.evaluate(() => meshfitShell.lastClipboard());
   assert.ok(link.endsWith('#' + m.state));
 
-  const second = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const second = await newContext({ viewport: { width: 1440, height: 900 } });
   const other = await second.newPage();
   const otherErrors = watchErrors(other);
   await other.goto(link);
@@ -650,7 +554,7 @@ test('count fields read 8k, 32K, 4,096 and 1e4 as meant and refuse 3.7 and 1e15 
   await clickWidget(page, 'gpus');
   await page.keyboard.press('Control+A');
   await page.keyboard.type('16384', { delay: 30 });
-  await nextFrames(page);
+  await frames(page);
   assert.equal(await version(page), before, 'no recompute per keystroke');
   await page.keyboard.press('Enter');
   await settled(page, before);
@@ -844,7 +748,7 @@ test('fine-tuning: QLoRA on Llama 3.1 8B gives the CLI\'s verdict and ranks, the
 
   // The link reopens the same fine-tuning config.
   const link = await page.evaluate(() => location.href);
-  const second = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const second = await newContext({ viewport: { width: 1440, height: 900 } });
   const other = await second.newPage();
   const otherErrors = watchErrors(other);
   await other.goto(link);
@@ -900,7 +804,7 @@ test('the layouts view offers spatial-temporal (PrimePar-style) layouts on reque
   assert.ok(m.layouts.length > 0 && m.layouts.every((l) => l.spatial_temporal_q === 1), 'off by default');
   await clickWidget(page, 'search_spatial_temporal', { changes: true });
   await done();
-  await nextFrames(page);
+  await frames(page);
   m = await mirror(page);
   assert.equal(m.search_spatial_temporal, true);
   const squares = m.layouts.filter((l) => l.spatial_temporal_q > 1);
@@ -941,12 +845,12 @@ test('Validation: the GPU ground truth sub-tab lists the H100 rows and the CLI\'
       for (let i = 0; i < 20 && !inTable(w[`gpu_row_${row}`]); ++i) {
         await page.mouse.move(table[0] + 20, table[1] + table[3] / 2);
         await page.mouse.wheel(0, 100);
-        await nextFrames(page);
+        await frames(page);
         w = await widgets(page);
       }
       assert.ok(inTable(w[`gpu_row_${row}`]), `${row} scrolls into view (${size})`);
       await page.mouse.move(width - 2, height - 2);  // no tooltip over the screenshot
-      await nextFrames(page);
+      await frames(page);
       w = await widgets(page);
       await page.screenshot({ path: path.join(artifacts, `validation-gpu-${size}.png`) });
       // The medians below the table, as the mirror reads them: the CLI's figures (meshfit validate --json, "gpu").

@@ -2,39 +2,21 @@
 // invalid UTF-8 neither stops the page from starting nor kills it mid-session, and the crafted link
 // whose layout search once froze the page for minutes leaves it responsive (trivial evaluations
 // answer within 100 ms) while the search runs in slices, with progress in the mirror.
-// Environment: MESHFIT_SITE (folder with meshfit.html), MESHFIT_ARTIFACTS.
-import { test, before, after } from 'node:test';
+// Environment: MESHFIT_SITE (folder with meshfit.html), MESHFIT_CLI (native meshfit), MESHFIT_ARTIFACTS.
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { artifacts, mirror, openPage as open, useChromium } from './harness.mjs';
 
-const site = process.env.MESHFIT_SITE;
-const artifacts = process.env.MESHFIT_ARTIFACTS;
-assert.ok(site && artifacts, 'set MESHFIT_SITE and MESHFIT_ARTIFACTS');
-const pageUrl = 'file://' + path.resolve(site, 'meshfit.html');
-const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader', '--use-angle=swiftshader'];
 const crafted = '#v=1&hidden=221760&layers=10000&heads=55440&kv=55440&ffn=3991680&vocab=1000&gpus=2162160' +
   '&gbs=14414400&seq=4324320&gpu=custom&gpu_memory_gib=900000&framework=deepspeed' +
   // The issue's link plus the custom GPU's compute figures: without them the search is refused at once.
   '&gpu_bf16_tflops=989&gpu_hbm_tbps=3.35';
 
-let browser;
-before(async () => { browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: chromiumArgs }); });
-after(async () => { await browser?.close(); });
+useChromium();
 
-async function openPage(hash) {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  const page = await context.newPage();
-  const errors = [];
-  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
-  page.on('pageerror', (error) => errors.push(String(error)));
-  await page.goto(pageUrl + hash);
-  await page.waitForFunction(() => window.meshfitReady === true, null, { timeout: 60000 });
-  return { context, page, errors };
-}
-
-const mirror = (page) => page.evaluate(() => JSON.parse(document.getElementById('mirror').textContent));
+// The page at `hash`, ready but not waited on to answer: a hostile link may never settle.
+const openPage = (hash) => open(hash, { colorScheme: 'light' }, { settle: false });
 
 test('a hash with invalid UTF-8 starts the page with an issue, and one mid-session does not kill it', async () => {
   const { context, page, errors } = await openPage('#v=1&model=%FF');

@@ -5,71 +5,23 @@
 // layout; MiB is a third unit; the formulas page opens inside the single file. Screenshots of each
 // in both themes at 1440x900 and 390x844 land in MESHFIT_ARTIFACTS.
 // Environment: MESHFIT_SITE (folder with meshfit.html), MESHFIT_CLI (native meshfit), MESHFIT_ARTIFACTS.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { artifacts, cli, clickWidget, frames, hash, mirror, openPage as openNetworkless, typeInto, useChromium, widgets }
+  from './harness.mjs';
 
-const site = process.env.MESHFIT_SITE;
-const cli = process.env.MESHFIT_CLI;
-const artifacts = process.env.MESHFIT_ARTIFACTS;
-assert.ok(site && cli && artifacts, 'set MESHFIT_SITE, MESHFIT_CLI and MESHFIT_ARTIFACTS');
-mkdirSync(artifacts, { recursive: true });
-const pageUrl = 'file://' + path.resolve(site, 'meshfit.html');
-const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader', '--use-angle=swiftshader'];
+useChromium();
 
-let browser;
-before(async () => { browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: chromiumArgs }); });
-after(async () => { await browser?.close(); });
-
-function watchErrors(page) {
-  const errors = [];
-  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
-  page.on('pageerror', (error) => errors.push(String(error)));
-  return errors;
-}
-
-// A page with the network blocked (anything but file:// is aborted and counted); downloads are
-// recorded in window.meshfitDownloads instead of saved.
-async function openPage(hash = '', options = {}) {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'dark', ...options });
-  const page = await context.newPage();
-  const errors = watchErrors(page);
-  const blocked = [];
-  await context.route('**/*', (route) => {
-    if (route.request().url().startsWith('file://')) return route.continue();
-    blocked.push(route.request().url());
-    return route.abort();
-  });
-  await page.goto(pageUrl + hash);
-  await page.waitForFunction(() => window.meshfitReady === true, null, { timeout: 60000 });
-  await page.evaluate(() => {
+// The page (network blocked, as every page test opens it) with downloads recorded in
+// window.meshfitDownloads instead of saved.
+const openPage = (at = '', options = {}) => openNetworkless(at, options, {
+  prepare: (page) => page.evaluate(() => {
     window.meshfitDownloads = [];
     meshfitShell.download = (name, mime, text) => window.meshfitDownloads.push({ name, mime, text });
-  });
-  await settled(page);
-  return { context, page, errors, blocked };
-}
-
-const mirror = (page) => page.evaluate(() => JSON.parse(document.getElementById('mirror').textContent));
-const widgets = (page) => page.evaluate(() => JSON.parse(document.getElementById('widgets').textContent || '{}'));
-const hash = (page) => page.evaluate(() => location.hash);
-const version = async (page) => (await mirror(page)).version;
-const nextFrames = (page) => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-
-// Answered: the mirror past `before`, the hash caught up with the link (state + view), the fit
-// advice computed, the widget positions published.
-async function settled(page, before = 0) {
-  await page.waitForFunction((v) => {
-    const text = document.getElementById('mirror').textContent;
-    if (!text) return false;
-    const m = JSON.parse(text);
-    return m.version > v && location.hash === '#' + m.link && !m.fit_pending && document.getElementById('widgets').textContent !== '';
-  }, before, { timeout: 60000 });
-}
+  }),
+});
 
 // The layout search finished (its result is the one on screen).
 async function searched(page) {
@@ -79,41 +31,10 @@ async function searched(page) {
   }, null, { timeout: 120000 });
 }
 
-async function scrollTo(page, name) {
-  const height = await page.evaluate(() => innerHeight);
-  for (let i = 0; i < 20; ++i) {
-    const rect = (await widgets(page))[name];
-    // In view above the panel's bottom frame (its border and padding clip a field in the last 32 px).
-    if (!rect || (rect[1] >= 0 && rect[1] + rect[3] <= height - 32)) return;
-    await page.mouse.move(rect[0] + 4, height / 2);
-    await page.mouse.wheel(0, rect[1] < 0 ? -200 : 200);
-    await nextFrames(page);
-  }
-}
-
-async function clickWidget(page, name, { changes = false } = {}) {
-  await scrollTo(page, name);
-  const rect = (await widgets(page))[name];
-  assert.ok(rect, `widget ${name} is on screen`);
-  const before = await version(page);
-  await page.mouse.click(rect[0] + Math.min(rect[2] / 2, 40), rect[1] + rect[3] / 2, { delay: 60 });
-  if (changes) await settled(page, before);
-  else await nextFrames(page);
-}
-
 // Opens the "Export CSV" menu and waits for its items to be drawn.
 async function openCsvMenu(page) {
   await clickWidget(page, 'export_csv');
   await page.waitForFunction(() => 'csv_layouts' in JSON.parse(document.getElementById('widgets').textContent || '{}'));
-}
-
-async function typeInto(page, name, text) {
-  await clickWidget(page, name);
-  const before = await version(page);
-  await page.keyboard.press('Control+A');
-  await page.keyboard.type(text, { delay: 30 });
-  await page.keyboard.press('Enter');
-  await settled(page, before);
 }
 
 function cliJson(args) {
@@ -390,7 +311,7 @@ test('screenshots: Compare, the CSV menu in MiB, and the formulas page, both the
       await openCsvMenu(page);
       await page.screenshot({ path: path.join(artifacts, `review-csv-mib-${size}.png`) });
       await page.keyboard.press('Escape');
-      await nextFrames(page);
+      await frames(page);
       await clickWidget(page, 'formulas');
       await page.waitForFunction(() => !document.getElementById('docs').hidden);
       await page.frames().find((f) => f !== page.mainFrame()).waitForSelector('h1');

@@ -79,18 +79,10 @@ std::vector<BandRun> band_runs() {
       }
     out.push_back(std::move(run));
   };
-  // The fine-tunes first: a run both CSVs hold (PEFT's full fine-tunes, also pretraining-style rows of
-  // memory_measured.csv) counts once, as the fine-tune it is.
-  std::vector<const MeasuredRun*> taken;
   for (const ValidationReport& report : {validate_finetune_against_measurements(), validate_against_measurements()})
     for (const ValidationRow& row : report.rows) {
       const MeasuredRun& run = row.run;
       if (!run.expressible || !(run.measured_bytes > 0) || !(row.predicted_bytes > 0)) continue;
-      if (std::any_of(taken.begin(), taken.end(), [&](const MeasuredRun* seen) {
-            return seen->source == run.source && std::fabs(seen->measured_bytes - run.measured_bytes) < 1.0;
-          }))
-        continue;
-      taken.push_back(&run);
       // A fine-tune's stack is the CSV's (its config states every setting and keeps the default stack).
       const std::string setup = is_finetune(run.config.training) ? run.stack : setup_key(run.config);
       add({run.config.training.finetune, setup, std::fabs(row.signed_error), true, run.config.cluster.gpus, run.source,

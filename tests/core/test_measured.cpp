@@ -54,19 +54,19 @@ TEST_CASE("estimates against memory_measured.csv: OOM runs are never 'fits', mea
               (long long)report.label_disagreements, (long long)report.label_rows, (long long)report.false_fits);
   CHECK(report.false_fits == 0);
   REQUIRE(report.measured_rows > 0);
-  // Steady-state max_reserved readings (Leonardo open-sci-ref 1.7B, PEFT's Llama-3.2-3B full
-  // fine-tunes): within 10%, the spread between max_allocated and max_reserved in those logs
-  // (MEMORY_NOTES §13.7). The other measured rows were read in the first iteration (ALCF) or name
-  // no metric (DeepSpeed #5305, Ulysses); they are printed and enter the median, which is guarded
-  // against regressions only (22.0% before the optimizer-step moment and DeepSpeed's step segments,
-  // 11.4% after).
+  // Steady-state max_reserved readings (Leonardo open-sci-ref 1.7B): within 10%, the spread between
+  // max_allocated and max_reserved in those logs (MEMORY_NOTES §13.7). The other measured rows were
+  // read in the first iteration (ALCF) or name no metric (DeepSpeed #5305, Ulysses); they are printed
+  // and enter the median, which is guarded against regressions only (22.0% before the
+  // optimizer-step moment and DeepSpeed's step segments, 11.4% after with PEFT's two full fine-tunes
+  // among the rows; 14.4% over the 7 pretraining rows once those moved to finetune_measured.csv alone).
   for (const ValidationRow& row : report.rows) {
     if (!row.run.expressible || row.run.measured_bytes <= 0) continue;
     if (row.run.metric != MeasuredMetric::kMaxReserved || !row.run.steady_state) continue;
     CAPTURE(row.run.label);
     CHECK(std::fabs(row.signed_error) <= 0.10);
   }
-  CHECK(report.median_abs_error <= 0.12);
+  CHECK(report.median_abs_error <= 0.15);
 }
 
 namespace {

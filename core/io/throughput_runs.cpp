@@ -134,6 +134,7 @@ std::optional<ThroughputRun> throughput_run_from_row(const CsvRow& row) {
   if (is_hagemann_row(row)) {
     // tokens/s/GPU = 4,194,304 tokens per step (inferred in the csv notes) / step time / GPUs.
     run.source = "Hagemann 2023 (A100, Megatron-derived)";
+    run.framework_band = false;  // its codebase is not DeepSpeed, whose profile stands in (hagemann_config)
     config = hagemann_config(row);
     const std::string step = value_in_notes(csv_field(row, "notes"), "step_time_s");
     if (step.empty() || config.cluster.gpus <= 0) return std::nullopt;
@@ -234,6 +235,11 @@ const std::vector<ThroughputRun>& throughput_runs() {
 
 namespace {
 bool g_computing_bands = false;  // predictions made while the bands are computed carry no band
+
+// A run's error band: its framework, and its GPU family unless `family` is false.
+std::string band_key(const ThroughputRun& run, bool family) {
+  return std::string(to_string(run.config.training.framework)) + (family ? " " + run.config.gpu.family : "");
+}
 }  // namespace
 
 ThroughputValidation validate_throughput(const std::vector<ThroughputRun>& runs) {
@@ -248,7 +254,7 @@ ThroughputValidation validate_throughput(const std::vector<ThroughputRun>& runs)
     row.predicted_tokens_per_s_per_gpu = predicted_tokens_per_s(run);
     row.signed_error = row.predicted_tokens_per_s_per_gpu / run.measured_tokens_per_s_per_gpu - 1.0;
     by_source[run.source].push_back(row.signed_error);
-    by_band[std::string(to_string(run.config.training.framework)) + " " + run.config.gpu.family].push_back(row.signed_error);
+    if (run.framework_band) by_band[band_key(run, true)].push_back(row.signed_error);
     all.push_back(std::fabs(row.signed_error));
     v.rows.push_back(std::move(row));
   }
@@ -284,6 +290,7 @@ BandTable band_table(std::string (*key)(const ThroughputRow&)) {
   BandTable table;
   std::map<std::string, std::vector<double>> errors;
   for (const ThroughputRow& row : throughput_validation().rows) {
+    if (!row.run.framework_band) continue;
     const std::string k = key(row);
     errors[k].push_back(std::fabs(row.signed_error));
     std::string& basis = table.bases[k];
@@ -315,9 +322,7 @@ ErrorBand find_band(const BandTable& table, const std::string& key) {
 // while computing it carry none). Not thread-safe on first use; meshfit's front ends are single-threaded.
 ErrorBand throughput_error_band(Framework framework, const std::string& gpu_family) {
   if (g_computing_bands) return {};
-  static const BandTable table = band_table([](const ThroughputRow& row) {
-    return std::string(to_string(row.run.config.training.framework)) + " " + row.run.config.gpu.family;
-  });
+  static const BandTable table = band_table([](const ThroughputRow& row) { return band_key(row.run, true); });
   return find_band(table, std::string(to_string(framework)) + " " + gpu_family);
 }
 
@@ -332,7 +337,7 @@ ErrorBand prediction_error_band(Framework framework, const std::string& gpu_fami
   // The framework's runs on every GPU family, built once (the layout search asks for a band with
   // every candidate it predicts).
   static const BandTable table =
-      band_table([](const ThroughputRow& row) { return std::string(to_string(row.run.config.training.framework)); });
+      band_table([](const ThroughputRow& row) { return band_key(row.run, false); });
   ErrorBand wide = find_band(table, to_string(framework));
   if (wide.runs <= exact.runs) return exact;
   wide.exact_runs = exact.runs;

@@ -23,6 +23,11 @@ struct ThroughputRun {
   // Work the measured run did that its config does not book: torch DDP's bucket copies at world size
   // one (tests/gpu's ddp rows; meshfit wraps in DDP only when there is a group to reduce over).
   double harness_extra_step_s = 0;
+  // false: the config's framework stands in for a codebase meshfit has no profile of (Hagemann's,
+  // Megatron-derived, on DeepSpeed's ZeRO-1 memory rules). Such a run enters the medians per source and
+  // overall, never a framework's error band: a DeepSpeed user read "±5% on 407 runs of this
+  // framework" where 401 were not DeepSpeed's.
+  bool framework_band = true;
 };
 // The run's predicted tokens/s/GPU: the step-time model's, with the harness's extra work added.
 double predicted_tokens_per_s(const ThroughputRun& run);

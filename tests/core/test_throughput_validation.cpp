@@ -75,7 +75,8 @@ TEST_CASE("error bands: the band reported beside each prediction is the validati
   const ThroughputValidation& v = throughput_validation();
   std::map<std::pair<Framework, std::string>, std::vector<double>> by_band;
   for (const ThroughputRow& row : v.rows)
-    by_band[{row.run.config.training.framework, row.run.config.gpu.family}].push_back(std::fabs(row.signed_error));
+    if (row.run.framework_band)
+      by_band[{row.run.config.training.framework, row.run.config.gpu.family}].push_back(std::fabs(row.signed_error));
   std::printf("\nError bands (computed from the compiled-in runs) vs the validation rows\n");
   for (const auto& entry : by_band) {
     const auto& key = entry.first;  // no structured binding: clang 14 (WASM) cannot capture one in CAPTURE
@@ -88,11 +89,20 @@ TEST_CASE("error bands: the band reported beside each prediction is the validati
     CHECK(band.median_abs_error == doctest::Approx(median_of(entry.second)));
   }
   // The run counts per band, from the data file's rows: Narayanan T1/T2 16 + Korthikanti 8 on
-  // Megatron/A100, Llama 3's 3 on H100, Hagemann's 401 + Narayanan's 6 ZeRO-3 runs on DeepSpeed/A100.
+  // Megatron/A100, Llama 3's 3 on H100, Narayanan's 6 ZeRO-3 runs on DeepSpeed/A100. Hagemann's 401
+  // ran Aleph Alpha's Megatron-derived codebase, which the DeepSpeed ZeRO-1 profile stands in for: they
+  // are in the per-source medians and no framework's band (a DeepSpeed user read "±5% on 407 runs of
+  // this framework" where 401 were not DeepSpeed's).
   CHECK(throughput_error_band(Framework::kMegatron, "ampere").runs == 24);
   CHECK(throughput_error_band(Framework::kMegatron, "hopper").runs == 3);
-  CHECK(throughput_error_band(Framework::kDeepSpeed, "ampere").runs == 407);
-  CHECK(std::string(throughput_error_band(Framework::kDeepSpeed, "ampere").basis).find("Hagemann") != std::string::npos);
+  CHECK(throughput_error_band(Framework::kDeepSpeed, "ampere").runs == 6);
+  CHECK(std::string(throughput_error_band(Framework::kDeepSpeed, "ampere").basis).find("Hagemann") == std::string::npos);
+  int hagemann = 0;
+  for (const ThroughputRow& row : v.rows) hagemann += row.run.source.find("Hagemann") == 0 && !row.run.framework_band;
+  CHECK(hagemann == 401);
+  CHECK(std::count_if(v.sources.begin(), v.sources.end(), [](const ThroughputSummary& source) {
+          return source.key.find("Hagemann") == 0 && source.runs == 401;
+        }) == 1);
   // A prediction carries the band of its framework and family.
   Config config = preset_config("llama3-8b", 8);
   config.gpu = *find_gpu_preset("a100-80gb");
@@ -106,7 +116,7 @@ TEST_CASE("error bands: the band reported beside each prediction is the validati
   const ErrorBand pretraining_only = prediction_error_band(Framework::kDeepSpeed, "ampere", /*finetune=*/true);
   CHECK(pretraining_only.runs == 0);
   CHECK(error_band_text(pretraining_only).find("not validated for fine-tuning") != std::string::npos);
-  CHECK(prediction_error_band(Framework::kDeepSpeed, "ampere").runs == 407);
+  CHECK(prediction_error_band(Framework::kDeepSpeed, "ampere").runs == 6);  // fewer than 10, and no more on other families
   CHECK(throughput_error_band(Framework::kFsdp, "hopper").finetune_runs > 0);
   CHECK(prediction_error_band(Framework::kFsdp, "hopper", true).runs == throughput_error_band(Framework::kFsdp, "hopper").runs);
 }

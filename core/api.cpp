@@ -303,6 +303,7 @@ json run_fit_advice(json input) {
       out["tokens_per_s_per_gpu"] = current.step.tokens_per_s_per_gpu;
       out["largest_micro_batch"] = advice.largest_micro_batch;
       out["largest_seq"] = advice.largest_seq;
+      out["limits_text"] = fit_limits_text(advice, parsed.config);
       out["config"] = config_to_json(parsed.config);
       out["state"] = encode_state(parsed.config);
     }

@@ -41,8 +41,9 @@ std::string verdict_text(const AppState& s) {
   // as "fits with room").
   char who[80];
   if (report.ranks.size() > 1)
-    std::snprintf(who, sizeof who, "worst rank (pipeline stage %lld of %lld)", (long long)worst.pp_stage,
-                  (long long)s.config.layout.pp);
+    // Stages count from 0 as the CLI and the JSON number them ("stage 1 of 8" read as the first).
+    std::snprintf(who, sizeof who, "worst rank (pipeline stage %lld of stages 0-%lld)", (long long)worst.pp_stage,
+                  (long long)s.config.layout.pp - 1);
   else
     std::snprintf(who, sizeof who, "%s", s.config.cluster.gpus == 1 ? "the GPU" : "every GPU");
   // Paged optimizer states past the capacity: the driver keeps them in host memory (memory_model.h),

@@ -549,22 +549,9 @@ bool draw_fit_advice(AppState& s) {
     }
   }
   if (!s.fit_pending) {
-    // Each limit at the other input as it is ("micro-batch none" read as a setting, not as "none fits").
-    const long long seq = s.config.training.seq, micro_batch = s.config.training.micro_batch;
-    char batch[128], length[96];
-    if (advice.largest_micro_batch > 0)
-      std::snprintf(batch, sizeof batch, "largest micro-batch %lld (as many micro-batches per step)",
-                    (long long)advice.largest_micro_batch);
-    else
-      std::snprintf(batch, sizeof batch, "no micro-batch");
-    if (advice.largest_seq > 0)
-      std::snprintf(length, sizeof length, "longest sequence %lld", (long long)advice.largest_seq);
-    else
-      std::snprintf(length, sizeof length, "no sequence length");
     ImGui::PushTextWrapPos(0.0f);
     // Short of out of memory, where the changes above aim under the tight line.
-    ImGui::TextDisabled("On this layout, short of out of memory: %s at sequence length %lld; %s at micro-batch %lld.", batch,
-                        seq, length, micro_batch);
+    ImGui::TextDisabled("On this layout, short of out of memory: %s.", fit_limits_text(advice, s.config).c_str());
     ImGui::PopTextWrapPos();
   }
   return changed;

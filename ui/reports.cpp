@@ -66,7 +66,7 @@ std::string throughput_text(const AppState& s) {
     char trillions[32];
     std::snprintf(trillions, sizeof trillions, "%.3g T", tokens / 1e12);
     const std::string count = tokens >= 1e12 ? trillions : format_count(tokens);
-    std::snprintf(text, sizeof text, "; %.1f days to train %s tokens", seconds_to_days(step.time_to_train_s), count.c_str());
+    std::snprintf(text, sizeof text, "; %s to train %s tokens", format_duration(step.time_to_train_s).c_str(), count.c_str());
     out += text;
   }
   out += " (" + std::string(step.error_band.runs > 0 ? (days ? "each " : "both ") : "") + band + ")";

@@ -56,7 +56,7 @@ bool unit_follows(const std::string& text, size_t at) {
   if (end == std::string::npos) end = text.size();
   while (end > at && std::strchr(",.;:)", text[end - 1]) != nullptr) --end;
   const std::string word = text.substr(at, end - at);
-  for (const char* unit : {"B", "KiB", "MiB", "GiB", "TiB", "KB", "MB", "GB", "TB", "s", "ms", "us", "h", "days", "GPUs", "GPU", "%"})
+  for (const char* unit : {"B", "KiB", "MiB", "GiB", "TiB", "KB", "MB", "GB", "TB", "s", "ms", "us", "min", "h", "days", "GPUs", "GPU", "%"})
     if (word == unit) return true;
   return false;
 }

@@ -96,7 +96,7 @@ export interface StepFields {
   host_bound_fraction: number;
   host_bound_note: string;        // "" unless the host's op dispatch sets a quarter or more of the layer time
   /** tokens_to_train / (tokens/s/GPU * gpus); 0 when tokens_to_train is not given. */
-  time_to_train_s: number; time_to_train_days: number;
+  time_to_train_s: number; time_to_train_days: number; time_to_train_text: string;
   /** Validation error of tokens/s for this framework and GPU family; runs 0 = not validated. */
   error_band: { median_abs_error: number; runs: number; basis: string; min_gpus: number; max_gpus: number;
     /** the runs of this framework and GPU family; fewer than runs when the band is the framework's on every family */
@@ -254,6 +254,8 @@ export interface FitAdviceResult extends Result {
   verdict?: 'fits' | 'tight' | 'oom'; device_bytes?: number; capacity_bytes?: number; tokens_per_s_per_gpu?: number;
   /** On the config's own layout: the largest micro-batch and sequence length that fit (0: none). */
   largest_micro_batch?: number; largest_seq?: number;
+  /** Both limits as the CLI and the page say them: "largest micro-batch 22 at sequence length 8192 (...); longest sequence 7168 at micro-batch 1". */
+  limits_text?: string;
   config?: Required<Config>; state?: string;
 }
 

@@ -9,6 +9,7 @@
 
 #include "spec/input_limits.h"
 #include "spec/validate.h"
+#include "units.h"
 
 namespace meshfit {
 
@@ -118,6 +119,15 @@ std::string format_count(double value) {
   if (value >= 1e9) std::snprintf(text, sizeof text, "%.3f B", value / 1e9);
   else if (value >= 1e6) std::snprintf(text, sizeof text, "%.2f M", value / 1e6);
   else std::snprintf(text, sizeof text, "%.0f", value);
+  return text;
+}
+
+std::string format_duration(double seconds) {
+  char text[48];
+  if (seconds >= kSecondsPerDay) std::snprintf(text, sizeof text, "%.1f days", seconds_to_days(seconds));
+  else if (seconds >= 3600) std::snprintf(text, sizeof text, "%.1f h", seconds / 3600);
+  else if (seconds >= 60) std::snprintf(text, sizeof text, "%.1f min", seconds / 60);
+  else std::snprintf(text, sizeof text, "%.1f s", seconds);
   return text;
 }
 

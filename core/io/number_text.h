@@ -29,4 +29,8 @@ int64_t count_text_limit(const std::string& key);
 // A parameter count as the page and the CLI print it: "8.030 B", "12.00 M", "4096".
 std::string format_count(double value);
 
+// A time to train as the page and the CLI print it, in the largest unit it fills: "61.4 days",
+// "5.2 h", "42.0 min", "3.1 s" (an as-a-user review read 1000 tokens as "0.0 days").
+std::string format_duration(double seconds);
+
 }  // namespace meshfit

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <algorithm>
 
+#include "io/number_text.h"
 #include "io/text.h"
 #include "meshfit_assert.h"
 #include "spec/config_schema.h"
@@ -125,8 +126,14 @@ class Reader {
       out = value.get<double>();
       return true;
     }
+    // "15T" is no number at all, "nan" and "inf" are numbers that are not finite: say which (an
+    // as-a-user review read "must be a finite number" for a suffix it expected to work).
+    const std::string text = value.is_string() ? ascii_lower(value.get<std::string>()) : "";
+    const bool not_finite = value.is_number() || text.find("nan") != std::string::npos || text.find("inf") != std::string::npos;
     issues_.push_back({IssueCode::kNotPositive, Severity::kError, field,
-                       field + " must be a finite number, got " + describe(value) + "."});
+                       field + (not_finite ? " must be a finite number"
+                                           : " must be a number (digits, a decimal point, an exponent as in 1.5e13; no suffix)") +
+                           ", got " + describe(value) + "."});
     return false;
   }
 
@@ -548,6 +555,7 @@ void add_step_report(json& out, const StepReport& step) {
   out["host_bound_note"] = host_bound_text(step);
   out["time_to_train_s"] = step.time_to_train_s;  // 0 when tokens_to_train is not given
   out["time_to_train_days"] = seconds_to_days(step.time_to_train_s);
+  out["time_to_train_text"] = format_duration(step.time_to_train_s);  // "61.4 days", "5.2 h" (number_text.h)
   // How far to trust tokens/s, MFU and step time: the validation error for this framework and GPU family.
   out["error_band"] = {{"median_abs_error", step.error_band.median_abs_error},
                        {"runs", step.error_band.runs},
@@ -640,7 +648,7 @@ SearchOptions search_options_from_json(json& object, std::vector<Issue>& issues)
     read.number("memory_limit", *value, options.memory_limit);
     if (!(options.memory_limit > 0 && options.memory_limit <= 1.0))
       issues.push_back({IssueCode::kThresholdOutOfRange, Severity::kError, "memory_limit",
-                        "memory_limit must be a fraction in (0, 1], got " + std::to_string(options.memory_limit) + "."});
+                        "memory_limit must be a fraction in (0, 1], got " + format_decimal(options.memory_limit) + "."});
   }
   if (auto value = take("top")) in_range("top", *value, kMaxTop, options.top_k);
   if (auto value = take("budget")) in_range("budget", *value, kMaxSearchBudget, options.budget);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <set>
 
@@ -383,6 +384,26 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions) {
   }
   advice.suggestions = std::move(found);
   return advice;
+}
+
+std::string fit_limits_text(const FitAdvice& advice, const Config& config) {
+  const TrainingSpec& t = config.training;
+  const std::string at_seq = " at sequence length " + std::to_string(t.seq);
+  std::string batch = "no micro-batch" + at_seq;
+  if (advice.largest_micro_batch > 0) {
+    batch = "largest micro-batch " + std::to_string(advice.largest_micro_batch) + at_seq;
+    if (t.micro_batch > 0 && advice.largest_micro_batch != t.micro_batch) {
+      // As many micro-batches per step: the global batch scales with the micro-batch.
+      char factor[32];
+      std::snprintf(factor, sizeof factor, "%.3g", double(advice.largest_micro_batch) / double(t.micro_batch));
+      batch += std::string(" (a ") + factor + "x " + (advice.largest_micro_batch > t.micro_batch ? "larger" : "smaller") +
+               " global batch: as many micro-batches per step)";
+    }
+  }
+  const std::string at_micro = " at micro-batch " + std::to_string(t.micro_batch);
+  const std::string length = advice.largest_seq > 0 ? "longest sequence " + std::to_string(advice.largest_seq) + at_micro
+                                                    : "no sequence length" + at_micro;
+  return batch + "; " + length;
 }
 
 }  // namespace meshfit

@@ -47,4 +47,10 @@ int throughput_cost_percent(const FitSuggestion& s);  // -100 x throughput_chang
 // memory and keep the worst rank under the tight threshold (headroom x capacity).
 FitAdvice fit_advice(const Config& config, size_t max_suggestions = 6);
 
+// Those two limits as the page and the CLI say them, each at the other input as it is: "largest
+// micro-batch 22 at sequence length 8192 (a 22x larger global batch: as many micro-batches per step);
+// longest sequence 7168 at micro-batch 1" (an as-a-user review read "no micro-batch runs; the longest
+// sequence is 7168" and "22 (as many micro-batches per step)" without the batch it implies).
+std::string fit_limits_text(const FitAdvice& advice, const Config& config);
+
 }  // namespace meshfit

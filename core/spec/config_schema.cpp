@@ -184,13 +184,13 @@ std::vector<ConfigField> make_fields() {
              "GPU memory capacity in GiB (custom GPU, or override a preset)",
              [](const Config& c) -> json { return bytes_to_gib(c.gpu.memory_bytes); },
              [](Config& c, const json& value) {
-               // Refused outside (0, 1 PB]: no negative, zero or infinite capacity reaches a report.
+               // Refused outside [64 MiB, 1 PB]: no negative, zero, vanishing or infinite capacity reaches a report.
                const double bytes = gib_to_bytes(value.get<double>());
-               if (!(bytes > 0 && bytes <= kMaxGpuMemoryBytes)) return false;
+               if (!(bytes >= kMinGpuMemoryBytes && bytes <= kMaxGpuMemoryBytes)) return false;
                c.gpu.memory_bytes = bytes;
                return true;
              },
-             "a positive number of GiB up to 931322 (1 PB)"),
+             "a number of GiB from 0.0625 (64 MiB) up to 931322 (1 PB)"),
       // GPU figures: set every one for a custom GPU, or override a preset's (units as on datasheets).
       gpu_figure<&GpuSpec::bf16_flops, Tera>("gpu_bf16_tflops", "dense BF16 tensor TFLOP/s (datasheet)"),
       gpu_figure<&GpuSpec::fp8_flops, Tera>("gpu_fp8_tflops", "dense FP8 tensor TFLOP/s (0 = no FP8)"),

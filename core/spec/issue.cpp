@@ -12,6 +12,12 @@ bool has_errors(const std::vector<Issue>& issues) {
   return false;
 }
 
+std::string format_decimal(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
 }  // namespace meshfit
 
 namespace meshfit::detail {

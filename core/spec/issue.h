@@ -127,4 +127,8 @@ template <> struct EnumNames<Severity> {
 
 bool has_errors(const std::vector<Issue>& issues);
 
+// A number as a message quotes it back: up to 6 significant digits, no trailing zeros ("2", "0.95",
+// "1e-300"), never std::to_string's "2.000000".
+std::string format_decimal(double value);
+
 }  // namespace meshfit

@@ -110,6 +110,8 @@ struct Rules {
   void hardware() {
     if (!(config.gpu.memory_bytes > 0) || !std::isfinite(config.gpu.memory_bytes))
       check.error(IssueCode::kNotPositive, "gpu_memory_gib", "gpu_memory_gib must be a positive number.");
+    else if (config.gpu.memory_bytes < kMinGpuMemoryBytes)
+      check.error(IssueCode::kOutOfRange, "gpu_memory_gib", "gpu_memory_gib is below the supported minimum of 0.0625 GiB (64 MiB).");
     else if (config.gpu.memory_bytes > kMaxGpuMemoryBytes)
       check.error(IssueCode::kOutOfRange, "gpu_memory_gib", "gpu_memory_gib exceeds the supported maximum of 1 PB.");
     ok.gpus = check.count("gpus", c.gpus, kMaxGpus);
@@ -139,7 +141,7 @@ struct Rules {
                         std::string(enum_key(t.recompute)) + " it has no effect.");
     if (!(t.headroom > 0.0 && t.headroom <= 1.0))
       check.error(IssueCode::kThresholdOutOfRange, "headroom",
-                  "headroom must be a fraction in (0, 1], got " + to_string(t.headroom) + ".");
+                  "headroom must be a fraction in (0, 1], got " + format_decimal(t.headroom) + ".");
     if (t.precision == Precision::kFp8 && config.gpu.fp8_flops <= 0 && config.gpu.id != "custom")
       check.error(IssueCode::kPrecisionUnsupported, "precision",
                   "precision fp8 needs FP8 tensor cores; " + config.gpu.name + " has none.");
@@ -540,10 +542,12 @@ struct Rules {
           if (l.pp_first_stage_layers < 0 || l.pp_last_stage_layers < 0)
             check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
                         "pp_first_stage_layers and pp_last_stage_layers must be 0 (even split) or positive.");
-          else if (!fixed_sum || l.pp_first_stage_layers > m.layers || l.pp_last_stage_layers > m.layers)
+          else if (!fixed_sum || l.pp_first_stage_layers > m.layers || l.pp_last_stage_layers > m.layers || fixed > m.layers)
             check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
                         "first/last stage layers " + to_string(l.pp_first_stage_layers) + "+" +
-                            to_string(l.pp_last_stage_layers) + " exceed the model's " + to_string(m.layers) + " layers.");
+                            to_string(l.pp_last_stage_layers) +
+                            (fixed_sum ? " = " + to_string(fixed) : std::string()) + " exceed the model's " +
+                            to_string(m.layers) + " layers.");
           else if (l.pp == 1)
             check.error(IssueCode::kStageLayersInvalid, "pp_first_stage_layers",
                         "pp_first_stage_layers/pp_last_stage_layers need pp > 1.");

@@ -22,6 +22,9 @@ constexpr int64_t kMaxSeq = 1 << 25;           // 33.5M tokens
 constexpr int64_t kMaxBatch = 1 << 24;
 constexpr int64_t kMaxGpus = 1 << 22;          // 4.2M GPUs
 constexpr double kMaxGpuMemoryBytes = 1e15;    // 1 PB per GPU
+// 64 MiB: below any training GPU, and it bounds the share of capacity printed (a review gave 1e-300
+// GiB and read a 300-digit percentage).
+constexpr double kMinGpuMemoryBytes = 64.0 * 1024 * 1024;
 constexpr double kMaxTokensToTrain = 1e18;     // 1e18 tokens (Llama 3 405B: 1.56e13)
 
 std::vector<Issue> validate(const Config& config);

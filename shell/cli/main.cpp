@@ -202,10 +202,12 @@ void print_table(const json& out) {
               replicas > 1 ? (" dp_replicate=" + std::to_string(replicas) + " (states over " +
                               std::to_string(out["optimizer_shard_ranks"].get<long long>()) + " ranks)").c_str()
                            : "");
-  std::printf("seq=%lld global_batch=%lld micro_batch=%lld (%lld micro-batches/step), recompute=%s, %.3g B params\n\n",
+  // The precision beside recompute: bf16 (fp32 master) or pure_bf16 moves the states 2x (a review
+  // compared two runs whose headers read the same).
+  std::printf("seq=%lld global_batch=%lld micro_batch=%lld (%lld micro-batches/step), precision=%s, recompute=%s, %.3g B params\n\n",
               c["seq"].get<long long>(), c["global_batch"].get<long long>(), c["micro_batch"].get<long long>(),
-              out["num_microbatches"].get<long long>(), c["recompute"].get<std::string>().c_str(),
-              out["total_parameters"].get<double>() / 1e9);
+              out["num_microbatches"].get<long long>(), c["precision"].get<std::string>().c_str(),
+              c["recompute"].get<std::string>().c_str(), out["total_parameters"].get<double>() / 1e9);
   const json& ranks = out["ranks"];
   std::printf("%-18s", "GiB");
   for (const json& rank : ranks) {
@@ -300,8 +302,8 @@ void print_table(const json& out) {
   const std::string host = out["host_bound_note"].get<std::string>();
   if (!host.empty()) std::printf("%s\n", host.c_str());
   if (out["time_to_train_s"].get<double>() > 0)
-    std::printf("time to train %.4g tokens: %.1f days (%s)\n", c["tokens_to_train"].get<double>(),
-                out["time_to_train_days"].get<double>(), band.c_str());
+    std::printf("time to train %.4g tokens: %s (%s)\n", c["tokens_to_train"].get<double>(),
+                out["time_to_train_text"].get<std::string>().c_str(), band.c_str());
 }
 
 std::string layout_label(const json& c) {
@@ -474,13 +476,9 @@ void print_fit_advice(const json& out) {
                 f["verdict"] == "tight" ? "tight" : "", f["tokens_per_s_per_gpu"].get<double>(),
                 100.0 * f["throughput_change"].get<double>(), f["change"].get<std::string>().c_str(),
                 f["state"].get<std::string>().c_str());
-  const long long micro = out["largest_micro_batch"].get<long long>(), seq = out["largest_seq"].get<long long>();
   // Limits short of out of memory, where the changes above aim under the tight line (a review read
   // "make it fit" and "the longest sequence that fits is 2048" for one run at 98.6%).
-  std::printf("on this layout, short of out of memory: %s; %s\n",
-              micro > 0 ? ("the largest micro-batch is " + std::to_string(micro) + " (as many micro-batches per step)").c_str()
-                        : "no micro-batch runs",
-              seq > 0 ? ("the longest sequence is " + std::to_string(seq)).c_str() : "no sequence length runs");
+  std::printf("on this layout, short of out of memory: %s\n", out["limits_text"].get<std::string>().c_str());
 }
 
 // `meshfit fit`: how to make a config fit (fit_advice.h); `estimate` prints the same under its table

@@ -125,6 +125,26 @@ TEST_CASE("the largest sequence that fits fits, and one step more does not") {
   CHECK_FALSE(fit_advice(config).suggestions.empty());  // tight: what brings it under the threshold
 }
 
+// An as-a-user review read "no micro-batch runs; the longest sequence is 7168" and "the largest
+// micro-batch is 22 (as many micro-batches per step)" without the global batch that implies.
+TEST_CASE("the limits short of out of memory are said at the other input, with the global batch they imply") {
+  Config config = preset_config("llama3-8b", 8, 1, 1);
+  config.training.seq = 2048;
+  const FitAdvice advice = fit_advice(config);
+  REQUIRE(advice.largest_micro_batch > 1);
+  REQUIRE(advice.largest_seq > 0);
+  const std::string text = fit_limits_text(advice, config);
+  const std::string batch = "largest micro-batch " + std::to_string(advice.largest_micro_batch) + " at sequence length 2048 (a " +
+                            std::to_string(advice.largest_micro_batch) + "x larger global batch: as many micro-batches per step)";
+  CHECK(text == batch + "; longest sequence " + std::to_string(advice.largest_seq) + " at micro-batch 1");
+  FitAdvice none = advice;
+  none.largest_micro_batch = none.largest_seq = 0;
+  CHECK(fit_limits_text(none, config) == "no micro-batch at sequence length 2048; no sequence length at micro-batch 1");
+  FitAdvice same = advice;
+  same.largest_micro_batch = config.training.micro_batch;  // no change of batch to speak of
+  CHECK(fit_limits_text(same, config).find("global batch") == std::string::npos);
+}
+
 TEST_CASE("no suggestion repeats another's figures with a ZeRO change that does nothing (one data-parallel rank)") {
   // Llama 3.1 8B on 8 V100 32GB, Megatron-LM at ZeRO-1: "tp 1 -> 8" leaves dp = 1, where a ZeRO stage
   // has nothing to shard; the list also read "tp 1 -> 8, zero 1 -> 0" with the same memory and speed.

@@ -57,3 +57,19 @@ TEST_CASE("count fields are bounded by validate's limits, the same for the page 
   CHECK_FALSE(parse_count_text("64M", count_text_limit("seq")).ok);
   CHECK(parse_count_text("32M", count_text_limit("seq")).value == kMaxSeq);
 }
+
+// An as-a-user review read a 1000-token run as "0.0 days" to train: the largest unit the time fills.
+TEST_CASE("a time to train prints in the largest unit it fills") {
+  CHECK(format_duration(61.4 * 86400) == "61.4 days");
+  CHECK(format_duration(86400) == "1.0 days");
+  CHECK(format_duration(86399) == "24.0 h");  // just short of a day, rounded as printed
+  CHECK(format_duration(5.2 * 3600) == "5.2 h");
+  CHECK(format_duration(42 * 60) == "42.0 min");
+  CHECK(format_duration(3.14) == "3.1 s");
+}
+
+TEST_CASE("a number quoted back in a message has no padding zeros") {
+  CHECK(format_decimal(2.0) == "2");
+  CHECK(format_decimal(0.95) == "0.95");
+  CHECK(format_decimal(1e-300) == "1e-300");
+}

@@ -86,22 +86,10 @@ Estimate estimate(const Config& config) {
   out.memory = estimate_memory(config);
   if (!out.valid()) return out;
   out.memory_band = memory_error_band(config, out.worst().device_bytes, out.memory.capacity_bytes);
-  // A GPU without a compute or bandwidth figure (a custom GPU given only its memory) has no step
+  // A GPU without a compute or bandwidth figure, or nodes without a network figure, have no step
   // time: say so, and keep every figure finite (no inf s per step, no NaN MFU in any front end).
-  const GpuSpec& gpu = config.gpu;
-  if (!(gpu.bf16_flops > 0) || !(gpu.hbm_bytes_per_s > 0)) {
-    out.memory.issues.push_back({IssueCode::kNotPositive, Severity::kWarning, "gpu",
-                                 gpu.name + " has no " + (gpu.bf16_flops > 0 ? "HBM bandwidth" : "dense BF16 TFLOPS") +
-                                     " figure: step time, tokens/s and MFU are not predicted."});
-    return out;
-  }
-  // GPUs on several nodes with no network figure: their collectives cross the NIC at no bandwidth (a
-  // review set --gpu-nic-gbps 0 and read a warning about no finite figure, and one about TFLOP/s).
-  if (!(gpu.internode_bytes_per_s > 0) && config.cluster.gpus > config.cluster.gpus_per_node) {
-    out.memory.issues.push_back({IssueCode::kNotPositive, Severity::kWarning, "gpu_nic_gbps",
-                                 "gpu_nic_gbps is 0 and the " + std::to_string(config.cluster.gpus) + " GPUs span nodes of " +
-                                     std::to_string(config.cluster.gpus_per_node) +
-                                     ": no network figure for what crosses them, so step time, tokens/s and MFU are not predicted."});
+  if (const auto why = step_unpredictable(config)) {
+    out.memory.issues.push_back(*why);
     return out;
   }
   out.step = predict_step(config, plan_memory(config));
@@ -260,8 +248,9 @@ json run_methods(json input) {
                 {"verdict", to_string(c.verdict)},
                 {"device_bytes", c.device_bytes},
                 {"host_bytes", c.host_bytes},
-                {"step_time_s", c.step_time_s},
-                {"tokens_per_s_per_gpu", c.tokens_per_s_per_gpu}};
+                // null when the GPU has no step time (the issues say why)
+                {"step_time_s", c.step_predicted ? json(c.step_time_s) : json()},
+                {"tokens_per_s_per_gpu", c.step_predicted ? json(c.tokens_per_s_per_gpu) : json()}};
     // Each method's memory has its own band (LoRA's ±5% beside QLoRA's ±28%: memory_band.h).
     out["memory_error_band"] = {{"median_abs_error", c.memory_band.median_abs_error},
                                 {"runs", c.memory_band.runs},

@@ -239,7 +239,8 @@ std::string make_mirror(const AppState& s) {
     for (const MethodCandidate& c : s.methods.ranked)
       methods["ranked"].push_back({{"finetune", to_string(c.config.training.finetune)}, {"strategy", c.strategy},
                                    {"recompute", to_string(c.config.training.recompute)}, {"device_bytes", c.device_bytes},
-                                   {"host_bytes", c.host_bytes}, {"step_time_s", c.step_time_s},
+                                   {"host_bytes", c.host_bytes},
+                                   {"step_time_s", c.step_predicted ? json(c.step_time_s) : json()},
                                    {"state", encode_state(c.config)}});
     for (const MethodCandidate& c : s.methods.rejected)
       methods["rejected"].push_back({{"finetune", to_string(c.config.training.finetune)}, {"strategy", c.strategy},

@@ -47,6 +47,10 @@ bool draw_methods_view(AppState& s) {
               "with and without gradient checkpointing (the one under the threshold, else the faster, is shown).",
               base.model.name.c_str(), (long long)base.cluster.gpus, base.gpu.name.c_str(), (long long)base.training.seq,
               (long long)base.training.micro_batch, (long long)base.training.global_batch, ranking.ranked.size());
+  // A GPU without compute figures: no step time, the methods ranked by the memory they leave instead.
+  for (const Issue& issue : ranking.issues)
+    if (issue.severity == Severity::kWarning && (issue.field == "gpu" || issue.field == "gpu_nic_gbps"))
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_text_color(s)), "%s The methods are ranked by their worst rank's memory instead.", issue.message.c_str());
   // One grey note either way, the same height: clicking a row of a pretraining page makes it a
   // fine-tune, and a note that vanished moved the table up under the pointer (a page review saw the
   // row below the one clicked highlighted, one more click from applying it).
@@ -103,10 +107,13 @@ bool draw_methods_view(AppState& s) {
       if (tight && s.methods_under_headroom) continue;
       // Each method's memory with its own band (memory_band.h): LoRA's and QLoRA's differ several-fold.
       const std::string memory = format_bytes(s, c.device_bytes, 1) + " " + memory_band_percent(c.memory_band);
-      char figures[192];
-      std::snprintf(figures, sizeof figures, "%s (%.0f%%)%s%s%s, %.3f s per step%s", memory.c_str(), 100.0 * share, c.host_bytes > 0 ? " + host " : "", c.host_bytes > 0 ? format_bytes(s, c.host_bytes, 1).c_str() : "",
-                    c.host_bytes > 0 ? " per GPU" : "",
-                    c.step_time_s, c.config.training.recompute == Recompute::kNone ? "" : ", checkpointing");
+      // No step time on a GPU without compute figures (the issues above the table say why).
+      char step[48] = "step time not predicted";
+      if (c.step_predicted) std::snprintf(step, sizeof step, "%.3f s per step", c.step_time_s);
+      char figures[224];
+      std::snprintf(figures, sizeof figures, "%s (%.0f%%)%s%s%s, %s%s", memory.c_str(), 100.0 * share, c.host_bytes > 0 ? " + host " : "", c.host_bytes > 0 ? format_bytes(s, c.host_bytes, 1).c_str() : "",
+                    c.host_bytes > 0 ? " per GPU" : "", step,
+                    c.config.training.recompute == Recompute::kNone ? "" : ", checkpointing");
       std::string text;
       float row_height = 0;
       if (narrow) {
@@ -162,7 +169,10 @@ bool draw_methods_view(AppState& s) {
         ImGui::TextDisabled("-");
       }
       ImGui::TableNextColumn();
-      ImGui::Text("%.3f s", c.step_time_s);
+      if (c.step_predicted)
+        ImGui::Text("%.3f s", c.step_time_s);
+      else
+        ImGui::TextDisabled("-");
     }
     ImGui::EndTable();
   }

@@ -1386,6 +1386,22 @@ StepReport predict_step(const Config& config, const MemoryPlan& plan) {
 
 // throughput_error_band is defined beside the data it summarizes (io/throughput_runs.cpp).
 
+std::optional<Issue> step_unpredictable(const Config& config) {
+  const GpuSpec& gpu = config.gpu;
+  if (!(gpu.bf16_flops > 0) || !(gpu.hbm_bytes_per_s > 0))
+    return Issue{IssueCode::kNotPositive, Severity::kWarning, "gpu",
+                 gpu.name + " has no " + (gpu.bf16_flops > 0 ? "HBM bandwidth" : "dense BF16 TFLOPS") +
+                     " figure: step time, tokens/s and MFU are not predicted."};
+  // GPUs on several nodes with no network figure: their collectives cross the NIC at no bandwidth (a
+  // review set --gpu-nic-gbps 0 and read a warning about no finite figure, and one about TFLOP/s).
+  if (!(gpu.internode_bytes_per_s > 0) && config.cluster.gpus > config.cluster.gpus_per_node)
+    return Issue{IssueCode::kNotPositive, Severity::kWarning, "gpu_nic_gbps",
+                 "gpu_nic_gbps is 0 and the " + std::to_string(config.cluster.gpus) + " GPUs span nodes of " +
+                     std::to_string(config.cluster.gpus_per_node) +
+                     ": no network figure for what crosses them, so step time, tokens/s and MFU are not predicted."};
+  return std::nullopt;
+}
+
 bool step_is_finite(const StepReport& step) {
   const StepBreakdown& b = step.breakdown;
   for (double value : {step.step_time_s, step.tokens_per_s_per_gpu, step.mfu, step.hfu, step.time_to_train_s,

@@ -8,6 +8,7 @@
 // (Narayanan et al. SC'21, Korthikanti et al. 2022, Calculon).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "spec/config.h"
@@ -125,6 +126,10 @@ struct StepReport {
 // Every figure of a prediction finite and the step time not negative (extreme inputs, or a custom GPU
 // without a network figure, can give inf or NaN): else the caller drops it and says so.
 bool step_is_finite(const StepReport& step);
+// Why a config has no step time at all, as the warning that says so: a GPU without a compute or
+// bandwidth figure (a custom GPU given only its memory), or GPUs on several nodes with no network
+// figure. None when the step-time model can run (estimate() and the methods ranking ask first).
+std::optional<Issue> step_unpredictable(const Config& config);
 // The caveat of a step whose layers wait on the host's op dispatch (host_bound_fraction of a quarter
 // or more): the error band does not cover the host, whose speed the model takes as one figure; ""
 // otherwise.

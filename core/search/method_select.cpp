@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "memory/finetune.h"
 #include "memory/memory_model.h"
@@ -61,6 +62,9 @@ std::string gib_text(double bytes) {
 bool method_before(const MethodCandidate& a, const MethodCandidate& b) {
   const bool a_tight = a.verdict != Verdict::kFits, b_tight = b.verdict != Verdict::kFits;
   if (a_tight != b_tight) return !a_tight;
+  // A custom GPU given only its memory has no step time (an as-a-user review saw every row "-nan s",
+  // ranked as enumerated): the ranking falls back on the memory it leaves.
+  if (!a.step_predicted || !b.step_predicted) return a.device_bytes < b.device_bytes;
   return a.step_time_s < b.step_time_s;
 }
 
@@ -75,6 +79,9 @@ MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& opt
   ranking.base = base;
   ranking.issues = validate(base);
   if (has_errors(ranking.issues)) return ranking;
+  const std::optional<Issue> why_no_step = step_unpredictable(base);  // the GPU and nodes every method shares
+  const bool no_step = why_no_step.has_value();
+  if (no_step) ranking.issues.push_back(*why_no_step);
   const FinetuneMethod methods[] = {FinetuneMethod::kFull, FinetuneMethod::kLora, FinetuneMethod::kQlora};
   const int64_t tp_max = largest_tp(base);
   // Each method with its stack's optimizer (torchtune's full fine-tune on one GPU: paged 8-bit AdamW
@@ -155,9 +162,14 @@ MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& opt
         }
         candidate.device_bytes = memory.worst().device_bytes;
         candidate.host_bytes = memory.worst().host_bytes;
-        const StepReport step = predict_step(trial, plan_memory(trial));
-        candidate.step_time_s = step.step_time_s;
-        candidate.tokens_per_s_per_gpu = step.tokens_per_s_per_gpu;
+        if (!no_step) {
+          const StepReport step = predict_step(trial, plan_memory(trial));
+          candidate.step_predicted = step_is_finite(step);
+          if (candidate.step_predicted) {
+            candidate.step_time_s = step.step_time_s;
+            candidate.tokens_per_s_per_gpu = step.tokens_per_s_per_gpu;
+          }
+        }
         candidate.fits = memory.fits();
         candidate.verdict = memory.verdict;
         if (!candidate.fits) {

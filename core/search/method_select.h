@@ -27,6 +27,7 @@ struct MethodCandidate {
   double capacity_bytes = 0;       // out of memory: the worst rank's capacity (0 when rejected otherwise)
   bool checkpointed = false;       // out of memory even with gradient checkpointing
   double host_bytes = 0;           // per rank, offload only
+  bool step_predicted = false;     // false: no step time for this GPU (perf_model.h step_unpredictable)
   double step_time_s = 0;
   double tokens_per_s_per_gpu = 0;
   MemoryBand memory_band;          // how far to trust device_bytes: its method and setup's (memory_band.h)
@@ -50,7 +51,8 @@ std::string rejected_reason(const MethodCandidate& candidate, const std::functio
 
 // The base config gives model, GPU, cluster, sequence, micro- and global batch and LoRA settings;
 // method, framework, ZeRO stage, tp, offload and recompute are chosen here.
-// The ranking's order: under the tight threshold first, then the faster step.
+// The ranking's order: under the tight threshold first, then the faster step (the smaller worst rank
+// when there is no step time).
 bool method_before(const MethodCandidate& a, const MethodCandidate& b);
 MethodRanking rank_finetune_methods(const Config& base, const MethodOptions& options);
 

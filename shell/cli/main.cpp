@@ -513,12 +513,18 @@ int run_methods(const Inputs& in, const std::string& methods) {
     int rank = 0;
     // Each GPU figure with its method's memory band (the median error of its published configurations).
     const auto band = [](const json& m) { return m["memory_error_band"]["percent"].get<std::string>(); };
+    // No step time on a GPU without compute figures: "-" (the issues below say why).
+    const auto figure = [](const json& value, const char* format) {
+      char text[32] = "-";
+      if (value.is_number()) std::snprintf(text, sizeof text, format, value.get<double>());
+      return std::string(text);
+    };
     for (const json& m : out["ranked"])
-      std::printf("%-4d %-6s %-44s %-9s %9s %8s %-6s %9s %9.3f %10.0f\n", ++rank, m["finetune"].get<std::string>().c_str(),
+      std::printf("%-4d %-6s %-44s %-9s %9s %8s %-6s %9s %9s %10s\n", ++rank, m["finetune"].get<std::string>().c_str(),
                   m["strategy"].get<std::string>().c_str(), m["recompute"].get<std::string>().c_str(),
                   gib(m["device_bytes"].get<double>()).c_str(), band(m).c_str(), m["verdict"] == "tight" ? "tight" : "",
-                  gib(m["host_bytes"].get<double>()).c_str(), m["step_time_s"].get<double>(),
-                  m["tokens_per_s_per_gpu"].get<double>());
+                  gib(m["host_bytes"].get<double>()).c_str(), figure(m["step_time_s"], "%.3f").c_str(),
+                  figure(m["tokens_per_s_per_gpu"], "%.0f").c_str());
     std::printf("GPU GiB \xC2\xB1: the median error of the peak for that method (meshfit estimate prints what it rests on).\n");
     // Host memory is per GPU (an as-a-user review read 131 GiB as the run's whole need): a node's share.
     double most_host = 0;

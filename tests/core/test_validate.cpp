@@ -139,6 +139,51 @@ TEST_CASE("a custom GPU needs its memory") {
                "gpu_memory_gib", {"custom GPU"});
 }
 
+// An as-a-user review gave 1e-300 GiB and read a 300-digit share of capacity.
+TEST_CASE("gpu_memory_gib below 64 MiB is refused with its range, 64 MiB is taken") {
+  for (double gib : {1e-300, 0.01, 0.0624}) {
+    CAPTURE(gib);
+    const ParsedConfig parsed = parse_config(with(base(), {{"gpu", "custom"}, {"gpu_memory_gib", gib}}));
+    REQUIRE(has_errors(parsed.issues));
+    CHECK(parsed.issues.front().field == "gpu_memory_gib");
+    CHECK(parsed.issues.front().message.find("from 0.0625 (64 MiB)") != std::string::npos);
+  }
+  Config written = parse_config(base()).config;  // a front end that writes the struct: validate() says the same
+  written.gpu.memory_bytes = 1e-3;
+  bool refused = false;
+  for (const Issue& issue : validate(written)) refused |= issue.field == "gpu_memory_gib" && issue.code == IssueCode::kOutOfRange;
+  CHECK(refused);
+  const ParsedConfig smallest = parse_config(with(base(), {{"gpu", "custom"}, {"gpu_memory_gib", 0.0625}}));
+  CHECK_FALSE(has_errors(smallest.issues));
+  CHECK(smallest.config.gpu.memory_bytes == 64.0 * 1024 * 1024);
+}
+
+TEST_CASE("first and last stage layers past the model's layers give their sum, not a negative remainder") {
+  expect_issue(with(base(), {{"pp", 2}, {"gpus", 16}, {"pp_first_stage_layers", 16}, {"pp_last_stage_layers", 17}}),
+               IssueCode::kStageLayersInvalid, "pp_first_stage_layers", {"16+17 = 33 exceed the model's 32 layers"});
+}
+
+TEST_CASE("methods on a custom GPU with only its memory: no step time, a warning, and the ranking by memory") {
+  const json out = run_methods(with(base(), {{"gpu", "custom"}, {"gpu_memory_gib", 24}, {"gpus", 2}, {"seq", 2048},
+                                             {"global_batch", 2}}));
+  REQUIRE(out["ok"].get<bool>());
+  bool warned = false;
+  for (const json& issue : out["issues"]) warned |= issue["severity"] == "warning" && issue["field"] == "gpu";
+  CHECK(warned);
+  REQUIRE(out["ranked"].size() > 1);
+  double previous = 0;
+  std::string previous_verdict = "fits";
+  for (const json& m : out["ranked"]) {
+    CAPTURE(m["strategy"].get<std::string>());
+    CHECK(m["step_time_s"].is_null());
+    CHECK(m["tokens_per_s_per_gpu"].is_null());
+    const double bytes = m["device_bytes"].get<double>();
+    if (m["verdict"] == previous_verdict) CHECK(bytes >= previous);  // within fits, then within tight: smaller first
+    previous = m["verdict"] == previous_verdict ? bytes : 0;
+    previous_verdict = m["verdict"].get<std::string>();
+  }
+}
+
 TEST_CASE("a custom GPU with only its memory gets memory but no step time, the search asks for its compute figures, and every figure can be set") {
   const ParsedConfig memory_only = parse_config(with(base(), {{"gpu", "custom"}, {"gpu_memory_gib", 64}}));
   REQUIRE_FALSE(has_errors(memory_only.issues));

@@ -363,7 +363,8 @@ json validation_to_json(const ValidationReport& report) {
 // and the error bands (per framework and GPU family) that predictions carry.
 json throughput_validation_to_json(const ThroughputValidation& v) {
   json out = {{"rows", json::array()}, {"sources", json::array()}, {"bands", json::array()},
-              {"runs", int64_t(v.rows.size())}, {"median_abs_error", v.median_abs_error}};
+              {"runs", int64_t(v.rows.size())}, {"median_abs_error", v.median_abs_error},
+              {"bands_note", kThroughputBandNote}};
   for (const ThroughputRow& row : v.rows)
     out["rows"].push_back({{"label", row.run.label},
                            {"source", row.run.source},
@@ -371,6 +372,7 @@ json throughput_validation_to_json(const ThroughputValidation& v) {
                            {"framework", to_string(row.run.config.training.framework)},
                            {"gpu", row.run.config.gpu.id},
                            {"gpus", row.run.config.cluster.gpus},
+                           {"in_band", row.run.framework_band},
                            {"measured_tokens_per_s_per_gpu", row.run.measured_tokens_per_s_per_gpu},
                            {"predicted_tokens_per_s_per_gpu", row.predicted_tokens_per_s_per_gpu},
                            {"signed_error", row.signed_error}});

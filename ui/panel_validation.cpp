@@ -254,8 +254,8 @@ void draw_throughput(AppState& s) {
   ImGui::TextWrapped("tokens/s per GPU: median |error| %.1f%% over %d measured runs (published and tests/gpu). The band beside each predicted "
                      "tokens/s, MFU and time to train is the median for its framework and GPU family below (with fewer than %d runs, "
                      "the framework's runs on every GPU family, and it says so); other combinations are not validated. "
-                     "Each band names the sources behind it: a framework's band can rest on code that stands in for it.",
-                     100.0 * v.median_abs_error, int(v.rows.size()), kMinBandRuns);
+                     "Each band names the sources behind it. %s",
+                     100.0 * v.median_abs_error, int(v.rows.size()), kMinBandRuns, kThroughputBandNote);
   record_rect(s, "validation_throughput");
   // The summaries fit their rows (no scrolling: a scrolling table fills the space left).
   // On a phone the columns keep their widths and the table scrolls sideways (squeezed, "401" runs

@@ -203,9 +203,12 @@ export interface ValidationResult extends Result {
 }
 export interface ThroughputSummary { key: string; runs: number; median_abs_error: number; median_signed_error: number }
 export interface ThroughputValidation {
-  rows: { label: string; source: string; citation: string; framework: Framework; gpu: string; gpus: number;
+  /** in_band: false for runs whose codebase no profile models (Hagemann's): per source and overall, in no band. */
+  rows: { label: string; source: string; citation: string; framework: Framework; gpu: string; gpus: number; in_band: boolean;
           measured_tokens_per_s_per_gpu: number; predicted_tokens_per_s_per_gpu: number; signed_error: number }[];
   sources: ThroughputSummary[]; bands: ThroughputSummary[]; runs: number; median_abs_error: number;
+  /** What the bands are (in-sample) and what they leave out, as `meshfit validate` prints it. */
+  bands_note: string;
 }
 /** What a GPU ground-truth row is compared on: bytes, except tokens_per_s. */
 export type GpuMetric = 'peak_allocated' | 'peak_reserved' | 'device' | 'model_states' | 'step_transient' |

@@ -661,6 +661,7 @@ void print_throughput_validation(const json& out) {
   }
   std::printf("tokens/s/GPU: median |error| %.1f%% over %lld measured runs (published and tests/gpu)\n", 100.0 * out["median_abs_error"].get<double>(),
               out["runs"].get<long long>());
+  std::printf("%s\n", out["bands_note"].get<std::string>().c_str());
 }
 
 // meshfit's own ground truth, measured on one GPU by tests/gpu: per row, each metric measured and

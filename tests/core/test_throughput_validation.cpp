@@ -100,6 +100,11 @@ TEST_CASE("error bands: the band reported beside each prediction is the validati
   int hagemann = 0;
   for (const ThroughputRow& row : v.rows) hagemann += row.run.source.find("Hagemann") == 0 && !row.run.framework_band;
   CHECK(hagemann == 401);
+  // The note `validate` and the Validation tab print names these counts: they must stay the data's.
+  const std::string note = kThroughputBandNote;
+  CHECK(note.find("Hagemann's " + std::to_string(hagemann) + " runs") != std::string::npos);
+  CHECK(note.find("on its " + std::to_string(prediction_error_band(Framework::kMegatron, "hopper").runs) + " runs") !=
+        std::string::npos);
   CHECK(std::count_if(v.sources.begin(), v.sources.end(), [](const ThroughputSummary& source) {
           return source.key.find("Hagemann") == 0 && source.runs == 401;
         }) == 1);

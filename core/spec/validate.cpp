@@ -172,6 +172,12 @@ struct Rules {
   void finetune() {
     if (has_adapters(t)) {
       check.count("lora_rank", t.lora_rank, kMaxHidden);
+      // A rank past the hidden size is an adapter larger than a full-rank update of the square
+      // projections: counted as given, said (an as-a-user review's 100000 on h=4096 went through silently).
+      if (t.lora_rank > config.model.hidden && config.model.hidden > 0)
+        check.warning(IssueCode::kOutOfRange, "lora_rank",
+                      "lora_rank=" + to_string(t.lora_rank) + " exceeds the hidden size " + to_string(config.model.hidden) +
+                          ": each adapter holds more than a full-rank update of the layer it adapts (estimated as given).");
       if (parse_lora_targets(t.lora_targets) == 0)
         check.error(IssueCode::kUnknownValue, "lora_targets",
                     "lora_targets \"" + t.lora_targets +

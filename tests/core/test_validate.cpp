@@ -163,6 +163,15 @@ TEST_CASE("first and last stage layers past the model's layers give their sum, n
                IssueCode::kStageLayersInvalid, "pp_first_stage_layers", {"16+17 = 33 exceed the model's 32 layers"});
 }
 
+TEST_CASE("a LoRA rank past the hidden size is estimated as given, with a warning naming both") {
+  const json lora = with(base(), {{"finetune", "lora"}, {"gpus", 1}, {"global_batch", 1}, {"lora_rank", 100000}});
+  expect_issue(lora, IssueCode::kOutOfRange, "lora_rank", {"lora_rank=100000", "hidden size 4096"});
+  CHECK_FALSE(has_errors(issues_for(lora)));
+  bool warned = false;
+  for (const Issue& issue : issues_for(with(lora, {{"lora_rank", 4096}}))) warned |= issue.field == "lora_rank";
+  CHECK_FALSE(warned);  // a rank equal to the hidden size is full rank, not past it
+}
+
 TEST_CASE("methods on a custom GPU with only its memory: no step time, a warning, and the ranking by memory") {
   const json out = run_methods(with(base(), {{"gpu", "custom"}, {"gpu_memory_gib", 24}, {"gpus", 2}, {"seq", 2048},
                                              {"global_batch", 2}}));

@@ -193,8 +193,8 @@ void draw_report(AppState& s, const ValidationReport& v, const char* id) {
   ImGui::TextWrapped("Median |error| %.1f%% (signed %+.1f%%) over %lld measured runs; %lld of %lld fit/OOM labels "
                      "disagree; %lld runs that ran out of memory predicted to fit. Each run is predicted on the "
                      "metric its source reports; hover or tap a source for its notes. The band beside each estimate "
-                     "is its method and setup's below: the median over published configurations (a repeat counted once; "
-                     "a run both files hold, once, as a fine-tune), widened to the method on any framework, then every "
+                     "is its method and setup's below: the median over published configurations (a repeat counted "
+                     "once), widened to the method on any framework, then every "
                      "run, with fewer than %d; tests/gpu's own steps are in-sample.",
                      100.0 * v.median_abs_error, 100.0 * v.median_signed_error, (long long)v.measured_rows,
                      (long long)v.label_disagreements, (long long)v.label_rows, (long long)v.false_fits, kMinMemoryBandRuns);

@@ -293,6 +293,7 @@ json run_fit_advice(json input) {
       out["largest_micro_batch"] = advice.largest_micro_batch;
       out["largest_seq"] = advice.largest_seq;
       out["limits_text"] = fit_limits_text(advice, parsed.config);
+      out["costly"] = fit_advice_costly(advice);  // the cheapest fix costs kCostlyFitPercent or more: see the search
       out["config"] = config_to_json(parsed.config);
       out["state"] = encode_state(parsed.config);
     }

@@ -550,6 +550,8 @@ bool draw_fit_advice(AppState& s) {
   }
   if (!s.fit_pending) {
     ImGui::PushTextWrapPos(0.0f);
+    if (verdict != Verdict::kFits && fit_advice_costly(advice))
+      ImGui::TextDisabled("Each changes one or two dimensions; the Layouts view ranks every layout, any number of changes.");
     // Short of out of memory, where the changes above aim under the tight line.
     ImGui::TextDisabled("On this layout, short of out of memory: %s.", fit_limits_text(advice, s.config).c_str());
     ImGui::PopTextWrapPos();

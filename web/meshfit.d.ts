@@ -259,6 +259,8 @@ export interface FitAdviceResult extends Result {
   largest_micro_batch?: number; largest_seq?: number;
   /** Both limits as the CLI and the page say them: "largest micro-batch 22 at sequence length 8192 (...); longest sequence 7168 at micro-batch 1". */
   limits_text?: string;
+  /** The cheapest fix costs 10% of throughput or more: the layout search (any number of changes) may do better. */
+  costly?: boolean;
   config?: Required<Config>; state?: string;
 }
 

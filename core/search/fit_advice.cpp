@@ -406,4 +406,8 @@ std::string fit_limits_text(const FitAdvice& advice, const Config& config) {
   return batch + "; " + length;
 }
 
+bool fit_advice_costly(const FitAdvice& advice) {
+  return !advice.suggestions.empty() && throughput_cost_percent(advice.suggestions.front()) >= kCostlyFitPercent;
+}
+
 }  // namespace meshfit

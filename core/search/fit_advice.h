@@ -53,4 +53,10 @@ FitAdvice fit_advice(const Config& config, size_t max_suggestions = 6);
 // sequence is 7168" and "22 (as many micro-batches per step)" without the batch it implies).
 std::string fit_limits_text(const FitAdvice& advice, const Config& config);
 
+// The fixes listed change one or two dimensions; when the cheapest costs this much throughput or
+// more, the front ends point at the layout search, which changes any number (an as-a-user review
+// saw 405B on 16,384 GPUs offered one fix at -34% where a three-dimension layout cost -17%).
+constexpr int kCostlyFitPercent = 10;
+bool fit_advice_costly(const FitAdvice& advice);
+
 }  // namespace meshfit

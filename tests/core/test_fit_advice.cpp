@@ -145,6 +145,24 @@ TEST_CASE("the limits short of out of memory are said at the other input, with t
   CHECK(fit_limits_text(same, config).find("global batch") == std::string::npos);
 }
 
+TEST_CASE("fit advice points at the layout search when its cheapest fix costs 10% or more") {
+  FitAdvice advice;
+  CHECK_FALSE(fit_advice_costly(advice));  // nothing listed: the front ends say more already
+  FitSuggestion fix;
+  fix.throughput_change = -0.095;  // 10% as printed, rounded: the threshold reads in whole percent
+  advice.suggestions.push_back(fix);
+  CHECK(fit_advice_costly(advice));
+  advice.suggestions.front().throughput_change = -0.094;
+  CHECK_FALSE(fit_advice_costly(advice));
+  // 405B on 16,384 GPUs (every dimension at 1): the best one- or two-dimension fix costs about a fifth.
+  Config huge = preset_config("llama3.1-405b", 16384);
+  huge.training.global_batch = 16384;  // a sequence per GPU, as the CLI rounds its default up to
+  const FitAdvice big = fit_advice(huge);
+  REQUIRE_FALSE(big.suggestions.empty());
+  CHECK(throughput_cost_percent(big.suggestions.front()) >= kCostlyFitPercent);
+  CHECK(fit_advice_costly(big));
+}
+
 TEST_CASE("no suggestion repeats another's figures with a ZeRO change that does nothing (one data-parallel rank)") {
   // Llama 3.1 8B on 8 V100 32GB, Megatron-LM at ZeRO-1: "tp 1 -> 8" leaves dp = 1, where a ZeRO stage
   // has nothing to shard; the list also read "tp 1 -> 8, zero 1 -> 0" with the same memory and speed.

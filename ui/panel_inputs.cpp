@@ -213,6 +213,17 @@ bool combo_enum(const char* id, Enum& value) {
   return changed;
 }
 
+// A combo on a line of its own under its label (two side by side cut "bf16 mixed (fp32 master)" to
+// "bf16 mixed (f" in the 17 em panel, and a phone's column is no wider), its rectangle recorded as `key`.
+template <typename Enum>
+bool combo_line(AppState& s, const char* label, const char* key, Enum& value) {
+  ImGui::TextUnformatted(label);
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  const bool changed = combo_enum(("##" + std::string(key)).c_str(), value);
+  record_rect(s, key);
+  return changed;
+}
+
 constexpr const char* kReplicasLabel = "shard-group replicas (dp_replicate)";
 
 // The dp_replicate chooser shows where the framework replicates shard groups at this ZeRO stage, and
@@ -474,44 +485,27 @@ bool draw_training(AppState& s) {
   changed |= input_scaled(s, kTokensToTrainLabel, "tokens_to_train", t.tokens_to_train, 1e9, "%.9g",
                           kMaxTokensToTrain);
   field_issue(s, "tokens_to_train");
-  ImGui::TextUnformatted("framework");
-  ImGui::SetNextItemWidth(-FLT_MIN);
-  if (combo_enum("##framework", t.framework)) {
+  if (combo_line(s, "framework", "framework", t.framework)) {
     // A stage the new framework does not offer becomes its default (FSDP: full sharding).
     const FrameworkProfile& profile = framework_profile(t.framework);
     if (!profile.offers_zero(s.config.layout.zero)) s.config.layout.zero = profile.default_zero;
     changed = true;
   }
-  record_rect(s, "framework");
-  ImGui::TextUnformatted("recompute");
-  ImGui::SetNextItemWidth(-FLT_MIN);
-  changed |= combo_enum("##recompute", t.recompute);
-  record_rect(s, "recompute");
+  changed |= combo_line(s, "recompute", "recompute", t.recompute);
   // Megatron's block method: full recompute on the first N layers of each stage, the rest saved whole.
   if (t.recompute == Recompute::kFull) {
     changed |= input_count(s, "recompute_layers", t.recompute_layers);
   }
   changed |= checkbox_field(s, kOffloadActivations);
   field_issue(s, "offload_activations");
-  // One combo a line: two side by side cut "bf16 mixed (fp32 master)" to "bf16 mixed (f" in the
-  // 17 em panel, and a phone's column is no wider.
-  ImGui::TextUnformatted("precision");
-  ImGui::SetNextItemWidth(-FLT_MIN);
-  changed |= combo_enum("##precision", t.precision);
-  record_rect(s, "precision");
+  changed |= combo_line(s, "precision", "precision", t.precision);
   field_issue(s, "precision");
   if (shows_fp8_all_gather(t)) {
     changed |= checkbox_field(s, kFp8AllGather);
     field_issue(s, "fp8_all_gather");
   }
-  ImGui::TextUnformatted("optimizer");
-  ImGui::SetNextItemWidth(-FLT_MIN);
-  changed |= combo_enum("##optimizer", t.optimizer);
-  record_rect(s, "optimizer");
-  ImGui::TextUnformatted("cross-entropy");
-  ImGui::SetNextItemWidth(-FLT_MIN);
-  changed |= combo_enum("##loss", t.loss);
-  record_rect(s, "loss");
+  changed |= combo_line(s, "optimizer", "optimizer", t.optimizer);
+  changed |= combo_line(s, "cross-entropy", "loss", t.loss);
   field_issue(s, "loss");
   if (t.loss == LossKind::kAuto) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
@@ -523,23 +517,14 @@ bool draw_training(AppState& s) {
       ImGui::TextWrapped("as torchtitan's [compile] components = [\"model\", \"loss\"]; choose eager for a run that compiled only the blocks.");
     ImGui::PopStyleColor();
   }
-  ImGui::TextUnformatted("allocator");
-  ImGui::SetNextItemWidth(-FLT_MIN);
-  changed |= combo_enum("##allocator", t.allocator);
-  record_rect(s, "allocator");
+  changed |= combo_line(s, "allocator", "allocator", t.allocator);
   const FlagField* async_tp = nullptr;
   for (const FlagField& flag : kTrainingFlags) {
     if (std::string(flag.field) == "async_tp") async_tp = &flag;
     else changed |= checkbox_field(s, flag);
   }
-  ImGui::TextUnformatted("kernels (compiled = torch.compile)");
-  ImGui::SetNextItemWidth(-FLT_MIN);
-  changed |= combo_enum("##kernels", t.kernels);
-  record_rect(s, "kernels");
-  ImGui::TextUnformatted("RMSNorm kernel");
-  ImGui::SetNextItemWidth(-FLT_MIN);
-  changed |= combo_enum("##norm_kernel", t.norm_kernel);
-  record_rect(s, "norm_kernel");
+  changed |= combo_line(s, "kernels (compiled = torch.compile)", "kernels", t.kernels);
+  changed |= combo_line(s, "RMSNorm kernel", "norm_kernel", t.norm_kernel);
   field_issue(s, "norm_kernel");
   if (t.norm_kernel == NormKernel::kAuto && s.config.model.norm == NormKind::kRmsNorm && t.kernels != Kernels::kCompiled) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
@@ -555,10 +540,7 @@ bool draw_training(AppState& s) {
   }
   if (async_tp) changed |= checkbox_field(s, *async_tp);
   // DP overlap: auto follows the framework at this ZeRO stage (memory_model.h dp_comm_overlapped).
-  ImGui::TextUnformatted("DP comm overlap");
-  ImGui::SetNextItemWidth(-FLT_MIN);
-  changed |= combo_enum("##dp_comm_overlap", t.dp_comm_overlap);
-  record_rect(s, "dp_comm_overlap");
+  changed |= combo_line(s, "DP comm overlap", "dp_comm_overlap", t.dp_comm_overlap);
   if (t.dp_comm_overlap == DpCommOverlap::kAuto) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("auto = %s: %s", dp_comm_overlapped(t, s.config.layout.zero) ? "on" : "off",
@@ -703,11 +685,8 @@ bool draw_finetune(AppState& s) {
   bool changed = switch_finetune(s, chosen);
   field_issue(s, "finetune");
   if (!is_finetune(t)) return changed;
-  ImGui::TextUnformatted("stack (its defaults)");
-  ImGui::SetNextItemWidth(-FLT_MIN);
   FinetuneStack stack = t.stack;
-  if (combo_enum("##stack", stack)) changed |= switch_stack(s, stack);
-  record_rect(s, "stack");
+  if (combo_line(s, "stack (its defaults)", "stack", stack)) changed |= switch_stack(s, stack);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", finetune_stack_profile(t.stack).source);
   if (has_adapters(t)) {
     changed |= input_count(s, "lora_rank", t.lora_rank);
@@ -749,10 +728,7 @@ bool draw_finetune(AppState& s) {
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", find_config_field(flag.field)->help);
       field_issue(s, flag.field);
     }
-    ImGui::TextUnformatted("adapter dtype");
-    ImGui::SetNextItemWidth(-FLT_MIN);
-    changed |= combo_enum("##adapter_dtype", t.adapter_dtype);
-    record_rect(s, "adapter_dtype");
+    changed |= combo_line(s, "adapter dtype", "adapter_dtype", t.adapter_dtype);
   }
   if (t.finetune == FinetuneMethod::kQlora) {
     changed |= ImGui::Checkbox(kDoubleQuantLabel, &t.double_quant);
@@ -760,10 +736,7 @@ bool draw_finetune(AppState& s) {
     changed |= ImGui::Checkbox(kKbitUpcastLabel, &t.kbit_upcast);
     record_rect(s, "kbit_upcast");
   }
-  ImGui::TextUnformatted("offload to CPU");
-  ImGui::SetNextItemWidth(-FLT_MIN);
-  changed |= combo_enum("##offload", t.offload);
-  record_rect(s, "offload");
+  changed |= combo_line(s, "offload to CPU", "offload", t.offload);
   field_issue(s, "offload");
   changed |= ImGui::Checkbox(kOptimizerInBackwardLabel, &t.optimizer_in_backward);
   record_rect(s, "optimizer_in_backward");

@@ -165,26 +165,25 @@ class Reader {
   // One schema field: the value checked against the row's kind, then set through its accessor.
   void field(const ConfigField& row, const json& value, Config& config) {
     const std::string key = row.key;
+    // A setter refuses a value outside the row's documented range, `allowed` saying which (an
+    // as-a-user review saw gpu_sms=-1 dropped without a word and the preset's kept).
+    const auto set_or_refuse = [&](auto read, const auto& parsed) {
+      if (!read) return;
+      if (!row.set(config, parsed))
+        issues_.push_back({parsed > 0 ? IssueCode::kOutOfRange : IssueCode::kNotPositive, Severity::kError, key,
+                           key + "=" + describe(value) + " is refused: " + key + " must be " + row.allowed + "."});
+    };
     switch (row.kind) {
       case FieldKind::kInteger: {
         const size_t before = issues_.size();
         int64_t number = 0;
         integer(key, value, number);
-        // A setter refuses a value outside the row's documented range, as for numbers below (an
-        // as-a-user review saw gpu_sms=-1 dropped without a word and the preset's kept).
-        if (issues_.size() == before && !row.set(config, number))
-          issues_.push_back({number > 0 ? IssueCode::kOutOfRange : IssueCode::kNotPositive, Severity::kError, key,
-                             key + "=" + describe(value) + " is refused: " + key + " must be " + row.allowed + "."});
+        set_or_refuse(issues_.size() == before, number);
         return;
       }
       case FieldKind::kNumber: {
-        const size_t before = issues_.size();
         double real = 0;
-        number(key, value, real);
-        // A setter refuses a value outside the row's documented range (`allowed` states it).
-        if (issues_.size() == before && !row.set(config, real))
-          issues_.push_back({real > 0 ? IssueCode::kOutOfRange : IssueCode::kNotPositive, Severity::kError, key,
-                             key + "=" + describe(value) + " is refused: " + key + " must be " + row.allowed + "."});
+        set_or_refuse(number(key, value, real), real);
         return;
       }
       case FieldKind::kBoolean:

@@ -791,6 +791,27 @@ test('the Methods view of a pretraining link ranks what `meshfit methods` ranks 
   await context.close();
 });
 
+// An as-a-user review saw "-nan s" in every row of a custom GPU's Methods view, ranked as enumerated.
+test('the Methods view of a custom GPU given only its memory has no step times and ranks by memory, as `meshfit methods`', async () => {
+  const state = 'v=1&model=llama3.1-8b&gpus=2&seq=2048&gpu=custom&gpu_memory_gib=24';
+  const { context, page, errors } = await openPage('#' + state);
+  await clickWidget(page, 'tab_methods');
+  await page.waitForFunction(() => JSON.parse(document.getElementById('mirror').textContent).methods !== undefined, null, { timeout: 60000 });
+  const m = await mirror(page);
+  const cliMethods = JSON.parse(execFileSync(cli, ['methods', '--state', m.state, '--json'], { encoding: 'utf8' }));
+  assert.ok(cliMethods.issues.some((i) => i.field === 'gpu' && i.severity === 'warning'), 'the CLI says why there is no step time');
+  assert.ok(m.methods.ranked.length > 1);
+  assert.ok(m.methods.ranked.every((r) => r.step_time_s === null), 'no step time, not NaN');
+  assert.deepEqual(m.methods.ranked.map((r) => [r.finetune, r.strategy, r.device_bytes]),
+    cliMethods.ranked.map((r) => [r.finetune, r.strategy, r.device_bytes]), 'the same ranking and memory as `meshfit methods`');
+  const fitting = cliMethods.ranked.filter((r) => r.verdict === 'fits').map((r) => r.device_bytes);
+  assert.deepEqual(fitting, [...fitting].sort((a, b) => a - b), 'those that fit, smallest first');
+  assert.doesNotMatch(await page.evaluate(() => document.getElementById('results').textContent), /nan/i);
+  await page.screenshot({ path: path.join(artifacts, 'methods-custom-gpu.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('the layouts view offers spatial-temporal (PrimePar-style) layouts on request, marked as modelled only', async () => {
   // The PrimePar paper's testbed: 4-GPU V100 nodes with NVLink inside, 25 Gb/s InfiniBand per GPU.
   const state = 'v=1&model=llama2-70b&layers=10&gpus=32&gpu=v100&gpus_per_node=4&gpu_nvlink_domain=4&gpu_nic_gbps=25&seq=2048&gbs=32';

@@ -240,6 +240,11 @@ json state_to_object(const std::string& state, std::vector<Issue>& issues, PageV
                         quote_text(pair) + " has a broken %-escape: each % must be followed by two hex digits (%25 for a % sign)."});
       continue;
     }
+    if (key.empty()) {  // "=5": said as such, not as the field "" (an as-a-user review read `: "" is not a meshfit config field`)
+      issues.push_back({IssueCode::kUnknownField, Severity::kError, "state",
+                        quote_text(pair) + " has no field name before its \"=\"."});
+      continue;
+    }
     if (!is_valid_utf8(key) || !is_valid_utf8(value)) {
       issues.push_back({IssueCode::kInvalidText, Severity::kError, "state",
                         "the state pair " + quote_text(pair) + " is not valid UTF-8 text once decoded."});
@@ -273,7 +278,7 @@ json state_to_object(const std::string& state, std::vector<Issue>& issues, PageV
     object[name] = field && field->kind == FieldKind::kText ? json(value) : value_from_text(value);
   }
   if (!version_given) {
-    issues.push_back({IssueCode::kUnknownField, Severity::kWarning, "v",
+    issues.push_back({IssueCode::kStateVersion, Severity::kWarning, "v",
                       "the state has no version (v=1 assumed)."});
   }
   // Version 1 is the current schema; a future version 2 decoder maps old keys here.

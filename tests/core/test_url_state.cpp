@@ -79,8 +79,15 @@ TEST_CASE("bad states give issues, not crashes") {
   CHECK(has_errors(newer.issues));
   CHECK(newer.issues.front().message.find("newer") != std::string::npos);
   const ParsedConfig unversioned = decode_state("#model=llama3-8b&tp=2");
-  CHECK_FALSE(has_errors(unversioned.issues));  // v=1 assumed, with a warning
+  CHECK_FALSE(has_errors(unversioned.issues));  // v=1 assumed, with a warning about the version
   CHECK(unversioned.config.layout.tp == 2);
+  REQUIRE_FALSE(unversioned.issues.empty());
+  CHECK(unversioned.issues.front().code == IssueCode::kStateVersion);
+  // A pair with no name says so (an as-a-user review read `: "" is not a meshfit config field`).
+  const ParsedConfig nameless = decode_state("v=1&model=llama3-8b&=5");
+  REQUIRE(has_errors(nameless.issues));
+  CHECK(nameless.issues.front().field == "state");
+  CHECK(nameless.issues.front().message == "\"=5\" has no field name before its \"=\".");
   for (const char* hostile : {"", "&&&", "=", "v=", "%", "%4", "v=1&model=%00", "v=1&tp=1e400", "v=1&gpus=-5"})
     CHECK_NOTHROW(decode_state(hostile));
   // An as-a-user review: integers a setter refuses were dropped without a word (the preset's kept),

@@ -193,6 +193,9 @@ void print_table(const json& out) {
   std::string runner = c["framework"].get<std::string>();
   if (runner == "fsdp" && c["zero"].get<long long>() == 0)
     runner += c["gpus"].get<long long>() == 1 ? " at zero=0 (one GPU: no sharding)" : " at zero=0 (plain DDP, no sharding)";
+  else if (c["zero"].get<long long>() > 0 && c["dp"].get<long long>() * c["cp"].get<long long>() == 1)
+    runner += " at zero=" + std::to_string(c["zero"].get<long long>()) + " (one data-parallel rank: nothing to shard" +
+              (c["offload"] != "none" ? ", offload still applies)" : ")");
   if (c["finetune"].get<std::string>() != "none") runner = "stack " + c["stack"].get<std::string>() + ", " + runner;
   std::printf("%s on %lld x %s (%s GiB), %s, dp=%lld tp=%lld pp=%lld cp=%lld vpp=%lld zero=%lld%s\n",
               c["model"].get<std::string>().c_str(), c["gpus"].get<long long>(), c["gpu"].get<std::string>().c_str(),

@@ -225,8 +225,9 @@ void draw_rank_bars(AppState& s) {
     labels.push_back({ImVec2(value_x, text_y), text_color, value});
     if (int64_t(r) == report.worst_rank) {
       draw->AddRect(ImVec2(chart.x(0) - 2, y - 2), ImVec2(chart.x(rank.device_bytes) + 2, y + bar_height + 2), text_color, 0, 0, 2.0f);
-      if (!narrow)
-        labels.push_back({ImVec2(value_x + ImGui::CalcTextSize(value).x + 0.2f * em, text_y), error_text_color(s), "< worst"});
+      // On a phone the word does not fit beside the value column: the arrow alone, the outline beside it.
+      labels.push_back({ImVec2(value_x + ImGui::CalcTextSize(value).x + 0.2f * em, text_y), error_text_color(s),
+                        narrow ? "<" : "< worst"});
     }
     if (mouse.y >= y && mouse.y < y + bar_height && mouse.x >= origin.x && mouse.x < chart.x(0) && tooltip.empty())
       tooltip = name + ": allocated " + format_bytes(s, rank.peak_allocated_bytes, 3) + ", reserved " +

@@ -4,10 +4,12 @@
 // one with the reason it was rejected. Computed when the view is first shown after an edit.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "app.h"
 #include "io/url_state.h"
 #include "memory/finetune.h"
+#include "perf/perf_model.h"
 #include "panels.h"
 
 namespace meshfit::ui {
@@ -42,17 +44,19 @@ bool draw_methods_view(AppState& s) {
   ImGui::PushTextWrapPos(0.0f);
   // The base the methods were ranked from (methods_base_config): a pretraining config's batch is not theirs.
   const Config& base = ranking.base;
-  // A GPU without compute figures: no step time, the methods ranked by the memory they leave instead.
-  const bool timed = ranking.ranked.empty() || ranking.ranked.front().step_predicted;
+  // A GPU without compute figures: no step time, the methods ranked by the memory they leave instead
+  // (the reason is the ranking's own check, not a search of its issues by field).
+  const std::optional<Issue> no_step = step_unpredictable(base);
+  const bool timed = !no_step && (ranking.ranked.empty() || ranking.ranked.front().step_predicted);
   ImGui::Text("Fine-tuning %s on %lld x %s at sequence %lld, micro-batch %lld, global batch %lld: %zu methods fit, "
               "those under the tight threshold first, each group %s first; click a row to use it. Each is evaluated "
               "with and without gradient checkpointing (the one under the threshold, else the %s, is shown).",
               base.model.name.c_str(), (long long)base.cluster.gpus, base.gpu.name.c_str(), (long long)base.training.seq,
               (long long)base.training.micro_batch, (long long)base.training.global_batch, ranking.ranked.size(),
               timed ? "fastest" : "smallest", timed ? "faster" : "smaller");
-  for (const Issue& issue : ranking.issues)
-    if (issue.severity == Severity::kWarning && (issue.field == "gpu" || issue.field == "gpu_nic_gbps"))
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_text_color(s)), "%s The methods are ranked by their worst rank's memory instead.", issue.message.c_str());
+  if (no_step)
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(warning_text_color(s)),
+                       "%s The methods are ranked by their worst rank's memory instead.", no_step->message.c_str());
   // One grey note either way, the same height: clicking a row of a pretraining page makes it a
   // fine-tune, and a note that vanished moved the table up under the pointer (a page review saw the
   // row below the one clicked highlighted, one more click from applying it).

@@ -236,9 +236,12 @@ const std::vector<ThroughputRun>& throughput_runs() {
 namespace {
 bool g_computing_bands = false;  // predictions made while the bands are computed carry no band
 
-// A run's error band: its framework, and its GPU family unless `family` is false.
+// An error band's key: the framework, and the GPU family when one is given ("megatron ampere").
+std::string band_key(Framework framework, const std::string& family = "") {
+  return std::string(to_string(framework)) + (family.empty() ? "" : " " + family);
+}
 std::string band_key(const ThroughputRun& run, bool family) {
-  return std::string(to_string(run.config.training.framework)) + (family ? " " + run.config.gpu.family : "");
+  return band_key(run.config.training.framework, family ? run.config.gpu.family : "");
 }
 }  // namespace
 
@@ -323,7 +326,7 @@ ErrorBand find_band(const BandTable& table, const std::string& key) {
 ErrorBand throughput_error_band(Framework framework, const std::string& gpu_family) {
   if (g_computing_bands) return {};
   static const BandTable table = band_table([](const ThroughputRow& row) { return band_key(row.run, true); });
-  return find_band(table, std::string(to_string(framework)) + " " + gpu_family);
+  return find_band(table, band_key(framework, gpu_family));
 }
 
 ErrorBand prediction_error_band(Framework framework, const std::string& gpu_family, bool finetune) {
@@ -338,7 +341,7 @@ ErrorBand prediction_error_band(Framework framework, const std::string& gpu_fami
   // every candidate it predicts).
   static const BandTable table =
       band_table([](const ThroughputRow& row) { return band_key(row.run, false); });
-  ErrorBand wide = find_band(table, to_string(framework));
+  ErrorBand wide = find_band(table, band_key(framework));
   if (wide.runs <= exact.runs) return exact;
   wide.exact_runs = exact.runs;
   return wide;

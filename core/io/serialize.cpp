@@ -167,7 +167,7 @@ class Reader {
     const std::string key = row.key;
     // A setter refuses a value outside the row's documented range, `allowed` saying which (an
     // as-a-user review saw gpu_sms=-1 dropped without a word and the preset's kept).
-    const auto set_or_refuse = [&](auto read, const auto& parsed) {
+    const auto set_or_refuse = [&](bool read, const auto& parsed) {
       if (!read) return;
       if (!row.set(config, parsed))
         issues_.push_back({parsed > 0 ? IssueCode::kOutOfRange : IssueCode::kNotPositive, Severity::kError, key,

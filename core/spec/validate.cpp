@@ -184,7 +184,7 @@ struct Rules {
                         "\" is not all-linear, attention or a comma list of q, k, v, o, gate, up, down.");
       if (!(t.lora_dropout >= 0.0 && t.lora_dropout < 1.0))
         check.error(IssueCode::kThresholdOutOfRange, "lora_dropout",
-                    "lora_dropout must be a probability in [0, 1), got " + to_string(t.lora_dropout) + ".");
+                    "lora_dropout must be a probability in [0, 1), got " + format_decimal(t.lora_dropout) + ".");
     }
     // DoRA decomposes an adapted weight: without adapters there is none (said, not silently dropped).
     if (t.dora && !has_adapters(t))

@@ -25,6 +25,14 @@ function pngVariety(png) {
   return new Set(inflateSync(Buffer.concat(chunks))).size;
 }
 
+// Shows the Methods view; returns the page's mirror once it is ranked, and `meshfit methods` for its state.
+async function methodsView(page) {
+  await clickWidget(page, 'tab_methods');
+  await page.waitForFunction(() => JSON.parse(document.getElementById('mirror').textContent).methods !== undefined, null, { timeout: 60000 });
+  const m = await mirror(page);
+  return { m, native: JSON.parse(execFileSync(cli, ['methods', '--state', m.state, '--json'], { encoding: 'utf8' })) };
+}
+
 test('loads from file:// with the network blocked, renders, and logs no errors', async () => {
   const { context, page, errors, blocked } = await openPage();
   const shot = await page.screenshot({ path: path.join(artifacts, 'memory-dark.png') });
@@ -733,15 +741,14 @@ test('fine-tuning: QLoRA on Llama 3.1 8B gives the CLI\'s verdict and ranks, the
   assert.deepEqual(m.ranks, nativeRanks(m.state));
   await page.screenshot({ path: path.join(artifacts, 'finetune-qlora.png') });
 
-  await clickWidget(page, 'tab_methods');
-  await page.waitForFunction(() => JSON.parse(document.getElementById('mirror').textContent).methods !== undefined, null, { timeout: 60000 });
-  m = await mirror(page);
+  const shown = await methodsView(page);
+  m = shown.m;
+  const cliMethods = shown.native;
   const { ranked, rejected } = m.methods;
   assert.ok(ranked.length > 0, 'some method fits one A100 80GB');
   for (const r of ranked) assert.ok(r.device_bytes <= m.capacity_bytes && r.step_time_s > 0, `${r.finetune} ${r.strategy} fits`);
   for (let i = 1; i < ranked.length; ++i) assert.ok(ranked[i - 1].step_time_s <= ranked[i].step_time_s, 'fastest first');
   assert.ok(rejected.length > 0 && rejected.every((r) => r.reason.length > 0), 'every rejected method says why');
-  const cliMethods = JSON.parse(execFileSync(cli, ['methods', '--state', m.state, '--json'], { encoding: 'utf8' }));
   assert.deepEqual(ranked.map((r) => [r.finetune, r.strategy]), cliMethods.ranked.map((r) => [r.finetune, r.strategy]),
     'the same ranking as `meshfit methods`');
   await page.screenshot({ path: path.join(artifacts, 'finetune-methods.png') });
@@ -779,11 +786,8 @@ test('fine-tuning: QLoRA on Llama 3.1 8B gives the CLI\'s verdict and ranks, the
 test('the Methods view of a pretraining link ranks what `meshfit methods` ranks for it (the fine-tuning defaults, not the pretraining batch)', async () => {
   const state = 'v=1&model=llama3.1-8b&gpus=8&framework=fsdp&seq=8192';
   const { context, page, errors } = await openPage('#' + state);
-  await clickWidget(page, 'tab_methods');
-  await page.waitForFunction(() => JSON.parse(document.getElementById('mirror').textContent).methods !== undefined, null, { timeout: 60000 });
-  const m = await mirror(page);
+  const { m, native: cliMethods } = await methodsView(page);
   assert.equal(m.config.finetune, 'none', 'the inputs stay a pretraining run');
-  const cliMethods = JSON.parse(execFileSync(cli, ['methods', '--state', m.state, '--json'], { encoding: 'utf8' }));
   assert.equal(cliMethods.config.global_batch, 8, 'ranked at the LoRA stack\'s batch: one sequence per GPU, no accumulation');
   assert.deepEqual(m.methods.ranked.map((r) => [r.finetune, r.strategy, r.device_bytes]),
     cliMethods.ranked.map((r) => [r.finetune, r.strategy, r.device_bytes]), 'the same ranking and memory as `meshfit methods`');
@@ -795,10 +799,7 @@ test('the Methods view of a pretraining link ranks what `meshfit methods` ranks 
 test('the Methods view of a custom GPU given only its memory has no step times and ranks by memory, as `meshfit methods`', async () => {
   const state = 'v=1&model=llama3.1-8b&gpus=2&seq=2048&gpu=custom&gpu_memory_gib=24';
   const { context, page, errors } = await openPage('#' + state);
-  await clickWidget(page, 'tab_methods');
-  await page.waitForFunction(() => JSON.parse(document.getElementById('mirror').textContent).methods !== undefined, null, { timeout: 60000 });
-  const m = await mirror(page);
-  const cliMethods = JSON.parse(execFileSync(cli, ['methods', '--state', m.state, '--json'], { encoding: 'utf8' }));
+  const { m, native: cliMethods } = await methodsView(page);
   assert.ok(cliMethods.issues.some((i) => i.field === 'gpu' && i.severity === 'warning'), 'the CLI says why there is no step time');
   assert.ok(m.methods.ranked.length > 1);
   assert.ok(m.methods.ranked.every((r) => r.step_time_s === null), 'no step time, not NaN');
